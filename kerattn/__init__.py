@@ -1,0 +1,7 @@
+"""kerattn: the classic attention mechanisms and a model zoo, for Keras 3."""
+
+from kerattn import layers
+
+__version__ = "0.1.0"
+
+__all__ = ["layers", "__version__"]

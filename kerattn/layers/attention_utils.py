@@ -1,0 +1,233 @@
+"""Masking, softmax and validation helpers shared by the attention layers.
+
+Everything here is written with `keras.ops` only, so it runs unchanged on
+TensorFlow, JAX and PyTorch.
+"""
+
+import math
+
+import keras
+from keras import ops
+
+
+def large_negative_number(dtype):
+    """A masking constant that is finite and safe in `dtype`.
+
+    float16 saturates at 65504, so `-1e9` would become `-inf` and a fully
+    masked row would turn into NaN; bfloat16 and float32 hold `-1e9` fine.
+    """
+    if keras.backend.standardize_dtype(dtype) == "float16":
+        return -3e4
+    return -1e9
+
+
+def masked_softmax(scores, mask=None, axis=-1):
+    """Softmax over `axis` that gives masked positions exactly zero weight.
+
+    Args:
+        scores: float tensor.
+        mask: boolean tensor broadcastable to `scores`, True = attend.
+        axis: the axis to normalise over.
+
+    Returns:
+        Weights of the shape and dtype of `scores`. A row whose positions are
+        all masked gets all-zero weights (never NaN).
+    """
+    if mask is None:
+        return ops.softmax(scores, axis=axis)
+    mask = ops.cast(mask, "bool")
+    scores = ops.where(
+        mask,
+        scores,
+        ops.cast(large_negative_number(scores.dtype), scores.dtype),
+    )
+    weights = ops.softmax(scores, axis=axis)
+    return ops.where(mask, weights, ops.zeros_like(weights))
+
+
+def causal_mask(query_length, value_length):
+    """A boolean `(query_length, value_length)` lower-triangular mask.
+
+    Aligned at the end: query `i` of `Tq` sees keys `j <= i + (Tv - Tq)`.
+    For `Tq == Tv` this is the usual `j <= i`; for one decoder step
+    (`Tq == 1`) the step sees every key, which is what incremental decoding
+    with a key/value cache needs.
+    """
+    rows = ops.expand_dims(ops.arange(query_length), -1)
+    cols = ops.expand_dims(ops.arange(value_length), 0)
+    return ops.less_equal(cols, rows + (value_length - query_length))
+
+
+def merge_masks(
+    query_mask=None,
+    value_mask=None,
+    attention_mask=None,
+    causal=False,
+    query_length=None,
+    value_length=None,
+):
+    """AND together the masks that apply to `(batch, Tq, Tv)` scores.
+
+    Returns a boolean tensor broadcastable to `(batch, Tq, Tv)`, or None when
+    no mask applies.
+    """
+    mask = None
+
+    def _and(a, b):
+        return b if a is None else ops.logical_and(a, b)
+
+    if query_mask is not None:
+        mask = _and(mask, ops.expand_dims(ops.cast(query_mask, "bool"), -1))
+    if value_mask is not None:
+        mask = _and(mask, ops.expand_dims(ops.cast(value_mask, "bool"), -2))
+    if attention_mask is not None:
+        mask = _and(mask, ops.cast(attention_mask, "bool"))
+    if causal:
+        mask = _and(
+            mask, ops.expand_dims(causal_mask(query_length, value_length), 0)
+        )
+    return mask
+
+
+def dot_product_attention(
+    query,
+    key,
+    value,
+    mask=None,
+    scale=None,
+    dropout_layer=None,
+    training=None,
+    return_attention_scores=False,
+):
+    """Multi-head scaled dot-product attention, fused when it can be.
+
+    `softmax(Q K^T * scale) V` (Vaswani et al., 2017, eq. 1) over heads.
+
+    Args:
+        query: `(batch, Tq, heads, dk)`.
+        key: `(batch, Tv, heads, dk)`.
+        value: `(batch, Tv, heads, dv)`.
+        mask: boolean, broadcastable to `(batch, Tq, Tv)`; True = attend.
+        scale: the logit scale; `1 / sqrt(dk)` when None.
+        dropout_layer: a `keras.layers.Dropout` applied to the weights.
+        training: forwarded to the dropout layer.
+        return_attention_scores: also return the weights. Forces the
+            explicit path, since the fused kernel does not expose them.
+
+    Returns:
+        `output` of shape `(batch, Tq, heads, dv)`, and with
+        `return_attention_scores` the weights `(batch, heads, Tq, Tv)`.
+        Query rows with no attendable key give zero output and zero weights.
+    """
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.shape[-1])
+    row_valid = None
+    if mask is not None:
+        mask = ops.expand_dims(ops.cast(mask, "bool"), 1)  # (B, 1, Tq, Tv)
+        row_valid = ops.any(mask, axis=-1, keepdims=True)  # (B, 1, Tq, 1)
+        # Rows with nothing to attend to attend everywhere, then are zeroed:
+        # no NaN in the forward or the backward pass, on any kernel.
+        mask = ops.logical_or(mask, ops.logical_not(row_valid))
+
+    use_dropout = (
+        dropout_layer is not None and dropout_layer.rate > 0 and training
+    )
+    fused = (
+        not return_attention_scores
+        and not use_dropout
+        and query.shape[-1] == value.shape[-1]
+    )
+    weights = None
+    if fused:
+        output = ops.dot_product_attention(
+            query, key, value, mask=mask, scale=scale
+        )
+    else:
+        scores = ops.einsum("bqhd,bkhd->bhqk", query, key)
+        scores = scores * ops.cast(scale, scores.dtype)
+        weights = masked_softmax(scores, mask)
+        dropped = (
+            dropout_layer(weights, training=training)
+            if use_dropout
+            else weights
+        )
+        output = ops.einsum("bhqk,bkhd->bqhd", dropped, value)
+
+    if row_valid is not None:
+        # (B, 1, Tq, 1) -> (B, Tq, 1, 1)
+        valid_q = ops.transpose(row_valid, (0, 2, 1, 3))
+        output = ops.where(valid_q, output, ops.zeros_like(output))
+        if weights is not None:
+            weights = ops.where(row_valid, weights, ops.zeros_like(weights))
+    if return_attention_scores:
+        return output, weights
+    return output
+
+
+def static_dim(x, axis):
+    """The static size of `x` along `axis`, or None."""
+    shape = getattr(x, "shape", None)
+    if shape is None:
+        return None
+    dim = shape[axis]
+    return None if dim is None else int(dim)
+
+
+def check_rank(name, shape, ranks, what):
+    """Raise a ValueError unless `len(shape)` is in `ranks`."""
+    if shape is None:
+        return
+    if len(shape) not in ranks:
+        expected = " or ".join(str(r) for r in ranks)
+        raise ValueError(
+            f"`{name}` must have rank {expected} ({what}); "
+            f"received shape {tuple(shape)}."
+        )
+
+
+def check_mask(name, mask, expected_shape):
+    """Check a mask's static shape against `expected_shape`.
+
+    `None` entries of either shape are not checked.
+    """
+    if mask is None:
+        return
+    shape = tuple(mask.shape)
+    ok = len(shape) == len(expected_shape) and all(
+        a is None or b is None or int(a) == int(b)
+        for a, b in zip(shape, expected_shape)
+    )
+    if not ok:
+        raise ValueError(
+            f"`{name}` must have shape {tuple(expected_shape)} (True = attend);"
+            f" received shape {shape}."
+        )
+
+
+def check_same(name_a, a, name_b, b, what):
+    """Raise a ValueError when two known sizes differ."""
+    if a is not None and b is not None and int(a) != int(b):
+        raise ValueError(
+            f"`{name_a}` and `{name_b}` must have the same {what}; "
+            f"received {a} and {b}."
+        )
+
+
+def check_positive_int(name, value, allow_none=False):
+    if allow_none and value is None:
+        return
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or value <= 0
+    ):
+        raise ValueError(
+            f"`{name}` must be a positive integer; received {value!r}."
+        )
+
+
+def check_rate(name, value):
+    if not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
+        raise ValueError(
+            f"`{name}` must be a float in [0, 1); received {value!r}."
+        )

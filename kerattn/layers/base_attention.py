@@ -1,0 +1,258 @@
+"""The base class of the single-head score families (Bahdanau, Luong, ...)."""
+
+import keras
+from keras import ops
+
+from kerattn.layers import attention_utils as utils
+
+
+@keras.saving.register_keras_serializable(package="kerattn")
+class BaseAttention(keras.layers.Layer):
+    """Base class of attention layers that differ only in their score.
+
+    A score family overrides `build` (to create its weights), `project_key`
+    (the part of the score that depends on the key alone, computed once per
+    source), `_calculate_scores` and `get_config`; everything else (masks,
+    single decoder steps, the softmax, dropout and the weighted sum) lives
+    here, as in `keras.layers.Attention` and its `AdditiveAttention`.
+
+    The attention is
+
+        alpha_ij = exp(e_ij) / sum_k exp(e_ik),    c_i = sum_j alpha_ij v_j
+
+    where `e_ij = score(q_i, k_j)` is the family's score.
+
+    Args:
+        dropout: float in [0, 1), the fraction of attention weights dropped
+            during training.
+        causal: bool; if True, query `i` attends only to keys `j <= i`
+            (aligned at the end when `Tq != Tv`, see
+            `attention_utils.causal_mask`). For self-attention.
+        **kwargs: base layer keyword arguments (`name`, `dtype`, ...).
+
+    Call arguments:
+        query: `(batch, Tq, query_dim)`, or `(batch, query_dim)` for a single
+            decoder step.
+        value: `(batch, Tv, value_dim)`.
+        key: optional `(batch, Tv, key_dim)`; `value` is used when None.
+        query_mask: optional boolean `(batch, Tq)` (`(batch,)` for a single
+            step); True = a real query position. Taken from the implicit
+            Keras mask of `query` (e.g. `Embedding(mask_zero=True)`) when not
+            given.
+        value_mask: optional boolean `(batch, Tv)`; True = attend. Taken from
+            the implicit Keras mask of `value` when not given.
+        attention_mask: optional boolean `(batch, Tq, Tv)` combined with the
+            other masks by logical AND.
+        projected_key: optional output of `project_key(key)`, to reuse the
+            key projection across decoder steps. `key` is then ignored.
+        return_attention_scores: bool; if True return `(output, weights)`.
+        training: bool, whether dropout is active.
+
+    Returns:
+        `output` of shape `(batch, Tq, value_dim)` (`(batch, value_dim)` for a
+        single step), and with `return_attention_scores=True` also the
+        attention weights `(batch, Tq, Tv)` (`(batch, Tv)` for a single
+        step). Masked positions get exactly zero weight; a query row with no
+        attendable key gets zero weights and a zero output.
+    """
+
+    def __init__(self, dropout=0.0, causal=False, **kwargs):
+        super().__init__(**kwargs)
+        utils.check_rate("dropout", dropout)
+        if not isinstance(causal, bool):
+            raise ValueError(
+                f"`causal` must be a bool; received {causal!r}."
+            )
+        self.dropout = dropout
+        self.causal = causal
+        self.supports_masking = True
+        self._dropout_layer = keras.layers.Dropout(
+            dropout, dtype=self.dtype_policy, name="attention_dropout"
+        )
+
+    # --- shape validation ---------------------------------------------------
+
+    def _validate_shapes(self, query_shape, value_shape, key_shape=None):
+        utils.check_rank(
+            "query",
+            query_shape,
+            (2, 3),
+            "(batch, Tq, query_dim), or (batch, query_dim) for one step",
+        )
+        utils.check_rank("value", value_shape, (3,), "(batch, Tv, value_dim)")
+        if key_shape is not None:
+            utils.check_rank("key", key_shape, (3,), "(batch, Tv, key_dim)")
+            utils.check_same(
+                "key", key_shape[1], "value", value_shape[1], "length Tv"
+            )
+            utils.check_same(
+                "key", key_shape[0], "value", value_shape[0], "batch size"
+            )
+        utils.check_same(
+            "query", query_shape[0], "value", value_shape[0], "batch size"
+        )
+
+    def _record_dims(self, query_shape, value_shape, key_shape=None):
+        """Remember the feature sizes the weights were built for."""
+        self._validate_shapes(query_shape, value_shape, key_shape)
+        key_shape = value_shape if key_shape is None else key_shape
+        self._dims = {
+            "query": query_shape[-1],
+            "value": value_shape[-1],
+            "key": key_shape[-1],
+        }
+
+    def _check_dim(self, name, x, which):
+        """`x`'s feature size must match the one the layer was built with."""
+        want = getattr(self, "_dims", {}).get(which)
+        got = x.shape[-1]
+        if got is not None and want is not None and int(got) != int(want):
+            raise ValueError(
+                f"`{name}` must have last dimension {want} (the size this "
+                f"layer was built with); received shape {tuple(x.shape)}."
+            )
+
+    def _check_key(self, key, name="key"):
+        utils.check_rank(name, key.shape, (3,), "(batch, Tv, key_dim)")
+        self._check_dim(name, key, "key")
+
+    def build(self, query_shape, value_shape, key_shape=None):
+        self._record_dims(query_shape, value_shape, key_shape)
+        self.built = True
+
+    # --- the score family's hooks ------------------------------------------
+
+    def project_key(self, key):
+        """The key-only part of the score, computed once per source.
+
+        Args:
+            key: `(batch, Tv, key_dim)`.
+
+        Returns:
+            The projected key, to pass as `projected_key=` at every decoder
+            step. The identity in the base class.
+        """
+        return key
+
+    def _calculate_scores(self, query, key):
+        """Scores `e` of shape `(batch, Tq, Tv)`.
+
+        Args:
+            query: `(batch, Tq, query_dim)`.
+            key: the output of `project_key`, `(batch, Tv, ...)`.
+        """
+        raise NotImplementedError
+
+    def _compute_attention(
+        self, query, key, value, mask, training, return_attention_scores
+    ):
+        """Weights and context from the query, projected key and value.
+
+        The one place to override for a different normalisation or a fused
+        kernel. `mask` is boolean, broadcastable to `(batch, Tq, Tv)`, or
+        None. Returns `(output (batch, Tq, value_dim), weights (batch, Tq,
+        Tv))`; `weights` may be None when `return_attention_scores` is
+        False.
+        """
+        scores = self._calculate_scores(query, key)
+        weights = utils.masked_softmax(scores, mask)
+        dropped = self._dropout_layer(weights, training=training)
+        output = ops.matmul(dropped, value)
+        return output, weights
+
+    # --- call ---------------------------------------------------------------
+
+    def call(
+        self,
+        query,
+        value,
+        key=None,
+        query_mask=None,
+        value_mask=None,
+        attention_mask=None,
+        projected_key=None,
+        return_attention_scores=False,
+        training=None,
+    ):
+        self._validate_shapes(
+            query.shape, value.shape, None if key is None else key.shape
+        )
+        self._check_dim("query", query, "query")
+        if projected_key is None:
+            if key is None:
+                self._check_key(value, name="value")
+            else:
+                self._check_key(key)
+        single_step = len(query.shape) == 2
+        batch_q = utils.static_dim(query, 0)
+        tv = utils.static_dim(value, 1)
+        if single_step:
+            utils.check_mask("query_mask", query_mask, (batch_q,))
+            query = ops.expand_dims(query, 1)
+            if query_mask is not None:
+                query_mask = ops.expand_dims(query_mask, 1)
+        else:
+            utils.check_mask(
+                "query_mask", query_mask, (batch_q, utils.static_dim(query, 1))
+            )
+        utils.check_mask("value_mask", value_mask, (batch_q, tv))
+        if attention_mask is not None:
+            expected = (batch_q, utils.static_dim(query, 1), tv)
+            if single_step and len(attention_mask.shape) == 2:
+                attention_mask = ops.expand_dims(attention_mask, 1)
+            utils.check_mask("attention_mask", attention_mask, expected)
+
+        if projected_key is None:
+            projected_key = self.project_key(value if key is None else key)
+        mask = utils.merge_masks(
+            query_mask=query_mask,
+            value_mask=value_mask,
+            attention_mask=attention_mask,
+            causal=self.causal,
+            query_length=ops.shape(query)[1],
+            value_length=ops.shape(value)[1],
+        )
+        output, weights = self._compute_attention(
+            query, projected_key, value, mask, training, return_attention_scores
+        )
+        if single_step:
+            output = ops.squeeze(output, 1)
+            if weights is not None:
+                weights = ops.squeeze(weights, 1)
+            if query_mask is not None:
+                query_mask = ops.squeeze(query_mask, 1)
+        if query_mask is not None:
+            keras.backend.set_keras_mask(output, query_mask)
+        if return_attention_scores:
+            return output, weights
+        return output
+
+    def compute_output_shape(self, query_shape, value_shape, key_shape=None):
+        return tuple(query_shape[:-1]) + (value_shape[-1],)
+
+    def compute_output_spec(
+        self,
+        query,
+        value,
+        key=None,
+        query_mask=None,
+        value_mask=None,
+        attention_mask=None,
+        projected_key=None,
+        return_attention_scores=False,
+        training=None,
+    ):
+        self._validate_shapes(
+            query.shape, value.shape, None if key is None else key.shape
+        )
+        out_shape = tuple(query.shape[:-1]) + (value.shape[-1],)
+        output = keras.KerasTensor(out_shape, dtype=self.compute_dtype)
+        if not return_attention_scores:
+            return output
+        w_shape = tuple(query.shape[:-1]) + (value.shape[1],)
+        return output, keras.KerasTensor(w_shape, dtype=self.compute_dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"dropout": self.dropout, "causal": self.causal})
+        return config
