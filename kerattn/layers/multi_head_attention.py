@@ -281,10 +281,6 @@ class MultiHeadAttention(keras.layers.Layer):
             output = ops.squeeze(output, 1)
             if weights is not None:
                 weights = ops.squeeze(weights, 2)
-            if query_mask is not None:
-                query_mask = ops.squeeze(query_mask, 1)
-        if query_mask is not None:
-            keras.backend.set_keras_mask(output, query_mask)
         if return_attention_scores:
             return output, weights
         return output
