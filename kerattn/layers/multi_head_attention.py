@@ -149,7 +149,7 @@ class MultiHeadAttention(keras.layers.Layer):
                 )
 
     def _dense(self, equation, output_shape, bias_axes, name):
-        return keras.layers.EinsumDense(
+        dense = keras.layers.EinsumDense(
             equation,
             output_shape=output_shape,
             bias_axes=bias_axes if self.use_bias else None,
@@ -160,6 +160,9 @@ class MultiHeadAttention(keras.layers.Layer):
             dtype=self.dtype_policy,
             name=name,
         )
+        # Masks are handled by this layer; let them pass the projections.
+        dense.supports_masking = True
+        return dense
 
     def build(self, query_shape, value_shape, key_shape=None):
         self._validate_shapes(query_shape, value_shape, key_shape)
