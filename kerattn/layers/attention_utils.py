@@ -180,7 +180,7 @@ def check_rank(name, shape, ranks, what):
     if len(shape) not in ranks:
         expected = " or ".join(str(r) for r in ranks)
         raise ValueError(
-            f"`{name}` must have rank {expected} ({what}); "
+            f"`{name}` must have rank {expected}, shaped {what}; "
             f"received shape {tuple(shape)}."
         )
 
