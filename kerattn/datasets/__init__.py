@@ -1,0 +1,6 @@
+"""Loaders of the canonical formats and builders of local real data."""
+
+from kerattn.datasets.gettext import gettext_pairs
+from kerattn.datasets.vocabulary import WordVocabulary
+
+__all__ = ["gettext_pairs", "WordVocabulary"]

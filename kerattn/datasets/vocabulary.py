@@ -1,0 +1,117 @@
+"""A word-level vocabulary that knows its special tokens."""
+
+import collections
+import json
+import re
+
+# Words, printf-style specifiers (%s, %-10.3f, %1$s) and single symbols.
+_TOKEN = re.compile(r"%(?:\d+\$)?[-+ #0]*\d*(?:\.\d+)?[a-zA-Z]|\w+|[^\w\s]")
+
+
+class WordVocabulary:
+    """Word-level vocabulary with PAD = 0, then UNK, BOS and EOS.
+
+    Every model and decoder of kerattn takes the special ids from this
+    object (`pad_id`, `unk_id`, `bos_id`, `eos_id`), never as literals.
+
+    Args:
+        tokens: the ordinary tokens, most frequent first (special tokens are
+            added in front).
+        lowercase: lowercase text before tokenising.
+
+    Example:
+
+    >>> vocab = WordVocabulary.build(["Permission denied", "File not found"])
+    >>> ids = vocab.encode("Permission denied", add_eos=True)
+    >>> vocab.decode(ids)
+    'Permission denied'
+    """
+
+    PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<s>", "</s>"
+
+    def __init__(self, tokens, lowercase=False):
+        specials = [self.PAD, self.UNK, self.BOS, self.EOS]
+        tokens = [t for t in tokens if t not in specials]
+        if len(set(tokens)) != len(tokens):
+            raise ValueError("`tokens` must not contain duplicates.")
+        self.lowercase = lowercase
+        self.itos = specials + list(tokens)
+        self.stoi = {t: i for i, t in enumerate(self.itos)}
+        self.pad_id, self.unk_id, self.bos_id, self.eos_id = 0, 1, 2, 3
+
+    # --- construction -------------------------------------------------------
+
+    @staticmethod
+    def tokenize(text, lowercase=False):
+        """Split into words, printf specifiers and punctuation."""
+        if lowercase:
+            text = text.lower()
+        return _TOKEN.findall(text)
+
+    @classmethod
+    def build(cls, texts, max_size=None, min_count=1, lowercase=False):
+        """Build from an iterable of strings, most frequent tokens first.
+
+        Args:
+            texts: iterable of strings.
+            max_size: the total size including the 4 special tokens.
+            min_count: drop tokens seen fewer times.
+            lowercase: lowercase before counting.
+        """
+        if max_size is not None and (not isinstance(max_size, int) or max_size < 5):
+            raise ValueError(
+                f"`max_size` must be an integer >= 5 (4 special tokens + 1); "
+                f"got {max_size!r}."
+            )
+        counts = collections.Counter()
+        for text in texts:
+            counts.update(cls.tokenize(text, lowercase))
+        # Most frequent first; ties broken alphabetically (deterministic).
+        ranked = sorted(
+            (t for t, c in counts.items() if c >= min_count),
+            key=lambda t: (-counts[t], t),
+        )
+        if max_size is not None:
+            ranked = ranked[: max_size - 4]
+        return cls(ranked, lowercase=lowercase)
+
+    # --- use ----------------------------------------------------------------
+
+    def __len__(self):
+        return len(self.itos)
+
+    def encode(self, text, add_bos=False, add_eos=False):
+        ids = [self.stoi.get(t, self.unk_id)
+               for t in self.tokenize(text, self.lowercase)]
+        if add_bos:
+            ids = [self.bos_id] + ids
+        if add_eos:
+            ids = ids + [self.eos_id]
+        return ids
+
+    def decode(self, ids):
+        """Ids to text: stops at EOS, skips PAD and BOS, joins sensibly."""
+        words = []
+        for i in ids:
+            i = int(i)
+            if i == self.eos_id:
+                break
+            if i in (self.pad_id, self.bos_id):
+                continue
+            words.append(self.itos[i] if 0 <= i < len(self.itos) else self.UNK)
+        text = " ".join(words)
+        # No space before closing punctuation.
+        return re.sub(r" ([.,:;!?)\]}])", r"\1", text)
+
+    def tokens(self, ids):
+        return [self.itos[int(i)] for i in ids]
+
+    # --- persistence --------------------------------------------------------
+
+    def to_json(self):
+        return json.dumps({"tokens": self.itos[4:], "lowercase": self.lowercase})
+
+    @classmethod
+    def from_json(cls, text):
+        data = json.loads(text)
+        return cls(data["tokens"], lowercase=data["lowercase"])

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Run the test suite once per Keras backend, as Keras' own CI does.
+
+    python tests/run_backends.py                      # all three backends
+    python tests/run_backends.py --backends jax       # one backend
+    python tests/run_backends.py -- -k luong -x       # extra pytest arguments
+
+Each backend gets its own pytest process (the backend is fixed before keras
+is imported) and its own KERAS_HOME. Prints each backend's counts and exits
+non-zero if any backend fails, errors, or runs no test.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BACKENDS = ("tensorflow", "jax", "torch")
+
+
+def _counts(junit_path):
+    counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
+    try:
+        root = ET.parse(junit_path).getroot()
+    except (OSError, ET.ParseError):
+        return None
+    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+    for suite in suites:
+        tests = int(suite.get("tests", 0))
+        failed = int(suite.get("failures", 0))
+        errors = int(suite.get("errors", 0))
+        skipped = int(suite.get("skipped", 0))
+        counts["failed"] += failed
+        counts["errors"] += errors
+        counts["skipped"] += skipped
+        counts["passed"] += tests - failed - errors - skipped
+    return counts
+
+
+def run_backend(backend, pytest_args, workdir):
+    env = dict(os.environ)
+    env["KERAS_BACKEND"] = backend
+    env["KERAS_HOME"] = os.path.join(workdir, f"keras_home_{backend}")
+    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    os.makedirs(env["KERAS_HOME"], exist_ok=True)
+    junit = os.path.join(workdir, f"junit_{backend}.xml")
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        f"--junitxml={junit}",
+        "-o",
+        f"junit_suite_name={backend}",
+        *pytest_args,
+    ]
+    print(f"\n===== backend: {backend} =====", flush=True)
+    start = time.time()
+    code = subprocess.call(cmd, cwd=REPO, env=env)
+    return code, _counts(junit), time.time() - start
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--backends",
+        default=",".join(BACKENDS),
+        help="comma-separated subset of " + ",".join(BACKENDS),
+    )
+    parser.add_argument("pytest_args", nargs="*", help="passed to pytest")
+    args, extra = parser.parse_known_args(argv)
+    extra = [a for a in extra if a != "--"]
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    unknown = sorted(set(backends) - set(BACKENDS))
+    if unknown:
+        parser.error(f"unknown backend(s) {unknown}; choose from {BACKENDS}")
+    pytest_args = args.pytest_args + extra or ["-q", "tests"]
+
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="kerattn_tests_") as workdir:
+        for backend in backends:
+            results[backend] = run_backend(backend, pytest_args, workdir)
+
+    print("\n===== summary =====")
+    print(f"{'backend':<12}{'passed':>8}{'failed':>8}{'errors':>8}"
+          f"{'skipped':>9}{'seconds':>9}  result")
+    ok = True
+    total = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
+    for backend, (code, counts, seconds) in results.items():
+        counts = counts or {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
+        good = code == 0 and counts["passed"] > 0
+        ok = ok and good
+        for key in total:
+            total[key] += counts[key]
+        print(
+            f"{backend:<12}{counts['passed']:>8}{counts['failed']:>8}"
+            f"{counts['errors']:>8}{counts['skipped']:>9}{seconds:>9.0f}  "
+            f"{'ok' if good else f'FAILED (pytest exit {code})'}"
+        )
+    print(
+        f"total: {total['passed']} passed, "
+        f"{total['failed'] + total['errors']} failed, "
+        f"{total['skipped']} skipped"
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""The real-data loaders: gettext pairs and the word vocabulary."""
+
+import os
+
+import numpy as np
+import pytest
+
+from kerattn.datasets import WordVocabulary, gettext_pairs
+from kerattn.datasets.gettext import split_of
+
+LOCALE = "/usr/share/locale/fr/LC_MESSAGES"
+needs_catalogs = pytest.mark.skipif(
+    not os.path.isdir(LOCALE),
+    reason="the gettext catalogs come with Debian's packages; none here",
+)
+
+
+@needs_catalogs
+def test_gettext_pairs_fixed_clean_split():
+    splits = gettext_pairs("fr", max_words=20)
+    sizes = {k: len(v) for k, v in splits.items()}
+    assert sizes["train"] > 30000 and sizes["test"] > 1500, sizes
+    sources = {k: {s for s, _ in v} for k, v in splits.items()}
+    assert not sources["train"] & sources["test"]
+    assert not sources["valid"] & sources["test"]
+    for s, t in splits["test"][:2000]:
+        assert s != t and s.strip() == s and "\n" not in s
+        assert len(s.split()) <= 20 and len(t.split()) <= 20
+    # Deterministic: a second read gives the same test split in order.
+    assert gettext_pairs("fr", max_words=20)["test"] == splits["test"]
+
+
+def test_split_is_a_function_of_the_source():
+    assert split_of("Permission denied", 0.05, 0.05) == split_of(
+        "Permission denied", 0.05, 0.05
+    )
+    buckets = [split_of(f"message {i}", 0.1, 0.2) for i in range(5000)]
+    assert 0.15 < buckets.count("test") / 5000 < 0.25
+    assert 0.05 < buckets.count("valid") / 5000 < 0.15
+
+
+def test_gettext_missing_catalogs(tmp_path):
+    with pytest.raises(ValueError, match="No gettext catalogs found"):
+        gettext_pairs("fr", locale_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="`lang`"):
+        gettext_pairs("../etc")
+    with pytest.raises(ValueError, match="`max_words`"):
+        gettext_pairs("fr", max_words=0)
+    with pytest.raises(ValueError, match="`test_fraction`"):
+        gettext_pairs("fr", test_fraction=1.5)
+
+
+def test_vocabulary_special_ids_and_round_trip():
+    vocab = WordVocabulary.build(
+        ["Cannot open %s: Permission denied", "Cannot stat %s", "File exists"],
+        max_size=20,
+    )
+    assert (vocab.pad_id, vocab.unk_id, vocab.bos_id, vocab.eos_id) == (0, 1, 2, 3)
+    assert len(vocab) == 4 + 9  # 9 distinct tokens
+    small = WordVocabulary.build(["b a a", "c a b"], max_size=6)
+    assert small.itos[4:] == ["a", "b"]  # most frequent first
+    ids = vocab.encode("Cannot open %s", add_bos=True, add_eos=True)
+    assert ids[0] == vocab.bos_id and ids[-1] == vocab.eos_id
+    assert vocab.decode(ids) == "Cannot open %s"
+    assert vocab.encode("zebra") == [vocab.unk_id]
+    assert vocab.decode(ids + [vocab.pad_id] * 3) == "Cannot open %s"
+    clone = WordVocabulary.from_json(vocab.to_json())
+    assert clone.itos == vocab.itos
+    assert WordVocabulary.tokenize("%-10.3f and %1$s, ok.") == [
+        "%-10.3f", "and", "%1$s", ",", "ok", "."
+    ]
+    with pytest.raises(ValueError, match="`max_size`"):
+        WordVocabulary.build(["a"], max_size=2)
+
+
+def test_attention_heatmap_png(tmp_path):
+    pytest.importorskip("matplotlib", reason="matplotlib is the plot extra")
+    from kerattn.plot import save_attention_heatmaps
+
+    w = np.eye(3, 4)
+    path = save_attention_heatmaps(
+        [(w, ["a", "b", "c", "d"], ["x", "y", "z"])], str(tmp_path / "a.png")
+    )
+    with open(path, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
