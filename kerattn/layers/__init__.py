@@ -1,23 +1,55 @@
 """Attention layers of the classic papers, for Keras 3 on every backend."""
 
+from kerattn.layers.attention_over_attention import AttentionOverAttention
+from kerattn.layers.attention_rnn import AttentionRNN, AttentionRNNCell
 from kerattn.layers.bahdanau_attention import BahdanauAttention
 from kerattn.layers.base_attention import BaseAttention
+from kerattn.layers.hierarchical_attention import (
+    AttentionPooling,
+    HierarchicalAttention,
+)
+from kerattn.layers.local_attention import LocalAttention
 from kerattn.layers.luong_attention import LuongAttention
 from kerattn.layers.multi_head_attention import MultiHeadAttention
+from kerattn.layers.multi_step_attention import GLUConvBlock, MultiStepAttention
 from kerattn.layers.position_embedding import PositionEmbedding
+from kerattn.layers.restricted_self_attention import RestrictedSelfAttention
 from kerattn.layers.scaled_dot_product_attention import (
     ScaledDotProductAttention,
 )
 from kerattn.layers.sinusoidal_position_encoding import (
     SinusoidalPositionEncoding,
 )
+from kerattn.layers.visual_attention import (
+    DoublyStochasticRegularization,
+    HardVisualAttention,
+    MovingAverageBaseline,
+    SoftVisualAttention,
+    doubly_stochastic_penalty,
+    hard_attention_surrogate_loss,
+)
 
 __all__ = [
     "BaseAttention",
     "BahdanauAttention",
     "LuongAttention",
+    "LocalAttention",
+    "RestrictedSelfAttention",
     "ScaledDotProductAttention",
     "MultiHeadAttention",
     "SinusoidalPositionEncoding",
     "PositionEmbedding",
+    "SoftVisualAttention",
+    "HardVisualAttention",
+    "MovingAverageBaseline",
+    "DoublyStochasticRegularization",
+    "doubly_stochastic_penalty",
+    "hard_attention_surrogate_loss",
+    "AttentionPooling",
+    "HierarchicalAttention",
+    "AttentionOverAttention",
+    "MultiStepAttention",
+    "GLUConvBlock",
+    "AttentionRNN",
+    "AttentionRNNCell",
 ]

@@ -231,3 +231,31 @@ def check_rate(name, value):
         raise ValueError(
             f"`{name}` must be a float in [0, 1); received {value!r}."
         )
+
+
+def gather_positions(x, positions):
+    """Rows of `x` at per-query positions, without a `(Tq, Tv)` matrix.
+
+    Args:
+        x: `(batch, T, ...)`.
+        positions: int `(batch, Tq, W)` in `[0, T)` (clip before calling).
+
+    Returns:
+        `(batch, Tq, W, ...)`: `x[b, positions[b, q, w]]`. Time and memory
+        are linear in `Tq * W`.
+    """
+    shape = ops.shape(x)
+    batch, length = shape[0], shape[1]
+    offsets = ops.reshape(ops.arange(batch) * length, (-1, 1, 1))
+    flat = ops.reshape(x, (-1,) + tuple(x.shape[2:]))
+    return ops.take(flat, positions + offsets, axis=0)
+
+
+def scatter_positions(weights, positions, length):
+    """Window weights `(..., Tq, W)` back to a dense `(..., Tq, length)`.
+
+    Only for `return_attention_scores`: this is the one place a windowed
+    layer builds a `(Tq, Tv)` array.
+    """
+    one_hot = ops.one_hot(positions, length, dtype=weights.dtype)
+    return ops.sum(ops.expand_dims(weights, -1) * one_hot, axis=-2)

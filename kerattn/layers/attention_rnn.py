@@ -1,0 +1,455 @@
+"""A recurrent attention decoder: a GRU/LSTM cell + attention + feeding rule."""
+
+import keras
+from keras import ops
+
+from kerattn.layers import attention_utils as utils
+from kerattn.layers.base_attention import BaseAttention
+from kerattn.layers.local_attention import LocalAttention
+
+CELLS = ("gru", "lstm")
+ORDERS = ("bahdanau", "luong")
+
+
+@keras.saving.register_keras_serializable(package="kerattn")
+class AttentionRNNCell(keras.layers.Layer):
+    """One step of `AttentionRNN`, for `keras.layers.RNN`.
+
+    The states are `[*cell_states, (feed,) step, keys, values, memory_mask]`:
+    the encoder's projected keys, values and mask ride along as extra states
+    that come back unchanged (Keras' RNN has no `constants` argument any
+    more), and `step` counts decoder steps (local-m needs `t`). The output is
+    the step's output (see `AttentionRNN`), followed by the step's attention
+    weights when `emit_weights` is set.
+    """
+
+    def __init__(self, cell, units, attention, order, input_feeding,
+                 attentional_units, **kwargs):
+        super().__init__(**kwargs)
+        self.cell_type = cell
+        self.units = units
+        self.order = order
+        self.input_feeding = input_feeding
+        self.attentional_units = attentional_units
+        cell_cls = keras.layers.GRUCell if cell == "gru" else keras.layers.LSTMCell
+        self.rnn_cell = cell_cls(units, dtype=self.dtype_policy, name=cell)
+        self.attention = attention
+        self.attentional = None
+        if order == "luong":
+            # h~_t = tanh(W_c [c_t; h_t]) (Luong et al., 2015, eq. 5).
+            self.attentional = keras.layers.Dense(
+                attentional_units, activation="tanh", use_bias=False,
+                dtype=self.dtype_policy, name="attentional",
+            )
+        self.emit_weights = False
+        self.skip_attention = False  # the parallel Luong form
+
+    @property
+    def num_cell_states(self):
+        return 1 if self.cell_type == "gru" else 2
+
+    @property
+    def state_size(self):
+        # The memory states' sizes are placeholders: AttentionRNN always
+        # passes them explicitly.
+        sizes = [self.units] * self.num_cell_states
+        if self.order == "luong" and self.input_feeding:
+            sizes.append(self.attentional_units)
+        return sizes + [1, 1, 1, 1]
+
+    @property
+    def output_size(self):
+        return self.units if self.order == "luong" and self.skip_attention else (
+            self.attentional_units if self.order == "luong"
+            else self.units + self.value_dim)
+
+    def build_for(self, inputs_dim, memory_dim):
+        self.value_dim = memory_dim
+        feed = 0
+        if self.order == "bahdanau":
+            feed = memory_dim
+        elif self.input_feeding:
+            feed = self.attentional_units
+        self.rnn_cell.build((None, inputs_dim + feed))
+        if not self.attention.built:
+            self.attention.build((None, self.units), (None, None, memory_dim))
+        if self.attentional is not None:
+            self.attentional.build((None, memory_dim + self.units))
+        self.built = True
+
+    def build(self, input_shape):
+        # Built by AttentionRNN.build (it knows the memory size).
+        self.built = True
+
+    def attend(self, query, keys, values, memory_mask, step):
+        kwargs = {}
+        if isinstance(self.attention, LocalAttention):
+            kwargs["query_start"] = ops.cast(step[0, 0], "int32")
+        return self.attention(
+            query, values, projected_key=keys, value_mask=memory_mask,
+            return_attention_scores=True, **kwargs,
+        )
+
+    def call(self, inputs, states, training=None):
+        states = list(states)
+        n = self.num_cell_states
+        cell_states, rest = states[:n], states[n:]
+        feed = None
+        if self.order == "luong" and self.input_feeding:
+            feed, rest = rest[0], rest[1:]
+        step, keys, values, memory_mask = rest
+        mask_bool = memory_mask > 0.5
+        weights = None
+        rnn_states = list(cell_states)
+
+        if self.order == "bahdanau":
+            # c_i from s_{i-1}; s_i = f(s_{i-1}, y_{i-1}, c_i).
+            context, weights = self.attend(cell_states[0], keys, values,
+                                           mask_bool, step)
+            h, new_cell = self.rnn_cell(ops.concatenate([inputs, context], -1),
+                                        rnn_states, training=training)
+            output = ops.concatenate([h, context], axis=-1)
+        else:
+            x = inputs if feed is None else ops.concatenate([inputs, feed], -1)
+            h, new_cell = self.rnn_cell(x, rnn_states, training=training)
+            if self.skip_attention:
+                output = h
+            else:
+                context, weights = self.attend(h, keys, values, mask_bool, step)
+                output = self.attentional(ops.concatenate([context, h], -1))
+        new_cell = list(new_cell) if isinstance(new_cell, (list, tuple)) else [
+            new_cell]
+        new_states = new_cell
+        if feed is not None:
+            new_states = new_states + [output]
+        new_states = new_states + [step + 1.0, keys, values, memory_mask]
+        if self.emit_weights and weights is not None:
+            output = ops.concatenate([output, ops.cast(weights, output.dtype)], -1)
+        return output, new_states
+
+    def get_config(self):
+        raise NotImplementedError(
+            "AttentionRNNCell is serialized through AttentionRNN."
+        )
+
+
+@keras.saving.register_keras_serializable(package="kerattn")
+class AttentionRNN(keras.layers.Layer):
+    """A recurrent attention decoder: GRU/LSTM + any attention + feeding rule.
+
+    Two orders of the classic papers:
+
+    - `order="bahdanau"` (Bahdanau et al., 2014, section 3.1): attend with
+      the previous state, feed the context into the cell,
+
+          c_i = sum_j alpha_ij h_j,  alpha_i = attention(s_{i-1}, h)
+          s_i = f(s_{i-1}, [y_{i-1}; c_i])
+
+      and output `[s_i; c_i]` (`units + memory_dim` features) for the deep
+      output layer.
+    - `order="luong"` (Luong et al., 2015, section 3): run the cell, attend
+      with its output, and form the attentional vector
+
+          h_t = f(h_{t-1}, [y_{t-1}; h~_{t-1}])   (input feeding, section 3.3)
+          c_t = sum_s a_t(s) h_s,  a_t = attention(h_t, h)
+          h~_t = tanh(W_c [c_t; h_t])
+
+      and output `h~_t`. Without input feeding the recurrence does not
+      depend on the attention, and the layer runs the cell over the whole
+      target first and attends once (the parallel form: same outputs,
+      faster training).
+
+    The loop is Keras' own `keras.layers.RNN` over an `AttentionRNNCell`
+    that carries the encoder's keys, values and mask as extra states, so it
+    trains with `model.fit` on every backend, with and without
+    `jit_compile` (XLA on TensorFlow). The keys (`U_a h_j`, `W_a h_s`) are
+    projected once per source (`precompute`), and `step()` runs one
+    decoder step for incremental decoding.
+
+    Args:
+        units: int, the cell's units.
+        attention: a single-head attention layer of kerattn
+            (`BahdanauAttention`, `LuongAttention`, `LocalAttention`,
+            `SoftVisualAttention`, ...), used with one decoder step as query.
+        cell: "gru" or "lstm".
+        order: "bahdanau" or "luong".
+        input_feeding: bool, Luong's input feeding (ignored for "bahdanau").
+        attentional_units: int, the size of `h~_t` ("luong"); `units` when
+            None.
+        return_state: bool, also return the final states.
+        **kwargs: base layer keyword arguments.
+
+    Call arguments:
+        inputs: `(batch, T, input_dim)` the (embedded) previous target tokens.
+        memory: `(batch, S, memory_dim)` the encoder outputs.
+        inputs_mask: optional boolean `(batch, T)`; the implicit mask when
+            None. Padded steps keep the previous state.
+        memory_mask: optional boolean `(batch, S)`; the implicit mask when
+            None.
+        initial_state: optional list of the cell's states (GRU: `[h]`, LSTM:
+            `[h, c]`), each `(batch, units)`; zeros when None.
+        return_attention_scores: bool, also return the alignment history.
+        training: bool.
+
+    Returns:
+        `outputs` `(batch, T, output_dim)`; with `return_state=True` then the
+        final state list (`[*cell_states, (feed,) step]`, as `step()` takes
+        it); with `return_attention_scores=True` then the alignments
+        `(batch, T, S)`.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from kerattn.layers import BahdanauAttention
+    >>> y = np.random.rand(2, 6, 8).astype("float32")      # embedded targets
+    >>> h = np.random.rand(2, 9, 10).astype("float32")     # encoder outputs
+    >>> decoder = AttentionRNN(16, BahdanauAttention(12))
+    >>> out, alignments = decoder(y, h, return_attention_scores=True)
+    >>> tuple(out.shape), tuple(alignments.shape)
+    ((2, 6, 26), (2, 6, 9))
+    """
+
+    def __init__(self, units, attention, cell="gru", order="bahdanau",
+                 input_feeding=True, attentional_units=None, return_state=False,
+                 **kwargs):
+        super().__init__(**kwargs)
+        utils.check_positive_int("units", units)
+        utils.check_positive_int("attentional_units", attentional_units,
+                                 allow_none=True)
+        if isinstance(attention, dict):
+            attention = keras.saving.deserialize_keras_object(attention)
+        if not isinstance(attention, BaseAttention):
+            raise ValueError(
+                "`attention` must be a single-head kerattn attention layer "
+                "(a kerattn.layers.BaseAttention, e.g. BahdanauAttention or "
+                f"LuongAttention); received {attention!r}."
+            )
+        if cell not in CELLS:
+            raise ValueError(f"`cell` must be one of {CELLS}; received {cell!r}.")
+        if order not in ORDERS:
+            raise ValueError(f"`order` must be one of {ORDERS}; received {order!r}.")
+        for name, flag in (("input_feeding", input_feeding),
+                           ("return_state", return_state)):
+            if not isinstance(flag, bool):
+                raise ValueError(f"`{name}` must be a bool; received {flag!r}.")
+        self.units = units
+        self.cell_type = cell
+        self.order = order
+        self.input_feeding = input_feeding if order == "luong" else False
+        self.attentional_units = attentional_units
+        self.return_state = return_state
+        self.supports_masking = True
+        step_cell = AttentionRNNCell(
+            cell, units, attention, order, self.input_feeding,
+            attentional_units or units, dtype=self.dtype_policy, name="cell",
+        )
+        self.rnn = keras.layers.RNN(
+            step_cell, return_sequences=True, return_state=True,
+            dtype=self.dtype_policy, name="rnn",
+        )
+
+    # --- the parts -------------------------------------------------------------
+
+    @property
+    def cell(self):
+        return self.rnn.cell
+
+    @property
+    def attention(self):
+        return self.rnn.cell.attention
+
+    @property
+    def parallel(self):
+        """Whether training runs the parallel form (Luong, no feeding)."""
+        return self.order == "luong" and not self.input_feeding
+
+    def build(self, inputs_shape, memory_shape):
+        utils.check_rank("inputs", inputs_shape, (3,), "(batch, T, input_dim)")
+        utils.check_rank("memory", memory_shape, (3,), "(batch, S, memory_dim)")
+        self._dims = (inputs_shape[-1], memory_shape[-1])
+        self.cell.build_for(inputs_shape[-1], memory_shape[-1])
+        self.rnn.built = True
+        self.built = True
+
+    def _check(self, inputs, memory, inputs_mask=None, memory_mask=None):
+        utils.check_rank("inputs", inputs.shape, (3,), "(batch, T, input_dim)")
+        utils.check_rank("memory", memory.shape, (3,), "(batch, S, memory_dim)")
+        utils.check_same("inputs", inputs.shape[0], "memory", memory.shape[0],
+                         "batch size")
+        dims = getattr(self, "_dims", None)
+        if dims:
+            utils.check_same("inputs", inputs.shape[-1],
+                             "the input size this layer was built with", dims[0],
+                             "last dimension")
+            utils.check_same("memory", memory.shape[-1],
+                             "the memory size this layer was built with",
+                             dims[1], "last dimension")
+        utils.check_mask("inputs_mask", inputs_mask, tuple(inputs.shape[:2]))
+        utils.check_mask("memory_mask", memory_mask, tuple(memory.shape[:2]))
+
+    # --- incremental decoding ------------------------------------------------
+
+    def precompute(self, memory, memory_mask=None):
+        """The per-source cache: projected keys, values and the mask.
+
+        Args:
+            memory: `(batch, S, memory_dim)` encoder outputs.
+            memory_mask: optional boolean `(batch, S)`.
+
+        Returns:
+            A dict `{"keys", "values", "mask"}` for `step()`.
+        """
+        utils.check_rank("memory", memory.shape, (3,), "(batch, S, memory_dim)")
+        if memory_mask is None:
+            memory_mask = ops.ones(ops.shape(memory)[:2], dtype="bool")
+        return {
+            "keys": self.attention.project_key(memory),
+            "values": memory,
+            "mask": ops.cast(memory_mask, self.compute_dtype),
+        }
+
+    def get_initial_state(self, batch_size, initial_state=None):
+        """`[*cell_states, (feed,) step]` at the first step."""
+        dtype = self.compute_dtype
+        if initial_state is None:
+            cell_states = [ops.zeros((batch_size, self.units), dtype)
+                           for _ in range(self.cell.num_cell_states)]
+        else:
+            cell_states = list(initial_state) if isinstance(
+                initial_state, (list, tuple)) else [initial_state]
+            if len(cell_states) != self.cell.num_cell_states:
+                raise ValueError(
+                    f"`initial_state` must be a list of "
+                    f"{self.cell.num_cell_states} tensor(s) of shape (batch, "
+                    f"{self.units}) for cell={self.cell_type!r}; received "
+                    f"{len(cell_states)}."
+                )
+            for s in cell_states:
+                utils.check_rank("initial_state", s.shape, (2,),
+                                 f"(batch, {self.units})")
+        states = [ops.cast(s, dtype) for s in cell_states]
+        if self.input_feeding:
+            states.append(ops.zeros((batch_size, self.cell.attentional_units),
+                                    dtype))
+        states.append(ops.zeros((batch_size, 1), dtype))
+        return states
+
+    def step(self, inputs, states, cache, training=None):
+        """One decoder step.
+
+        Args:
+            inputs: `(batch, input_dim)` the embedded previous token.
+            states: the list from `get_initial_state` or the previous step.
+            cache: the dict from `precompute`.
+
+        Returns:
+            `(output (batch, output_dim), new_states, weights (batch, S))`.
+        """
+        self.cell.emit_weights = True
+        self.cell.skip_attention = False
+        try:
+            full = list(states) + [cache["keys"], cache["values"], cache["mask"]]
+            output, new_states = self.cell(inputs, full, training=training)
+        finally:
+            self.cell.emit_weights = False
+        out_dim = self._output_dim(cache["values"].shape[-1])
+        return output[:, :out_dim], list(new_states[:-3]), output[:, out_dim:]
+
+    # --- the whole sequence --------------------------------------------------
+
+    def call(self, inputs, memory, inputs_mask=None, memory_mask=None,
+             initial_state=None, return_attention_scores=False, training=None):
+        self._check(inputs, memory, inputs_mask, memory_mask)
+        batch = ops.shape(inputs)[0]
+        cache = self.precompute(memory, memory_mask)
+        states = self.get_initial_state(batch, initial_state)
+        cell = self.cell
+        if self.parallel:
+            # Luong without input feeding: the recurrence ignores attention,
+            # so run the cell over all steps, then attend once.
+            dummy = ops.zeros((batch, 1), self.compute_dtype)
+            cell.skip_attention, cell.emit_weights = True, False
+            try:
+                result = self.rnn(inputs, initial_state=states + [dummy] * 3,
+                                  mask=inputs_mask, training=training)
+            finally:
+                cell.skip_attention = False
+            h, final = result[0], list(result[1:-3])
+            kwargs = {}
+            if isinstance(self.attention, LocalAttention):
+                kwargs["query_start"] = 0
+            context, weights = self.attention(
+                h, cache["values"], projected_key=cache["keys"],
+                value_mask=cache["mask"] > 0.5, query_mask=inputs_mask,
+                return_attention_scores=True, **kwargs,
+            )
+            outputs = cell.attentional(ops.concatenate([context, h], -1))
+        else:
+            cell.emit_weights = return_attention_scores
+            try:
+                result = self.rnn(
+                    inputs,
+                    initial_state=states + [cache["keys"], cache["values"],
+                                            cache["mask"]],
+                    mask=inputs_mask, training=training,
+                )
+            finally:
+                cell.emit_weights = False
+            outputs, final = result[0], list(result[1:-3])
+            weights = None
+            if return_attention_scores:
+                out_dim = self._output_dim(memory.shape[-1])
+                weights = outputs[..., out_dim:]
+                outputs = outputs[..., :out_dim]
+        if inputs_mask is not None:
+            keep = ops.expand_dims(ops.cast(inputs_mask, "bool"), -1)
+            outputs = ops.where(keep, outputs, ops.zeros_like(outputs))
+            if return_attention_scores:
+                weights = ops.where(keep, weights, ops.zeros_like(weights))
+        result = (outputs,)
+        if self.return_state:
+            result += (final,)
+        if return_attention_scores:
+            result += (weights,)
+        return result[0] if len(result) == 1 else result
+
+    def _output_dim(self, memory_dim):
+        if self.order == "bahdanau":
+            return self.units + int(memory_dim)
+        return self.cell.attentional_units
+
+    def compute_output_spec(self, inputs, memory, inputs_mask=None,
+                            memory_mask=None, initial_state=None,
+                            return_attention_scores=False, training=None):
+        self._check(inputs, memory)
+        b, t = inputs.shape[0], inputs.shape[1]
+        dtype = self.compute_dtype
+        result = (keras.KerasTensor((b, t, self._output_dim(memory.shape[-1])),
+                                    dtype=dtype),)
+        if self.return_state:
+            final = [keras.KerasTensor((b, self.units), dtype=dtype)
+                     for _ in range(self.cell.num_cell_states)]
+            if self.input_feeding:
+                final.append(keras.KerasTensor((b, self.cell.attentional_units),
+                                               dtype=dtype))
+            final.append(keras.KerasTensor((b, 1), dtype=dtype))
+            result += (final,)
+        if return_attention_scores:
+            result += (keras.KerasTensor((b, t, memory.shape[1]), dtype=dtype),)
+        return result[0] if len(result) == 1 else result
+
+    def compute_mask(self, inputs, previous_mask):
+        return previous_mask
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "units": self.units,
+            "attention": keras.saving.serialize_keras_object(self.attention),
+            "cell": self.cell_type,
+            "order": self.order,
+            "input_feeding": self.input_feeding,
+            "attentional_units": self.attentional_units,
+            "return_state": self.return_state,
+        })
+        return config

@@ -1,0 +1,419 @@
+"""Soft and hard visual attention (Xu et al., 2015, Show, Attend and Tell)."""
+
+import keras
+from keras import ops
+
+from kerattn.layers import attention_utils as utils
+from kerattn.layers.base_attention import BaseAttention
+
+
+@keras.saving.register_keras_serializable(package="kerattn")
+class SoftVisualAttention(BaseAttention):
+    """Deterministic soft attention of Xu et al. (2015), section 4.2.
+
+    "Show, Attend and Tell: Neural Image Caption Generation with Visual
+    Attention". Over the `L` annotation vectors `a_i` of an image, given the
+    previous decoder state `h_{t-1}`:
+
+        e_ti = f_att(a_i, h_{t-1}) = w^T tanh(W_a a_i + W_h h_{t-1} + b)
+        alpha_ti = softmax_i(e_ti)
+        z_t = beta_t * sum_i alpha_ti a_i,   beta_t = sigmoid(f_beta(h_{t-1}))
+
+    `f_att` is the one-hidden-layer perceptron of the authors' code
+    (`W_a a_i` is computed once per image by `project_key`). With
+    `gating=True` the context is scaled by the gating scalar `beta_t` of
+    section 4.2.1 (`f_beta` a linear map of `h_{t-1}`); `gate(query)`
+    returns it.
+
+    Args:
+        units: int, the hidden size of `f_att`.
+        gating: bool, multiply the context by `beta_t`.
+        kernel_initializer, kernel_regularizer: of the weights.
+        dropout: float in [0, 1), dropout on the attention weights.
+        **kwargs: base layer keyword arguments.
+
+    Call arguments, Returns: as `kerattn.layers.BaseAttention`, with
+    `query = h_{t-1}` `(batch, dim)` (one step) or `(batch, T, dim)` and
+    `value = a` `(batch, L, D)` the annotation vectors.
+
+    Example:
+
+    >>> import numpy as np
+    >>> a = np.random.rand(2, 196, 32).astype("float32")   # 14 x 14 x 32
+    >>> h = np.random.rand(2, 64).astype("float32")
+    >>> z, alpha = SoftVisualAttention(units=16)(h, a,
+    ...     return_attention_scores=True)
+    >>> tuple(z.shape), tuple(alpha.shape)
+    ((2, 32), (2, 196))
+    """
+
+    def __init__(
+        self,
+        units,
+        gating=True,
+        kernel_initializer="glorot_uniform",
+        kernel_regularizer=None,
+        dropout=0.0,
+        **kwargs,
+    ):
+        kwargs.pop("causal", None)
+        super().__init__(dropout=dropout, **kwargs)
+        utils.check_positive_int("units", units)
+        if not isinstance(gating, bool):
+            raise ValueError(f"`gating` must be a bool; received {gating!r}.")
+        self.units = units
+        self.gating = gating
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
+
+    def build(self, query_shape, value_shape, key_shape=None):
+        self._record_dims(query_shape, value_shape, key_shape)
+        key_dim = (value_shape if key_shape is None else key_shape)[-1]
+        common = dict(
+            initializer=self.kernel_initializer,
+            regularizer=self.kernel_regularizer,
+            dtype=self.variable_dtype,
+        )
+        self.W_h = self.add_weight(
+            name="W_h", shape=(query_shape[-1], self.units), **common
+        )
+        self.W_a = self.add_weight(name="W_a", shape=(key_dim, self.units), **common)
+        self.b = self.add_weight(
+            name="b", shape=(self.units,), initializer="zeros",
+            dtype=self.variable_dtype,
+        )
+        self.w = self.add_weight(name="w", shape=(self.units,), **common)
+        if self.gating:
+            self.W_beta = self.add_weight(
+                name="W_beta", shape=(query_shape[-1], 1), **common
+            )
+            self.b_beta = self.add_weight(
+                name="b_beta", shape=(1,), initializer="zeros",
+                dtype=self.variable_dtype,
+            )
+        self.built = True
+
+    def project_key(self, key):
+        """`W_a a_i + b` for every location: `(batch, L, units)`."""
+        self._check_key(key)
+        return ops.matmul(key, self.W_a) + self.b
+
+    def _calculate_scores(self, query, key):
+        hidden = ops.expand_dims(ops.matmul(query, self.W_h), 2)
+        hidden = ops.tanh(hidden + ops.expand_dims(key, 1))
+        return ops.sum(hidden * self.w, axis=-1)
+
+    def gate(self, query):
+        """`beta_t = sigmoid(f_beta(h_{t-1}))`: `query.shape[:-1] + (1,)`."""
+        if not self.gating:
+            raise ValueError("`gate` needs a layer built with gating=True.")
+        return ops.sigmoid(ops.matmul(query, self.W_beta) + self.b_beta)
+
+    def _compute_attention(
+        self, query, key, value, mask, training, return_attention_scores
+    ):
+        output, weights = super()._compute_attention(
+            query, key, value, mask, training, return_attention_scores
+        )
+        if self.gating:
+            output = output * self.gate(query)
+        return output, weights
+
+    def get_config(self):
+        config = super().get_config()
+        config.pop("causal", None)
+        config.update(
+            {
+                "units": self.units,
+                "gating": self.gating,
+                "kernel_initializer": keras.initializers.serialize(
+                    self.kernel_initializer
+                ),
+                "kernel_regularizer": keras.regularizers.serialize(
+                    self.kernel_regularizer
+                ),
+            }
+        )
+        return config
+
+
+@keras.saving.register_keras_serializable(package="kerattn")
+class HardVisualAttention(SoftVisualAttention):
+    """Stochastic hard attention of Xu et al. (2015), section 4.1.
+
+    The same `alpha_ti` as `SoftVisualAttention`; during training the layer
+    samples one location per step from the multinoulli,
+
+        s_t ~ Multinoulli_L({alpha_i}),   z_t = sum_i s_{t,i} a_i,
+
+    and exposes `log p(s_t | a) = log alpha_{t, s_t}` and the entropy
+    `H[s_t]` for the REINFORCE gradient (eq. 12; see
+    `kerattn.layers.hard_attention_surrogate_loss` and
+    `MovingAverageBaseline`). At inference it returns the expected context
+    `sum_i alpha_ti a_i` (`inference="expectation"`, what the paper
+    evaluates with) or the context of the most likely location
+    (`inference="argmax"`). Sampling uses a Keras `SeedGenerator`, so it
+    runs on every backend and is reproducible with `seed`.
+
+    Args:
+        units, gating, kernel_initializer, kernel_regularizer, dropout: as
+            `SoftVisualAttention`.
+        inference: "expectation" or "argmax".
+        seed: optional int seed of the sampler.
+        **kwargs: base layer keyword arguments.
+
+    Call arguments:
+        As `SoftVisualAttention`, plus `return_sample`: bool; if True the
+        result ends with a dict `{"sample": (batch, Tq, L) one-hot of the
+        location used, "log_prob": (batch, Tq), "entropy": (batch, Tq)}`
+        (without the `Tq` axis for one step). At inference `sample` is the
+        argmax location and `log_prob` its log-probability.
+
+    Returns:
+        `output`, then the weights `alpha` if `return_attention_scores`,
+        then the sample dict if `return_sample`.
+
+    Example:
+
+    >>> import numpy as np
+    >>> a = np.random.rand(2, 9, 8).astype("float32")
+    >>> h = np.random.rand(2, 4).astype("float32")
+    >>> layer = HardVisualAttention(units=6, seed=1)
+    >>> z, info = layer(h, a, return_sample=True, training=True)
+    >>> tuple(info["sample"].shape), tuple(info["log_prob"].shape)
+    ((2, 9), (2,))
+    """
+
+    def __init__(self, units, inference="expectation", seed=None, **kwargs):
+        super().__init__(units, **kwargs)
+        if inference not in ("expectation", "argmax"):
+            raise ValueError(
+                "`inference` must be 'expectation' or 'argmax'; received "
+                f"{inference!r}."
+            )
+        self.inference = inference
+        self.seed = seed
+        self.seed_generator = keras.random.SeedGenerator(seed, name="sampler")
+
+    def call(self, query, value, key=None, query_mask=None, value_mask=None,
+             attention_mask=None, projected_key=None,
+             return_attention_scores=False, return_sample=False, training=None):
+        self._sample_info = None
+        self._training = bool(training)
+        result = super().call(
+            query, value, key=key, query_mask=query_mask, value_mask=value_mask,
+            attention_mask=attention_mask, projected_key=projected_key,
+            return_attention_scores=True, training=training,
+        )
+        output, weights = result
+        info = self._sample_info
+        if len(query.shape) == 2:
+            info = {k: ops.squeeze(v, 1) for k, v in info.items()}
+        out = (output,)
+        if return_attention_scores:
+            out += (weights,)
+        if return_sample:
+            out += (info,)
+        return out[0] if len(out) == 1 else out
+
+    def _compute_attention(
+        self, query, key, value, mask, training, return_attention_scores
+    ):
+        scores = self._calculate_scores(query, key)
+        alpha = utils.masked_softmax(scores, mask)  # (b, Tq, L)
+        length = ops.shape(alpha)[-1]
+        tiny = 1e-12 if keras.backend.standardize_dtype(alpha.dtype) == "float32" else 1e-6
+        tiny = ops.cast(tiny, alpha.dtype)
+        log_alpha = ops.log(ops.maximum(alpha, tiny))
+        entropy = -ops.sum(alpha * log_alpha, axis=-1)
+        if self._training:
+            logits = ops.reshape(
+                ops.where(alpha > 0, log_alpha, ops.full_like(log_alpha, -1e9)),
+                (-1, length),
+            )
+            index = keras.random.categorical(
+                ops.cast(logits, "float32"), 1, seed=self.seed_generator
+            )
+            index = ops.reshape(index, ops.shape(alpha)[:-1])
+        else:
+            index = ops.argmax(alpha, axis=-1)
+        sample = ops.one_hot(index, length, dtype=alpha.dtype)
+        # Rows with nothing to attend to sample nothing.
+        has_any = ops.sum(alpha, axis=-1, keepdims=True) > 0
+        sample = ops.where(has_any, sample, ops.zeros_like(sample))
+        log_prob = ops.sum(sample * log_alpha, axis=-1)
+        self._sample_info = {
+            "sample": sample, "log_prob": log_prob, "entropy": entropy
+        }
+        use = sample if (self._training or self.inference == "argmax") else alpha
+        output = ops.matmul(ops.stop_gradient(use) if use is sample else use, value)
+        if self.gating:
+            output = output * self.gate(query)
+        return output, alpha
+
+    def compute_output_spec(self, query, value, key=None, return_sample=False,
+                            return_attention_scores=False, **kwargs):
+        spec = super().compute_output_spec(
+            query, value, key=key,
+            return_attention_scores=return_attention_scores,
+        )
+        if not return_sample:
+            return spec
+        lead = tuple(query.shape[:-1])
+        info = {
+            "sample": keras.KerasTensor(lead + (value.shape[1],), self.compute_dtype),
+            "log_prob": keras.KerasTensor(lead, self.compute_dtype),
+            "entropy": keras.KerasTensor(lead, self.compute_dtype),
+        }
+        spec = spec if isinstance(spec, tuple) else (spec,)
+        return spec + (info,)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"inference": self.inference, "seed": self.seed})
+        return config
+
+
+@keras.saving.register_keras_serializable(package="kerattn")
+class MovingAverageBaseline(keras.layers.Layer):
+    """The moving-average REINFORCE baseline of Xu et al. (2015), eq. 12.
+
+        b_k = decay * b_{k-1} + (1 - decay) * log p(y | s_k, a)
+
+    (decay 0.9 in the paper). Called on the batch's rewards (the
+    log-likelihoods of the captions), it returns the baseline to subtract
+    and, in training, updates it with the batch mean.
+
+    Args:
+        decay: float in [0, 1).
+
+    Example:
+
+    >>> baseline = MovingAverageBaseline(decay=0.9)
+    >>> b = baseline(keras.ops.ones((4,)) * -3.0, training=True)
+    """
+
+    def __init__(self, decay=0.9, **kwargs):
+        super().__init__(**kwargs)
+        utils.check_rate("decay", decay)
+        self.decay = decay
+
+    def build(self, input_shape):
+        self.baseline = self.add_weight(
+            name="baseline", shape=(), initializer="zeros", trainable=False,
+            dtype="float32",
+        )
+
+    def call(self, rewards, training=None):
+        current = ops.convert_to_tensor(self.baseline)
+        if training:
+            mean = ops.mean(ops.cast(ops.stop_gradient(rewards), "float32"))
+            self.baseline.assign(self.decay * current + (1.0 - self.decay) * mean)
+        return ops.cast(ops.broadcast_to(current, ops.shape(rewards)),
+                        rewards.dtype)
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"decay": self.decay})
+        return config
+
+
+def hard_attention_surrogate_loss(
+    log_likelihood, sample_log_prob, entropy, baseline, lambda_r=1.0,
+    lambda_e=0.0,
+):
+    """A loss whose gradient is the hard-attention update of Xu et al., eq. 12.
+
+        dL_s/dW ~ d log p(y|s,a)/dW
+                  + lambda_r (log p(y|s,a) - b) d log p(s|a)/dW
+                  + lambda_e dH[s]/dW
+
+    Minimising the returned value ascends that estimate.
+
+    Args:
+        log_likelihood: `(batch,)`, `log p(y | s, a)` of each caption under
+            its sampled locations.
+        sample_log_prob: `(batch,)` or `(batch, T)`, `log p(s | a)` of the
+            samples (summed over steps if given per step).
+        entropy: like `sample_log_prob`, the entropy of each step's
+            multinoulli.
+        baseline: `(batch,)` or scalar, e.g. from `MovingAverageBaseline`.
+        lambda_r, lambda_e: the paper's weights of the two terms.
+
+    Returns:
+        A scalar loss (mean over the batch).
+    """
+    if len(sample_log_prob.shape) == 2:
+        sample_log_prob = ops.sum(sample_log_prob, axis=-1)
+    if len(entropy.shape) == 2:
+        entropy = ops.sum(entropy, axis=-1)
+    advantage = ops.stop_gradient(log_likelihood - baseline)
+    objective = (
+        log_likelihood + lambda_r * advantage * sample_log_prob + lambda_e * entropy
+    )
+    return -ops.mean(objective)
+
+
+def doubly_stochastic_penalty(alphas, lam=1.0, step_mask=None, location_mask=None):
+    """Xu et al. (2015), eq. 14: `lam * sum_i (1 - sum_t alpha_ti)^2`.
+
+    Encourages the model to pay equal attention to every part of the image
+    over the course of the caption.
+
+    Args:
+        alphas: `(batch, T, L)`, the attention weights of every step.
+        lam: the penalty's weight `lambda`.
+        step_mask: optional boolean `(batch, T)`; padded steps are left out.
+        location_mask: optional boolean `(batch, L)`; padded locations are
+            left out of the sum over `i`.
+
+    Returns:
+        The penalty averaged over the batch (a scalar).
+    """
+    utils.check_rank("alphas", alphas.shape, (3,), "(batch, T, L)")
+    if step_mask is not None:
+        alphas = alphas * ops.expand_dims(ops.cast(step_mask, alphas.dtype), -1)
+    per_location = ops.square(1.0 - ops.sum(alphas, axis=1))  # (batch, L)
+    if location_mask is not None:
+        per_location = per_location * ops.cast(location_mask, alphas.dtype)
+    return lam * ops.mean(ops.sum(per_location, axis=-1))
+
+
+@keras.saving.register_keras_serializable(package="kerattn")
+class DoublyStochasticRegularization(keras.layers.Layer):
+    """Adds `doubly_stochastic_penalty(alphas)` to the model's losses.
+
+    Pass the alignment history `(batch, T, L)` through it in a functional
+    model; it returns its input unchanged.
+
+    Args:
+        lam: the penalty's weight `lambda` (Xu et al., 2015, eq. 14).
+
+    Example:
+
+    >>> import numpy as np
+    >>> reg = DoublyStochasticRegularization(lam=1.0)
+    >>> _ = reg(np.full((2, 3, 4), 0.25, "float32"))
+    """
+
+    def __init__(self, lam=1.0, **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(lam, bool) or not isinstance(lam, (int, float)) or lam < 0:
+            raise ValueError(f"`lam` must be a non-negative float; received {lam!r}.")
+        self.lam = lam
+        self.supports_masking = True
+
+    def call(self, alphas, step_mask=None):
+        self.add_loss(doubly_stochastic_penalty(alphas, self.lam, step_mask))
+        return alphas
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"lam": self.lam})
+        return config
