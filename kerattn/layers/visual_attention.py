@@ -305,7 +305,8 @@ class MovingAverageBaseline(keras.layers.Layer):
         )
 
     def call(self, rewards, training=None):
-        current = ops.convert_to_tensor(self.baseline)
+        # A copy read before the update (not an alias of the variable).
+        current = ops.multiply(ops.convert_to_tensor(self.baseline), 1.0)
         if training:
             mean = ops.mean(ops.cast(ops.stop_gradient(rewards), "float32"))
             self.baseline.assign(self.decay * current + (1.0 - self.decay) * mean)
@@ -346,6 +347,10 @@ def hard_attention_surrogate_loss(
     Returns:
         A scalar loss (mean over the batch).
     """
+    log_likelihood = ops.convert_to_tensor(log_likelihood)
+    sample_log_prob = ops.convert_to_tensor(sample_log_prob)
+    entropy = ops.convert_to_tensor(entropy)
+    baseline = ops.convert_to_tensor(baseline, dtype=log_likelihood.dtype)
     if len(sample_log_prob.shape) == 2:
         sample_log_prob = ops.sum(sample_log_prob, axis=-1)
     if len(entropy.shape) == 2:
@@ -374,6 +379,7 @@ def doubly_stochastic_penalty(alphas, lam=1.0, step_mask=None, location_mask=Non
         The penalty averaged over the batch (a scalar).
     """
     utils.check_rank("alphas", alphas.shape, (3,), "(batch, T, L)")
+    alphas = ops.convert_to_tensor(alphas)
     if step_mask is not None:
         alphas = alphas * ops.expand_dims(ops.cast(step_mask, alphas.dtype), -1)
     per_location = ops.square(1.0 - ops.sum(alphas, axis=1))  # (batch, L)
