@@ -43,6 +43,7 @@ class AttentionRNNCell(keras.layers.Layer):
             )
         self.emit_weights = False
         self.skip_attention = False  # the parallel Luong form
+        self.memory_dims = None  # (key_dim, value_dim), set per call
 
     @property
     def num_cell_states(self):
@@ -98,6 +99,11 @@ class AttentionRNNCell(keras.layers.Layer):
         if self.order == "luong" and self.input_feeding:
             feed, rest = rest[0], rest[1:]
         step, keys, values, memory_mask = rest
+        # The memory rides flattened to (batch, S * dim): Keras' RNN masks
+        # states with a (batch, 1) mask, which broadcasts over rank 2 only.
+        batch = ops.shape(keys)[0]
+        keys = ops.reshape(keys, (batch, -1, self.memory_dims[0]))
+        values = ops.reshape(values, (batch, -1, self.memory_dims[1]))
         mask_bool = memory_mask > 0.5
         weights = None
         rnn_states = list(cell_states)
@@ -122,7 +128,7 @@ class AttentionRNNCell(keras.layers.Layer):
         new_states = new_cell
         if feed is not None:
             new_states = new_states + [output]
-        new_states = new_states + [step + 1.0, keys, values, memory_mask]
+        new_states = new_states + [step + 1.0] + rest[1:]
         if self.emit_weights and weights is not None:
             output = ops.concatenate([output, ops.cast(weights, output.dtype)], -1)
         return output, new_states
@@ -245,6 +251,8 @@ class AttentionRNN(keras.layers.Layer):
         )
         self.rnn = keras.layers.RNN(
             step_cell, return_sequences=True, return_state=True,
+            # Padded steps output zeros (the output is not the first state).
+            zero_output_for_mask=True,
             dtype=self.dtype_policy, name="rnn",
         )
 
@@ -308,6 +316,14 @@ class AttentionRNN(keras.layers.Layer):
             "mask": ops.cast(memory_mask, self.compute_dtype),
         }
 
+    def _memory_states(self, cache):
+        """The cache as the cell's three trailing (rank-2) states."""
+        keys, values = cache["keys"], cache["values"]
+        self.cell.memory_dims = (int(keys.shape[-1]), int(values.shape[-1]))
+        batch = ops.shape(values)[0]
+        return [ops.reshape(keys, (batch, -1)), ops.reshape(values, (batch, -1)),
+                cache["mask"]]
+
     def get_initial_state(self, batch_size, initial_state=None):
         """`[*cell_states, (feed,) step]` at the first step."""
         dtype = self.compute_dtype
@@ -348,7 +364,7 @@ class AttentionRNN(keras.layers.Layer):
         self.cell.emit_weights = True
         self.cell.skip_attention = False
         try:
-            full = list(states) + [cache["keys"], cache["values"], cache["mask"]]
+            full = list(states) + self._memory_states(cache)
             output, new_states = self.cell(inputs, full, training=training)
         finally:
             self.cell.emit_weights = False
@@ -368,6 +384,7 @@ class AttentionRNN(keras.layers.Layer):
             # Luong without input feeding: the recurrence ignores attention,
             # so run the cell over all steps, then attend once.
             dummy = ops.zeros((batch, 1), self.compute_dtype)
+            cell.memory_dims = (1, 1)
             cell.skip_attention, cell.emit_weights = True, False
             try:
                 result = self.rnn(inputs, initial_state=states + [dummy] * 3,
@@ -389,8 +406,7 @@ class AttentionRNN(keras.layers.Layer):
             try:
                 result = self.rnn(
                     inputs,
-                    initial_state=states + [cache["keys"], cache["values"],
-                                            cache["mask"]],
+                    initial_state=states + self._memory_states(cache),
                     mask=inputs_mask, training=training,
                 )
             finally:
