@@ -227,12 +227,13 @@ class HardVisualAttention(SoftVisualAttention):
         log_alpha = ops.log(ops.maximum(alpha, tiny))
         entropy = -ops.sum(alpha * log_alpha, axis=-1)
         if self._training:
-            logits = ops.reshape(
-                ops.where(alpha > 0, log_alpha, ops.full_like(log_alpha, -1e9)),
-                (-1, length),
+            # float32 logits: -1e9 would be -inf in float16.
+            log_alpha32 = ops.cast(log_alpha, "float32")
+            logits = ops.where(
+                alpha > 0, log_alpha32, ops.full_like(log_alpha32, -1e9)
             )
             index = keras.random.categorical(
-                ops.cast(logits, "float32"), 1, seed=self.seed_generator
+                ops.reshape(logits, (-1, length)), 1, seed=self.seed_generator
             )
             index = ops.reshape(index, ops.shape(alpha)[:-1])
         else:
