@@ -1,0 +1,17 @@
+"""Decoding: greedy, beam search and sampling over any step function."""
+
+from kerattn.decoding.search import (
+    beam_search,
+    gnmt_coverage_penalty,
+    gnmt_length_penalty,
+    greedy_search,
+    sample,
+)
+
+__all__ = [
+    "greedy_search",
+    "beam_search",
+    "sample",
+    "gnmt_length_penalty",
+    "gnmt_coverage_penalty",
+]

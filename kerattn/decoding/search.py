@@ -1,0 +1,448 @@
+"""Model-independent decoding loops: greedy, beam search and sampling.
+
+Every loop drives a step function
+
+    step_fn(tokens, state, index) -> (logits, state)            or
+    step_fn(tokens, state, index) -> (logits, state, attention)
+
+where `tokens` is `(batch,)` int32 (the previous token, BOS at index 0),
+`state` any nest of tensors with the batch as leading axis (RNN states,
+encoder keys, a key/value cache), `logits` `(batch, vocab)` and `attention`
+`(batch, source_length)` (the alignment that produced the logits; kept for
+the chosen hypothesis). The loops are `keras.ops.fori_loop` over a fixed
+maximum length (finished hypotheses extend with PAD at zero cost), so they
+compile under `tf.function(jit_compile=True)` and `jax.jit` (see
+`kerattn.decoding.compile`) and run eagerly on torch.
+"""
+
+from keras import ops
+import keras
+
+NEG = -1e9  # "impossible" in float32 arithmetic without inf - inf = NaN
+
+
+def _call(step_fn, tokens, state, index):
+    result = step_fn(tokens, state, index)
+    if len(result) == 3:
+        return result
+    logits, state = result
+    return logits, state, None
+
+
+def _check_common(bos_id, eos_id, pad_id, max_length, min_length):
+    for name, value in (("bos_id", bos_id), ("eos_id", eos_id),
+                        ("pad_id", pad_id)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"`{name}` must be a non-negative int; got {value!r}.")
+    if isinstance(max_length, bool) or not isinstance(max_length, int) or (
+            max_length < 1):
+        raise ValueError(f"`max_length` must be a positive int; got {max_length!r}.")
+    if isinstance(min_length, bool) or not isinstance(min_length, int) or not (
+            0 <= min_length <= max_length):
+        raise ValueError(
+            f"`min_length` must be an int in [0, max_length={max_length}]; "
+            f"got {min_length!r}.")
+
+
+def _log_probs(logits, pad_id, bos_id):
+    """log-softmax over the tokens a hypothesis can produce (no PAD, no BOS)."""
+    logits = ops.cast(logits, "float32")
+    ids = ops.expand_dims(ops.arange(ops.shape(logits)[-1]), 0)
+    never = ops.logical_or(ops.equal(ids, pad_id), ops.equal(ids, bos_id))
+    return ops.log_softmax(ops.where(never, NEG, logits), axis=-1)
+
+
+def _ban_token(logp, token_id, condition):
+    """Set `logp[:, token_id]` to NEG where `condition` (a scalar bool)."""
+    vocab = ops.shape(logp)[-1]
+    column = ops.expand_dims(ops.equal(ops.arange(vocab), token_id), 0)
+    return ops.where(ops.logical_and(column, condition), NEG, logp)
+
+
+def _only_pad(logp, pad_id, finished):
+    """Finished rows: PAD at zero cost, every other token impossible."""
+    vocab = ops.shape(logp)[-1]
+    pad_row = ops.where(ops.equal(ops.arange(vocab), pad_id), 0.0, NEG)
+    return ops.where(ops.expand_dims(finished, -1),
+                     ops.expand_dims(pad_row, 0), logp)
+
+
+def _write(history, t, values):
+    """history[:, t] = values, for a traced `t`."""
+    return ops.slice_update(history, (0, t), ops.expand_dims(values, 1))
+
+
+def _write_attention(history, t, attention):
+    return ops.slice_update(history, (0, t, 0), ops.expand_dims(attention, 1))
+
+
+def _banned_ngrams(history, t, vocab, n):
+    """Tokens that would repeat an n-gram of `history[:, :t]`: (rows, vocab).
+
+    Position `j` bans `history[:, j + n - 1]` when `history[:, j:j + n - 1]`
+    equals the last `n - 1` tokens and the whole n-gram ends before `t`.
+    """
+    rows, length = history.shape[0], history.shape[1]
+    span = length - n + 1
+    if span <= 0:
+        return ops.zeros((rows, vocab), "bool")
+    match = ops.less_equal(ops.arange(span), t - n)  # n-gram fully before t
+    match = ops.broadcast_to(ops.expand_dims(match, 0), (rows, span))
+    for k in range(n - 1):
+        segment = history[:, k: k + span]
+        last = ops.take(history, ops.maximum(t - n + 1 + k, 0), axis=1)
+        match = ops.logical_and(match, ops.equal(segment, ops.expand_dims(last, 1)))
+    banned = history[:, n - 1: n - 1 + span]
+    row_ids = ops.broadcast_to(ops.expand_dims(ops.arange(rows), 1), (rows, span))
+    indices = ops.stack([ops.reshape(row_ids, (-1,)),
+                         ops.reshape(banned, (-1,))], axis=1)
+    counts = ops.scatter(indices, ops.reshape(ops.cast(match, "float32"), (-1,)),
+                         (rows, vocab))
+    return counts > 0
+
+
+def greedy_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
+                  max_length=50, min_length=0):
+    """Greedy decoding: the most likely token at every step.
+
+    Args:
+        step_fn: `step_fn(tokens, state, index) -> (logits, state[, attention])`.
+        state: the initial state nest (batch-leading tensors).
+        batch_size: int, the batch size.
+        bos_id, eos_id, pad_id: the vocabulary's special ids.
+        max_length: int, the number of tokens generated (EOS included).
+        min_length: int, EOS is impossible before this many tokens.
+
+    Returns:
+        A dict: `tokens` int32 `(batch, max_length)` (PAD after EOS),
+        `scores` float32 `(batch,)` the sum of the chosen tokens' log
+        probabilities (EOS included), `lengths` int32 `(batch,)` (EOS
+        included), and `attention` `(batch, max_length, S)` when the step
+        function returns attention.
+    """
+    _check_common(bos_id, eos_id, pad_id, max_length, min_length)
+    tokens = ops.full((batch_size,), bos_id, dtype="int32")
+    logits, state, attention = _call(step_fn, tokens, state, 0)
+    history = ops.full((batch_size, max_length), pad_id, dtype="int32")
+    att_history = None
+    if attention is not None:
+        att_history = ops.zeros((batch_size, max_length, ops.shape(attention)[-1]),
+                                "float32")
+    carry = (logits, state, attention, history, att_history,
+             ops.zeros((batch_size,), "bool"), ops.zeros((batch_size,), "float32"),
+             ops.zeros((batch_size,), "int32"))
+
+    def body(t, carry):
+        logits, state, attention, history, att_history, finished, score, length = carry
+        logp = _ban_token(_log_probs(logits, pad_id, bos_id), eos_id, t < min_length)
+        logp = _only_pad(logp, pad_id, finished)
+        token = ops.cast(ops.argmax(logp, axis=-1), "int32")
+        chosen = ops.take_along_axis(logp, ops.expand_dims(token, -1), axis=-1)[:, 0]
+        score = score + chosen
+        length = length + ops.cast(ops.logical_not(finished), "int32")
+        history = _write(history, t, token)
+        if att_history is not None:
+            att = ops.where(ops.expand_dims(finished, -1), 0.0,
+                            ops.cast(attention, "float32"))
+            att_history = _write_attention(att_history, t, att)
+        finished = ops.logical_or(finished, ops.equal(token, eos_id))
+        logits, state, attention = _call(step_fn, token, state, t + 1)
+        return (logits, state, attention, history, att_history, finished,
+                score, length)
+
+    carry = ops.fori_loop(0, max_length, body, carry)
+    result = {"tokens": carry[3], "scores": carry[6], "lengths": carry[7]}
+    if carry[4] is not None:
+        result["attention"] = carry[4]
+    return result
+
+
+def gnmt_length_penalty(lengths, alpha):
+    """Wu et al. (2016), eq. 14: `lp(Y) = (5 + |Y|)^alpha / (5 + 1)^alpha`."""
+    lengths = ops.cast(lengths, "float32")
+    return ops.power((5.0 + lengths) / 6.0, alpha)
+
+
+def gnmt_coverage_penalty(coverage, beta, mask=None):
+    """Wu et al. (2016), eq. 14: `beta sum_i log(min(sum_j p_ij, 1))`.
+
+    Args:
+        coverage: `(..., S)` the attention summed over the steps so far.
+        beta: the penalty's weight.
+        mask: optional boolean `(..., S)`; padded source positions are left out.
+    """
+    clipped = ops.log(ops.clip(coverage, 1e-10, 1.0))
+    if mask is not None:
+        clipped = ops.where(mask, clipped, 0.0)
+    return beta * ops.sum(clipped, axis=-1)
+
+
+def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
+                beam_width=4, max_length=50, min_length=0, length_penalty=0.0,
+                coverage_penalty=0.0, no_repeat_ngram_size=0, num_return=1,
+                source_mask=None, never_worse_than_greedy=True):
+    """Beam search with the GNMT scoring of Wu et al. (2016), section 7.
+
+    Hypotheses are ranked, while searching and at the end, by
+
+        s(Y, X) = log P(Y | X) / lp(Y) + cp(X; Y)
+
+    with the length penalty `lp` (`length_penalty` = alpha) and the coverage
+    penalty `cp` (`coverage_penalty` = beta, needs a step function that
+    returns attention). A finished hypothesis stays in the beam and extends
+    with PAD at zero cost, so its score is frozen while it competes with the
+    live ones. `beam_width=1` (with both penalties at 0) is greedy decoding
+    exactly. With `never_worse_than_greedy=True` the greedy hypothesis is
+    decoded too and returned instead of the best beam when it scores higher
+    (beam search carries no such guarantee by itself).
+
+    Args:
+        step_fn, state, batch_size, bos_id, eos_id, pad_id, max_length,
+            min_length: as `greedy_search`.
+        beam_width: int `K >= 1`.
+        length_penalty: GNMT's alpha (0 = raw log-probability).
+        coverage_penalty: GNMT's beta (0 = none).
+        no_repeat_ngram_size: int; if > 0, no n-gram of this size appears
+            twice in a hypothesis.
+        num_return: int in [1, K], the n-best hypotheses returned per input.
+        source_mask: optional boolean `(batch, S)` for the coverage penalty.
+        never_worse_than_greedy: bool, see above.
+
+    Returns:
+        A dict: `tokens` `(batch, num_return, max_length)`, `scores`
+        `(batch, num_return)` (the ranking score `s`), `log_probs`
+        `(batch, num_return)`, `lengths`, and `attention` `(batch,
+        num_return, max_length, S)` when the step function returns it;
+        best first.
+    """
+    _check_common(bos_id, eos_id, pad_id, max_length, min_length)
+    k = beam_width
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"`beam_width` must be a positive int; got {k!r}.")
+    if not isinstance(num_return, int) or not 1 <= num_return <= k:
+        raise ValueError(f"`num_return` must be an int in [1, beam_width={k}]; "
+                         f"got {num_return!r}.")
+    if not isinstance(no_repeat_ngram_size, int) or no_repeat_ngram_size < 0:
+        raise ValueError("`no_repeat_ngram_size` must be a non-negative int; "
+                         f"got {no_repeat_ngram_size!r}.")
+    for name, value in (("length_penalty", length_penalty),
+                        ("coverage_penalty", coverage_penalty)):
+        if not isinstance(value, (int, float)) or value < 0:
+            raise ValueError(f"`{name}` must be a non-negative float; got {value!r}.")
+
+    initial_state = state
+    bk = batch_size * k
+    tile = lambda x: ops.repeat(x, k, axis=0)  # (B, ...) -> (B*K, ...)
+    state = keras.tree.map_structure(tile, state)
+    tokens = ops.full((bk,), bos_id, dtype="int32")
+    logits, state, attention = _call(step_fn, tokens, state, 0)
+    use_attention = attention is not None
+    if coverage_penalty and not use_attention:
+        raise ValueError("`coverage_penalty` needs a step function that "
+                         "returns attention weights as its third output.")
+    cov_mask = None
+    if source_mask is not None:
+        cov_mask = ops.cast(source_mask, "bool")
+    # Only beam 0 is alive at first: no K copies of the same hypothesis.
+    first = ops.where(ops.equal(ops.arange(k), 0), 0.0, NEG)
+    raw = ops.broadcast_to(ops.expand_dims(first, 0), (batch_size, k))
+    s_len = ops.shape(attention)[-1] if use_attention else 1
+    carry = (
+        logits, state, attention if use_attention else ops.zeros((bk, 1)),
+        ops.full((bk, max_length), pad_id, dtype="int32"),
+        ops.zeros((bk, max_length, s_len), "float32"),
+        ops.zeros((batch_size, k, s_len), "float32"),  # coverage
+        raw, ops.zeros((batch_size, k), "bool"),
+        ops.zeros((batch_size, k), "int32"),
+    )
+    offsets = ops.expand_dims(ops.arange(batch_size) * k, 1)  # (B, 1)
+
+    def score_of(raw, lengths, coverage):
+        """GNMT's s(Y, X) for (B, K) or (B, K, V) raw log-probabilities."""
+        score = raw
+        if length_penalty:
+            score = score / gnmt_length_penalty(lengths, length_penalty)
+        if coverage_penalty:
+            mask = None if cov_mask is None else ops.expand_dims(cov_mask, 1)
+            cp = gnmt_coverage_penalty(coverage, coverage_penalty, mask)  # (B, K)
+            score = score + (ops.expand_dims(cp, -1) if len(raw.shape) == 3
+                             else cp)
+        return score
+
+    def body(t, carry):
+        (logits, state, attention, history, att_history, coverage, raw,
+         finished, lengths) = carry
+        vocab = ops.shape(logits)[-1]
+        flat_finished = ops.reshape(finished, (bk,))
+        logp = _ban_token(_log_probs(logits, pad_id, bos_id), eos_id, t < min_length)
+        if no_repeat_ngram_size:
+            banned = _banned_ngrams(history, t, vocab, no_repeat_ngram_size)
+            logp = ops.where(banned, NEG, logp)
+        logp = _only_pad(logp, pad_id, flat_finished)
+        att = None
+        if use_attention:
+            att = ops.where(ops.expand_dims(flat_finished, -1), 0.0,
+                            ops.cast(attention, "float32"))
+            coverage = coverage + ops.reshape(att, (batch_size, k, -1))
+        cand_raw = ops.expand_dims(raw, -1) + ops.reshape(logp, (batch_size, k, -1))
+        cand_len = ops.expand_dims(ops.where(finished, lengths, t + 1), -1)
+        cand = score_of(cand_raw, cand_len, coverage)  # (B, K, V)
+        _, top = ops.top_k(ops.reshape(cand, (batch_size, -1)), k)  # (B, K)
+        beam = top // vocab
+        token = ops.cast(top % vocab, "int32")
+        rows = ops.reshape(beam + offsets, (bk,))  # the parent of each new beam
+        raw = ops.take_along_axis(ops.reshape(cand_raw, (batch_size, -1)), top,
+                                  axis=1)
+        was_finished = ops.take_along_axis(finished, beam, axis=1)
+        lengths = ops.where(was_finished, ops.take_along_axis(lengths, beam, 1),
+                            t + 1)
+        finished = ops.logical_or(was_finished, ops.equal(token, eos_id))
+        history = _write(ops.take(history, rows, axis=0), t,
+                         ops.reshape(token, (bk,)))
+        if use_attention:
+            coverage = ops.reshape(
+                ops.take(ops.reshape(coverage, (bk, -1)), rows, axis=0),
+                (batch_size, k, -1))
+            att_history = _write_attention(ops.take(att_history, rows, axis=0), t,
+                                           ops.take(att, rows, axis=0))
+        state = keras.tree.map_structure(lambda x: ops.take(x, rows, axis=0), state)
+        logits, state, new_attention = _call(step_fn, ops.reshape(token, (bk,)),
+                                             state, t + 1)
+        attention = new_attention if use_attention else attention
+        return (logits, state, attention, history, att_history, coverage, raw,
+                finished, lengths)
+
+    carry = ops.fori_loop(0, max_length, body, carry)
+    (_, _, _, history, att_history, coverage, raw, finished, lengths) = carry
+    final = score_of(raw, lengths, coverage)
+    order = ops.argsort(-final, axis=1)[:, :num_return]  # best first
+    rows = ops.reshape(order + offsets, (-1,))
+    out = {
+        "tokens": ops.reshape(ops.take(history, rows, axis=0),
+                              (batch_size, num_return, max_length)),
+        "scores": ops.take_along_axis(final, order, axis=1),
+        "log_probs": ops.take_along_axis(raw, order, axis=1),
+        "lengths": ops.take_along_axis(lengths, order, axis=1),
+    }
+    if use_attention:
+        out["attention"] = ops.reshape(
+            ops.take(att_history, rows, axis=0),
+            (batch_size, num_return, max_length, -1))
+    if never_worse_than_greedy and k > 1 and not no_repeat_ngram_size:
+        # Greedy obeys min_length but knows no n-gram blocking: only then.
+        greedy = greedy_search(step_fn, initial_state, batch_size, bos_id, eos_id,
+                               pad_id, max_length, min_length)
+        g_cov = None
+        if coverage_penalty:
+            g_cov = ops.expand_dims(ops.sum(greedy["attention"], axis=1), 1)
+        g_score = score_of(ops.expand_dims(greedy["scores"], 1),
+                           ops.expand_dims(greedy["lengths"], 1), g_cov)[:, 0]
+        better = g_score > out["scores"][:, 0]  # (B,)
+
+        def pick(beam_value, greedy_value):
+            first_is = ops.reshape(better, (-1,) + (1,) * (len(beam_value.shape) - 1))
+            top = ops.where(first_is, ops.cast(greedy_value, beam_value.dtype),
+                            beam_value[:, :1])
+            return ops.concatenate([top, beam_value[:, 1:]], axis=1)
+
+        out["tokens"] = pick(out["tokens"], ops.expand_dims(greedy["tokens"], 1))
+        out["scores"] = pick(out["scores"], ops.expand_dims(g_score, 1))
+        out["log_probs"] = pick(out["log_probs"],
+                                ops.expand_dims(greedy["scores"], 1))
+        out["lengths"] = pick(out["lengths"], ops.expand_dims(greedy["lengths"], 1))
+        if use_attention:
+            out["attention"] = pick(out["attention"],
+                                    ops.expand_dims(greedy["attention"], 1))
+    return out
+
+
+def _filter_logits(logits, temperature, top_k, top_p):
+    logits = ops.cast(logits, "float32") / temperature
+    if top_k:
+        kth = ops.top_k(logits, top_k)[0][:, -1:]
+        logits = ops.where(logits < kth, NEG, logits)
+    if top_p < 1.0:
+        order = ops.argsort(-logits, axis=-1)
+        sorted_logits = ops.take_along_axis(logits, order, axis=-1)
+        probs = ops.softmax(sorted_logits, axis=-1)
+        before = ops.cumsum(probs, axis=-1) - probs  # mass of better tokens
+        keep_sorted = before < top_p  # the smallest set reaching top_p
+        # Back to vocabulary order.
+        inverse = ops.argsort(order, axis=-1)
+        keep = ops.take_along_axis(keep_sorted, inverse, axis=-1)
+        logits = ops.where(keep, logits, NEG)
+    return logits
+
+
+def sample(step_fn, state, batch_size, bos_id, eos_id, pad_id=0, max_length=50,
+           min_length=0, temperature=1.0, top_k=0, top_p=1.0, seed=None):
+    """Ancestral sampling with temperature, top-k and nucleus (top-p) filters.
+
+    `p(y_t) ~ softmax(logits / temperature)`, restricted to the `top_k` most
+    likely tokens and to the smallest set of tokens whose probability reaches
+    `top_p` (Holtzman et al., 2020). The uniforms of all steps are drawn
+    before the loop from `seed`, so a seeded call is reproducible, compiled
+    or not.
+
+    Args:
+        step_fn, state, batch_size, bos_id, eos_id, pad_id, max_length,
+            min_length: as `greedy_search`.
+        temperature: float > 0.
+        top_k: int >= 0 (0 = no top-k filter).
+        top_p: float in (0, 1] (1 = no nucleus filter).
+        seed: optional int.
+
+    Returns:
+        As `greedy_search`; `scores` are the log-probabilities of the drawn
+        tokens under the unfiltered model.
+    """
+    _check_common(bos_id, eos_id, pad_id, max_length, min_length)
+    if not isinstance(temperature, (int, float)) or temperature <= 0:
+        raise ValueError(f"`temperature` must be a positive float; got {temperature!r}.")
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
+        raise ValueError(f"`top_k` must be a non-negative int; got {top_k!r}.")
+    if not isinstance(top_p, (int, float)) or not 0 < top_p <= 1:
+        raise ValueError(f"`top_p` must be in (0, 1]; got {top_p!r}.")
+    # All randomness is drawn before the loop (one uniform per step and
+    # row), so the loop is a pure function: it compiles and a seed
+    # reproduces it on every backend.
+    uniforms = keras.random.uniform((max_length, batch_size), seed=seed)
+    tokens = ops.full((batch_size,), bos_id, dtype="int32")
+    logits, state, attention = _call(step_fn, tokens, state, 0)
+    history = ops.full((batch_size, max_length), pad_id, dtype="int32")
+    att_history = None
+    if attention is not None:
+        att_history = ops.zeros((batch_size, max_length, ops.shape(attention)[-1]),
+                                "float32")
+    carry = (logits, state, attention, history, att_history,
+             ops.zeros((batch_size,), "bool"), ops.zeros((batch_size,), "float32"),
+             ops.zeros((batch_size,), "int32"))
+
+    def body(t, carry):
+        logits, state, attention, history, att_history, finished, score, length = carry
+        logp = _ban_token(_log_probs(logits, pad_id, bos_id), eos_id, t < min_length)
+        filtered = _filter_logits(logp, temperature, top_k, top_p)
+        # Inverse-CDF draw with this step's pre-drawn uniform.
+        cdf = ops.cumsum(ops.softmax(filtered, axis=-1), axis=-1)
+        u_t = ops.expand_dims(ops.take(uniforms, t, axis=0), -1)
+        token = ops.sum(ops.cast(cdf < u_t, "int32"), axis=-1)
+        token = ops.minimum(token, ops.shape(filtered)[-1] - 1)
+        token = ops.where(finished, pad_id, token)
+        chosen = ops.take_along_axis(logp, ops.expand_dims(token, -1), axis=-1)[:, 0]
+        score = score + ops.where(finished, 0.0, chosen)
+        length = length + ops.cast(ops.logical_not(finished), "int32")
+        history = _write(history, t, token)
+        if att_history is not None:
+            att = ops.where(ops.expand_dims(finished, -1), 0.0,
+                            ops.cast(attention, "float32"))
+            att_history = _write_attention(att_history, t, att)
+        finished = ops.logical_or(finished, ops.equal(token, eos_id))
+        logits, state, attention = _call(step_fn, token, state, t + 1)
+        return (logits, state, attention, history, att_history, finished,
+                score, length)
+
+    carry = ops.fori_loop(0, max_length, body, carry)
+    result = {"tokens": carry[3], "scores": carry[6], "lengths": carry[7]}
+    if carry[4] is not None:
+        result["attention"] = carry[4]
+    return result

@@ -1,0 +1,266 @@
+"""Decoding loops tested with fake step functions, no model needed."""
+
+import itertools
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from cases import to_numpy
+from kerattn.decoding import (
+    beam_search,
+    gnmt_length_penalty,
+    greedy_search,
+    sample,
+)
+
+PAD, UNK, BOS, EOS = 0, 1, 2, 3
+
+
+def markov_step(table, source_length=5):
+    """A fake model: logits depend on the previous token only; attention is
+    a one-hot on min(step, S - 1), so alignments are predictable."""
+    table = ops.convert_to_tensor(table)
+
+    def step(tokens, state, index):
+        logits = ops.take(table, tokens, axis=0)
+        position = ops.minimum(ops.cast(index, "int32"), source_length - 1)
+        attention = ops.one_hot(position * ops.ones_like(tokens), source_length)
+        return logits, state + 1.0, attention
+
+    return step
+
+
+def random_table(seed, vocab=7, scale=2.0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((vocab, vocab)) * scale).astype("float32")
+
+
+def np_log_softmax(x):
+    x = x - x.max(-1, keepdims=True)
+    return x - np.log(np.exp(x).sum(-1, keepdims=True))
+
+
+def sequence_log_prob(table, seq):
+    """log P of a hypothesis under the Markov table (PAD/BOS impossible)."""
+    total, prev = 0.0, BOS
+    for tok in seq:
+        logits = table[prev].astype("float64").copy()
+        logits[[PAD, BOS]] = -1e9
+        total += np_log_softmax(logits)[tok]
+        prev = tok
+        if tok == EOS:
+            break
+    return total
+
+
+def brute_force_best(table, max_length, alpha, vocab):
+    """The best hypothesis over every sequence, by GNMT's length-normalised
+    score (hypotheses end at EOS or at max_length)."""
+    best, best_score = None, -np.inf
+    tokens = [t for t in range(vocab) if t not in (PAD, BOS)]
+    for length in range(1, max_length + 1):
+        for seq in itertools.product(tokens, repeat=length):
+            if EOS in seq[:-1] or (length < max_length and seq[-1] != EOS):
+                continue
+            score = sequence_log_prob(table, seq) / (((5 + length) / 6) ** alpha)
+            if score > best_score:
+                best, best_score = seq, score
+    return best, best_score
+
+
+def _tokens(result, index=None):
+    tokens = to_numpy(result["tokens"])
+    return tokens if index is None else tokens[:, index]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_beam_width_one_equals_greedy(seed):
+    step = markov_step(random_table(seed))
+    state = ops.zeros((4, 1))
+    greedy = greedy_search(step, state, 4, BOS, EOS, PAD, max_length=8)
+    beam = beam_search(step, state, 4, BOS, EOS, PAD, beam_width=1, max_length=8)
+    np.testing.assert_array_equal(_tokens(beam, 0), _tokens(greedy))
+    np.testing.assert_allclose(to_numpy(beam["log_probs"])[:, 0],
+                               to_numpy(greedy["scores"]), atol=1e-5)
+    np.testing.assert_allclose(to_numpy(beam["attention"])[:, 0],
+                               to_numpy(greedy["attention"]), atol=1e-6)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.6, 1.0])
+def test_wide_beam_finds_the_brute_force_optimum(alpha):
+    vocab, max_length = 5, 4
+    table = random_table(3, vocab, scale=1.5)
+    step = markov_step(table)
+    # Width 3^3 keeps every prefix: the search is exact.
+    beam = beam_search(step, ops.zeros((1, 1)), 1, BOS, EOS, PAD,
+                       beam_width=27, max_length=max_length, length_penalty=alpha)
+    best, best_score = brute_force_best(table, max_length, alpha, vocab)
+    length = int(to_numpy(beam["lengths"])[0, 0])
+    assert tuple(_tokens(beam)[0, 0, :length]) == best
+    np.testing.assert_allclose(float(to_numpy(beam["scores"])[0, 0]), best_score,
+                               atol=1e-4)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_beam_never_below_greedy(seed):
+    table = random_table(seed + 10, vocab=8)
+    step = markov_step(table)
+    state = ops.zeros((2, 1))
+    alpha = 0.7
+    greedy = greedy_search(step, state, 2, BOS, EOS, PAD, max_length=7)
+    g_score = to_numpy(greedy["scores"]) / to_numpy(
+        gnmt_length_penalty(greedy["lengths"], alpha))
+    for width in (2, 3, 5):
+        beam = beam_search(step, state, 2, BOS, EOS, PAD, beam_width=width,
+                           max_length=7, length_penalty=alpha)
+        assert np.all(to_numpy(beam["scores"])[:, 0] >= g_score - 1e-5)
+
+
+def test_eos_handling_and_nbest_order():
+    table = random_table(4)
+    table[:, EOS] += 1.0  # short hypotheses
+    step = markov_step(table)
+    beam = beam_search(step, ops.zeros((3, 1)), 3, BOS, EOS, PAD, beam_width=4,
+                       max_length=6, num_return=4)
+    tokens, lengths = _tokens(beam), to_numpy(beam["lengths"])
+    scores = to_numpy(beam["scores"])
+    assert tokens.shape == (3, 4, 6)
+    assert np.all(np.diff(scores, axis=1) <= 1e-6)  # best first
+    for b in range(3):
+        for h in range(4):
+            n = lengths[b, h]
+            seq = tokens[b, h]
+            assert PAD not in seq[:n] and BOS not in seq[:n]
+            assert np.all(seq[n:] == PAD)
+            if n < 6:
+                assert seq[n - 1] == EOS and EOS not in seq[: n - 1]
+            # Reported log-probabilities are those of the hypotheses.
+            np.testing.assert_allclose(to_numpy(beam["log_probs"])[b, h],
+                                       sequence_log_prob(table, seq[:n]),
+                                       atol=1e-4)
+    assert len({tuple(t) for t in tokens[0]}) == 4  # distinct hypotheses
+
+
+def test_min_length_blocks_early_eos():
+    table = np.zeros((6, 6), "float32")
+    table[:, EOS] = 10.0  # the model wants to stop at once
+    step = markov_step(table)
+    for search in (
+        lambda **kw: greedy_search(step, ops.zeros((2, 1)), 2, BOS, EOS, PAD, **kw),
+        lambda **kw: beam_search(step, ops.zeros((2, 1)), 2, BOS, EOS, PAD,
+                                 beam_width=3, **kw),
+        lambda **kw: sample(step, ops.zeros((2, 1)), 2, BOS, EOS, PAD, seed=1, **kw),
+    ):
+        result = search(max_length=8, min_length=4)
+        lengths = to_numpy(result["lengths"]).reshape(-1)
+        assert np.all(lengths >= 5), lengths  # 4 tokens, then EOS
+
+
+def test_no_repeat_ngram_blocking():
+    table = np.full((7, 7), -5.0, "float32")
+    table[BOS, 4] = table[4, 5] = table[5, 4] = 5.0  # loves "4 5 4 5 ..."
+    table[:, 6] = 0.0
+    step = markov_step(table)
+    free = beam_search(step, ops.zeros((1, 1)), 1, BOS, EOS, PAD, beam_width=2,
+                       max_length=8)
+    seq = list(_tokens(free)[0, 0])
+    assert seq[:4] == [4, 5, 4, 5]
+    blocked = beam_search(step, ops.zeros((1, 1)), 1, BOS, EOS, PAD, beam_width=2,
+                          max_length=8, no_repeat_ngram_size=2, num_return=2)
+    for seq in _tokens(blocked)[0]:
+        bigrams = [tuple(seq[i:i + 2]) for i in range(len(seq) - 1)
+                   if PAD not in seq[i:i + 2]]
+        assert len(bigrams) == len(set(bigrams)), seq
+
+
+def test_alignments_of_the_chosen_hypothesis():
+    step = markov_step(random_table(5), source_length=5)
+    beam = beam_search(step, ops.zeros((2, 1)), 2, BOS, EOS, PAD, beam_width=3,
+                       max_length=6)
+    att, lengths = to_numpy(beam["attention"])[:, 0], to_numpy(beam["lengths"])[:, 0]
+    for b in range(2):
+        for t in range(6):
+            expected = np.eye(5)[min(t, 4)] if t < lengths[b] else np.zeros(5)
+            np.testing.assert_array_equal(att[b, t], expected)
+
+
+def test_coverage_penalty_in_the_score():
+    step = markov_step(random_table(6), source_length=5)
+    source_mask = np.array([[True] * 5, [True] * 3 + [False] * 2])
+    beam = beam_search(step, ops.zeros((2, 1)), 2, BOS, EOS, PAD, beam_width=3,
+                       max_length=6, length_penalty=0.5, coverage_penalty=0.3,
+                       num_return=3, source_mask=source_mask,
+                       never_worse_than_greedy=False)
+    att = to_numpy(beam["attention"])  # (B, n, T, S)
+    coverage = att.sum(2)
+    cp = 0.3 * np.where(source_mask[:, None], np.log(np.clip(coverage, 1e-10, 1)),
+                        0).sum(-1)
+    lp = ((5 + to_numpy(beam["lengths"])) / 6) ** 0.5
+    np.testing.assert_allclose(to_numpy(beam["scores"]),
+                               to_numpy(beam["log_probs"]) / lp + cp, atol=1e-4)
+
+
+def test_sampling_filters_and_seed():
+    table = random_table(7, vocab=9)
+    step = markov_step(table)
+    state = ops.zeros((64, 1))
+    greedy = greedy_search(step, state, 64, BOS, EOS, PAD, max_length=6)
+    top1 = sample(step, state, 64, BOS, EOS, PAD, max_length=6, top_k=1, seed=3)
+    np.testing.assert_array_equal(_tokens(top1), _tokens(greedy))
+    nucleus = sample(step, state, 64, BOS, EOS, PAD, max_length=6, top_p=1e-6,
+                     seed=3)
+    np.testing.assert_array_equal(_tokens(nucleus), _tokens(greedy))
+    a = sample(step, state, 64, BOS, EOS, PAD, max_length=6, seed=11)
+    b = sample(step, state, 64, BOS, EOS, PAD, max_length=6, seed=11)
+    np.testing.assert_array_equal(_tokens(a), _tokens(b))
+    # top_k=2: the first token is one of the two most likely after BOS.
+    first = _tokens(sample(step, state, 64, BOS, EOS, PAD, max_length=3, top_k=2,
+                           seed=5))[:, 0]
+    logits = table[BOS].copy()
+    logits[[PAD, BOS]] = -1e9
+    allowed = set(np.argsort(-logits)[:2])
+    assert set(first) <= allowed and len(set(first)) == 2
+    # Scores are the drawn tokens' log-probabilities.
+    for row in range(3):
+        n = int(to_numpy(a["lengths"])[row])
+        np.testing.assert_allclose(to_numpy(a["scores"])[row],
+                                   sequence_log_prob(table, _tokens(a)[row, :n]),
+                                   atol=1e-4)
+
+
+def test_sampling_matches_the_distribution():
+    table = np.zeros((6, 6), "float32")
+    table[BOS, 4], table[BOS, 5], table[BOS, EOS] = 1.0, 0.0, -1.0
+    step = markov_step(table)
+    n = 6000
+    first = _tokens(sample(step, ops.zeros((n, 1)), n, BOS, EOS, PAD,
+                           max_length=1, seed=0))[:, 0]
+    logits = table[BOS].astype("float64")
+    logits[[PAD, BOS]] = -np.inf
+    p = np.exp(logits - logits.max())
+    p /= p.sum()
+    for tok in (UNK, EOS, 4, 5):
+        assert abs((first == tok).mean() - p[tok]) < 0.03, tok
+
+
+def test_bad_arguments():
+    step = markov_step(random_table(0))
+    state = ops.zeros((1, 1))
+    with pytest.raises(ValueError, match="`beam_width`"):
+        beam_search(step, state, 1, BOS, EOS, beam_width=0)
+    with pytest.raises(ValueError, match="`num_return`"):
+        beam_search(step, state, 1, BOS, EOS, beam_width=2, num_return=3)
+    with pytest.raises(ValueError, match="`max_length`"):
+        greedy_search(step, state, 1, BOS, EOS, max_length=0)
+    with pytest.raises(ValueError, match="`min_length`"):
+        greedy_search(step, state, 1, BOS, EOS, max_length=3, min_length=5)
+    with pytest.raises(ValueError, match="`temperature`"):
+        sample(step, state, 1, BOS, EOS, temperature=0)
+    with pytest.raises(ValueError, match="`top_p`"):
+        sample(step, state, 1, BOS, EOS, top_p=1.5)
+    with pytest.raises(ValueError, match="`coverage_penalty` needs"):
+        beam_search(lambda t, s, i: (ops.take(ops.convert_to_tensor(
+            random_table(0)), t, axis=0), s), state, 1, BOS, EOS,
+            coverage_penalty=0.2)
