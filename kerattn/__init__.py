@@ -1,7 +1,7 @@
 """kerattn: the classic attention mechanisms and a model zoo, for Keras 3."""
 
-from kerattn import layers
+from kerattn import datasets, decoding, layers, zoo
 
 __version__ = "0.1.0"
 
-__all__ = ["layers", "__version__"]
+__all__ = ["layers", "zoo", "decoding", "datasets", "__version__"]

@@ -30,7 +30,7 @@ def np_bahdanau_decoder(y, h_enc, mask, W_a, U_a, v_a, gru):
     """Bahdanau et al. (2014), section 3.1 and appendix A:
 
     e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j); c_i = sum_j alpha_ij h_j;
-    s_i = GRU(s_{i-1}, [y_{i-1}; c_i]); output [s_i; c_i].
+    s_i = GRU(s_{i-1}, [y_{i-1}; c_i]); output [s_{i-1}; c_i].
     """
     b, t, _ = y.shape
     s = np.zeros((b, W_a.shape[0]))
@@ -40,8 +40,8 @@ def np_bahdanau_decoder(y, h_enc, mask, W_a, U_a, v_a, gru):
         e = np.tanh((s @ W_a)[:, None] + keys) @ v_a
         alpha = np_masked_softmax(e, mask)
         c = np.einsum("bs,bsd->bd", alpha, h_enc)
-        s = np_gru(np.concatenate([y[:, i], c], -1), s, *gru)
         outs.append(np.concatenate([s, c], -1))
+        s = np_gru(np.concatenate([y[:, i], c], -1), s, *gru)
         alignments.append(alpha)
     return np.stack(outs, 1), np.stack(alignments, 1)
 

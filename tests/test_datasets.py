@@ -58,7 +58,7 @@ def test_vocabulary_special_ids_and_round_trip():
     assert (vocab.pad_id, vocab.unk_id, vocab.bos_id, vocab.eos_id) == (0, 1, 2, 3)
     assert len(vocab) == 4 + 9  # 9 distinct tokens
     small = WordVocabulary.build(["b a a", "c a b"], max_size=6)
-    assert small.itos[4:] == ["a", "b"]  # most frequent first
+    assert small.itos[4:] == ["\u2581a", "b"]  # most frequent, then by name
     ids = vocab.encode("Cannot open %s", add_bos=True, add_eos=True)
     assert ids[0] == vocab.bos_id and ids[-1] == vocab.eos_id
     assert vocab.decode(ids) == "Cannot open %s"
@@ -67,8 +67,11 @@ def test_vocabulary_special_ids_and_round_trip():
     clone = WordVocabulary.from_json(vocab.to_json())
     assert clone.itos == vocab.itos
     assert WordVocabulary.tokenize("%-10.3f and %1$s, ok.") == [
-        "%-10.3f", "and", "%1$s", ",", "ok", "."
+        "%-10.3f", "\u2581and", "\u2581%1$s", ",", "\u2581ok", "."
     ]
+    text = "Cannot open '%s': %H:%M:%S (code %d)."
+    full = WordVocabulary.build([text])
+    assert full.decode(full.encode(text)) == text  # reversible
     with pytest.raises(ValueError, match="`max_size`"):
         WordVocabulary.build(["a"], max_size=2)
 

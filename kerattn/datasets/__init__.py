@@ -1,6 +1,7 @@
 """Loaders of the canonical formats and builders of local real data."""
 
 from kerattn.datasets.gettext import gettext_pairs
+from kerattn.datasets.translation import translation_arrays
 from kerattn.datasets.vocabulary import WordVocabulary
 
-__all__ = ["gettext_pairs", "WordVocabulary"]
+__all__ = ["gettext_pairs", "WordVocabulary", "translation_arrays"]

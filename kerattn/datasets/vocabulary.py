@@ -41,12 +41,25 @@ class WordVocabulary:
 
     # --- construction -------------------------------------------------------
 
-    @staticmethod
-    def tokenize(text, lowercase=False):
-        """Split into words, printf specifiers and punctuation."""
+    SPACE = "\u2581"  # "▁", as in SentencePiece: "a space came before"
+
+    @classmethod
+    def tokenize(cls, text, lowercase=False):
+        """Split into words, printf specifiers and punctuation.
+
+        A token that follows whitespace carries a leading "▁", so that
+        `decode` restores the text exactly (up to runs of whitespace):
+        "Cannot open %s: denied" -> ["Cannot", "▁open", "▁%s", ":",
+        "▁denied"].
+        """
         if lowercase:
             text = text.lower()
-        return _TOKEN.findall(text)
+        tokens = []
+        for match in _TOKEN.finditer(text):
+            start = match.start()
+            spaced = start > 0 and text[start - 1].isspace()
+            tokens.append(cls.SPACE + match.group() if spaced else match.group())
+        return tokens
 
     @classmethod
     def build(cls, texts, max_size=None, min_count=1, lowercase=False):
@@ -90,7 +103,7 @@ class WordVocabulary:
         return ids
 
     def decode(self, ids):
-        """Ids to text: stops at EOS, skips PAD and BOS, joins sensibly."""
+        """Ids to text: stops at EOS, skips PAD and BOS, restores spaces."""
         words = []
         for i in ids:
             i = int(i)
@@ -99,9 +112,7 @@ class WordVocabulary:
             if i in (self.pad_id, self.bos_id):
                 continue
             words.append(self.itos[i] if 0 <= i < len(self.itos) else self.UNK)
-        text = " ".join(words)
-        # No space before closing punctuation.
-        return re.sub(r" ([.,:;!?)\]}])", r"\1", text)
+        return "".join(words).replace(self.SPACE, " ").strip()
 
     def tokens(self, ids):
         return [self.itos[int(i)] for i in ids]

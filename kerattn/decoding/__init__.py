@@ -7,6 +7,7 @@ from kerattn.decoding.search import (
     greedy_search,
     sample,
 )
+from kerattn.decoding.translator import Translator
 
 __all__ = [
     "greedy_search",
@@ -14,4 +15,5 @@ __all__ = [
     "sample",
     "gnmt_length_penalty",
     "gnmt_coverage_penalty",
+    "Translator",
 ]

@@ -10,6 +10,7 @@ from kerattn.layers.hierarchical_attention import (
 )
 from kerattn.layers.local_attention import LocalAttention
 from kerattn.layers.luong_attention import LuongAttention
+from kerattn.layers.maxout import Maxout
 from kerattn.layers.multi_head_attention import MultiHeadAttention
 from kerattn.layers.multi_step_attention import GLUConvBlock, MultiStepAttention
 from kerattn.layers.position_embedding import PositionEmbedding
@@ -52,4 +53,5 @@ __all__ = [
     "GLUConvBlock",
     "AttentionRNN",
     "AttentionRNNCell",
+    "Maxout",
 ]

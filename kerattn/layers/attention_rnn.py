@@ -41,6 +41,7 @@ class AttentionRNNCell(keras.layers.Layer):
                 attentional_units, activation="tanh", use_bias=False,
                 dtype=self.dtype_policy, name="attentional",
             )
+        self.supports_masking = True  # masks are applied by keras.layers.RNN
         self.emit_weights = False
         self.skip_attention = False  # the parallel Luong form
         self.memory_dims = None  # (key_dim, value_dim), set per call
@@ -114,7 +115,8 @@ class AttentionRNNCell(keras.layers.Layer):
                                            mask_bool, step)
             h, new_cell = self.rnn_cell(ops.concatenate([inputs, context], -1),
                                         rnn_states, training=training)
-            output = ops.concatenate([h, context], axis=-1)
+            # [s_{i-1}; c_i]: what the deep output layer reads (appendix A).
+            output = ops.concatenate([cell_states[0], context], axis=-1)
         else:
             x = inputs if feed is None else ops.concatenate([inputs, feed], -1)
             h, new_cell = self.rnn_cell(x, rnn_states, training=training)
@@ -151,8 +153,10 @@ class AttentionRNN(keras.layers.Layer):
           c_i = sum_j alpha_ij h_j,  alpha_i = attention(s_{i-1}, h)
           s_i = f(s_{i-1}, [y_{i-1}; c_i])
 
-      and output `[s_i; c_i]` (`units + memory_dim` features) for the deep
-      output layer.
+      and output `[s_{i-1}; c_i]` (`units + memory_dim` features): with
+      `y_{i-1}` that is what the deep output layer of the paper's appendix
+      A.2.2 reads to predict `y_i`. The new state `s_i` goes on to the next
+      step (and is the final state with `return_state=True`).
     - `order="luong"` (Luong et al., 2015, section 3): run the cell, attend
       with its output, and form the attentional vector
 

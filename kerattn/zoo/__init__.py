@@ -1,0 +1,27 @@
+"""Complete functional models built from kerattn.layers (the model zoo)."""
+
+from kerattn.zoo.bahdanau_nmt import BahdanauIncremental, bahdanau_nmt
+
+
+def incremental(model, pad_id=0):
+    """The encode / step functions of a zoo translation model.
+
+    The returned object has `encode(source_ids) -> state` and
+    `step(tokens, state, index) -> (logits, state, attention)`, built from
+    the model's own named layers (shared weights), so they also work on a
+    model loaded from a `.keras` file.
+
+    Raises:
+        ValueError: when `model` is not a zoo translation model.
+    """
+    names = {layer.name for layer in model.layers}
+    if {"encoder", "decoder", "deep_output", "maxout"} <= names:
+        return BahdanauIncremental(model, pad_id=pad_id)
+    raise ValueError(
+        "`model` must be a kerattn.zoo translation model (e.g. "
+        f"kerattn.zoo.bahdanau_nmt()); got a model named {model.name!r} with "
+        f"layers {sorted(names)}."
+    )
+
+
+__all__ = ["bahdanau_nmt", "incremental"]
