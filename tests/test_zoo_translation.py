@@ -1,0 +1,131 @@
+"""Translation zoo: builders, incremental decoding, overfitting real data."""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+
+from cases import to_numpy
+from kerattn import zoo
+from kerattn.datasets import WordVocabulary, gettext_pairs, translation_arrays
+from kerattn.decoding import Translator, beam_search, greedy_search
+
+SMALL = dict(embedding_dim=16, units=24, alignment_units=12, maxout_units=10)
+needs_catalogs = pytest.mark.skipif(
+    not os.path.isdir("/usr/share/locale/fr/LC_MESSAGES"),
+    reason="the gettext catalogs come with Debian's packages; none here",
+)
+
+
+def _random_batch(rng, vocab=30, b=3, s=7, t=6):
+    src = rng.integers(4, vocab, (b, s)).astype("int32")
+    src[1, 4:] = 0
+    src[2, 2:] = 0
+    tgt = rng.integers(4, vocab, (b, t)).astype("int32")
+    tgt[:, 0] = 2  # BOS
+    tgt[2, 3:] = 0
+    return {"source_ids": src, "target_in_ids": tgt}
+
+
+def test_bahdanau_builder_structure():
+    model = zoo.bahdanau_nmt(30, 40, **SMALL)
+    names = {layer.name for layer in model.layers}
+    assert {"source_embedding", "encoder", "decoder", "deep_output",
+            "output_projection"} <= names
+    assert model.output_shape == (None, None, 40)
+    assert sorted(model.input) == ["source_ids", "target_in_ids"]  # named dict
+    # Paper defaults (Bahdanau et al. 2014, appendix A).
+    paper = zoo.bahdanau_nmt()
+    decoder = paper.get_layer("decoder")
+    assert decoder.units == 1000 and decoder.attention.units == 1000
+    assert paper.get_layer("source_embedding").output_dim == 620
+    assert paper.get_layer("deep_output").units == 2 * 500
+    with pytest.raises(ValueError, match="`units`"):
+        zoo.bahdanau_nmt(30, 40, units=0)
+    with pytest.raises(ValueError, match="`dropout`"):
+        zoo.bahdanau_nmt(30, 40, dropout=1.0)
+
+
+def test_incremental_equals_full_prefix():
+    rng = np.random.default_rng(0)
+    model = zoo.bahdanau_nmt(30, 40, **SMALL)
+    x = _random_batch(rng)
+    full = to_numpy(model.predict(x, verbose=0))
+    inc = zoo.incremental(model)
+    state = inc.encode(x["source_ids"])
+    steps = []
+    for i in range(x["target_in_ids"].shape[1]):
+        logits, state, weights = inc.step(
+            keras.ops.convert_to_tensor(x["target_in_ids"][:, i]), state, i)
+        steps.append(to_numpy(logits))
+        w = to_numpy(weights)
+        assert np.all(w[x["source_ids"] == 0] == 0)
+    real = x["target_in_ids"] != 0
+    np.testing.assert_allclose(np.stack(steps, 1)[real], full[real], atol=1e-5)
+
+
+def test_incremental_rejects_other_models():
+    inputs = keras.Input((3,))
+    with pytest.raises(ValueError, match="`model` must be a kerattn.zoo"):
+        zoo.incremental(keras.Model(inputs, keras.layers.Dense(2)(inputs)))
+
+
+@pytest.fixture(scope="module")
+def real_slice():
+    if not os.path.isdir("/usr/share/locale/fr/LC_MESSAGES"):
+        pytest.skip("the gettext catalogs come with Debian's packages; none here")
+    pairs = gettext_pairs("fr")["train"][:64]
+    src = WordVocabulary.build([s for s, _ in pairs])
+    tgt = WordVocabulary.build([t for _, t in pairs])
+    x, y, kept = translation_arrays(pairs, src, tgt, max_tokens=12)
+    return src, tgt, x, y, kept
+
+
+@needs_catalogs
+def test_bahdanau_overfits_a_real_slice(real_slice, tmp_path):
+    src, tgt, x, y, kept = real_slice
+    keras.utils.set_random_seed(0)
+    model = zoo.bahdanau_nmt(len(src), len(tgt), embedding_dim=64, units=128,
+                             alignment_units=64, maxout_units=64)
+    model.compile(
+        optimizer=keras.optimizers.Adam(3e-3),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True,
+                                                        ignore_class=0))
+    model.fit(x, y, batch_size=32, epochs=60, verbose=0)  # 120 steps at most
+    pred = to_numpy(model.predict(x, verbose=0)).argmax(-1)
+    real = y != 0
+    accuracy = (pred[real] == y[real]).mean()
+    assert accuracy >= 0.95, accuracy
+
+    # Strings in, strings out: greedy reproduces the training targets.
+    translator = Translator(model, src, tgt)
+    sources = [s for s, _ in kept[:6]]
+    greedy, alignments = translator(sources, return_alignments=True)
+    assert sum(g == t for g, (_, t) in zip(greedy, kept[:6])) >= 5
+    for a in alignments:
+        w = a["weights"]
+        assert w.shape == (len(a["target_tokens"]), len(a["source_tokens"]))
+        np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-4)
+    assert translator(sources, beam_width=1, length_penalty=0.0) == greedy
+    beam = translator(sources, beam_width=4, length_penalty=0.6)
+    assert sum(b == t for b, (_, t) in zip(beam, kept[:6])) >= 5
+
+    # The trained model survives a .keras round trip, translations included.
+    path = str(tmp_path / "bahdanau.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert Translator(loaded, src, tgt)(sources) == greedy
+
+
+def test_beam_one_equals_greedy_on_the_model():
+    rng = np.random.default_rng(1)
+    model = zoo.bahdanau_nmt(30, 40, **SMALL)
+    inc = zoo.incremental(model)
+    src = _random_batch(rng)["source_ids"]
+    g = greedy_search(inc.step, inc.encode(src), 3, 2, 3, 0, max_length=7)
+    b = beam_search(inc.step, inc.encode(src), 3, 2, 3, 0, beam_width=1,
+                    max_length=7)
+    np.testing.assert_array_equal(to_numpy(b["tokens"])[:, 0], to_numpy(g["tokens"]))
+    np.testing.assert_allclose(to_numpy(b["attention"])[:, 0],
+                               to_numpy(g["attention"]), atol=1e-5)
