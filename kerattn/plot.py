@@ -56,10 +56,13 @@ def attention_heatmap(weights, source_tokens, target_tokens, ax=None, title=None
     if ax is None:
         _, ax = plt.subplots(figsize=(1 + 0.45 * cols, 1 + 0.4 * rows))
     ax.imshow(weights[:rows, :cols], cmap="gray", vmin=0.0, vmax=1.0)
+    def label(token):  # word pieces' "a space came before" mark
+        return str(token).replace("\u2581", "")
+
     ax.set_xticks(range(cols))
-    ax.set_xticklabels(source_tokens, rotation=90)
+    ax.set_xticklabels([label(t) for t in source_tokens], rotation=90)
     ax.set_yticks(range(rows))
-    ax.set_yticklabels(target_tokens)
+    ax.set_yticklabels([label(t) for t in target_tokens])
     if title:
         ax.set_title(title)
     return ax

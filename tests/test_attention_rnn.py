@@ -113,6 +113,13 @@ CONFIGS = {
         8, LuongAttention("dot"), order="luong", input_feeding=False),
     "local_m": lambda: AttentionRNN(
         8, LocalAttention("monotonic", window=1, score="general"), order="luong"),
+    "bahdanau_stacked": lambda: AttentionRNN(8, BahdanauAttention(5),
+                                             num_layers=2),
+    "luong_stacked_lstm": lambda: AttentionRNN(
+        8, LuongAttention("general"), cell="lstm", order="luong", num_layers=3),
+    "luong_stacked_parallel": lambda: AttentionRNN(
+        8, LuongAttention("general"), cell="lstm", order="luong", num_layers=2,
+        input_feeding=False),
     "local_p": lambda: AttentionRNN(
         8, LocalAttention("predictive", window=2), order="luong",
         input_feeding=False),

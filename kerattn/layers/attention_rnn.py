@@ -24,15 +24,23 @@ class AttentionRNNCell(keras.layers.Layer):
     """
 
     def __init__(self, cell, units, attention, order, input_feeding,
-                 attentional_units, **kwargs):
+                 attentional_units, num_layers=1, **kwargs):
         super().__init__(**kwargs)
         self.cell_type = cell
         self.units = units
+        self.num_layers = num_layers
         self.order = order
         self.input_feeding = input_feeding
         self.attentional_units = attentional_units
         cell_cls = keras.layers.GRUCell if cell == "gru" else keras.layers.LSTMCell
-        self.rnn_cell = cell_cls(units, dtype=self.dtype_policy, name=cell)
+        # A stack of cells; attention reads (and Bahdanau's feeds) the top.
+        self.rnn_cells = [
+            cell_cls(units, dtype=self.dtype_policy,
+                     name=cell if k == 0 else f"{cell}_{k + 1}")
+            for k in range(num_layers)
+        ]
+        for rnn_cell in self.rnn_cells:
+            rnn_cell.supports_masking = True  # the RNN loop applies masks
         self.attention = attention
         self.attentional = None
         if order == "luong":
@@ -47,8 +55,30 @@ class AttentionRNNCell(keras.layers.Layer):
         self.memory_dims = None  # (key_dim, value_dim), set per call
 
     @property
-    def num_cell_states(self):
+    def rnn_cell(self):
+        """The bottom cell of the stack."""
+        return self.rnn_cells[0]
+
+    @property
+    def states_per_layer(self):
         return 1 if self.cell_type == "gru" else 2
+
+    @property
+    def num_cell_states(self):
+        return self.states_per_layer * self.num_layers
+
+    def top_hidden(self, cell_states):
+        """The top layer's hidden state `h` in a flat list of cell states."""
+        return cell_states[(self.num_layers - 1) * self.states_per_layer]
+
+    def run_stack(self, x, cell_states, training=None):
+        """One step up the stack: `(top output, new flat cell states)`."""
+        per, new = self.states_per_layer, []
+        for k, cell in enumerate(self.rnn_cells):
+            x, states = cell(x, list(cell_states[k * per:(k + 1) * per]),
+                             training=training)
+            new += list(states) if isinstance(states, (list, tuple)) else [states]
+        return x, new
 
     @property
     def state_size(self):
@@ -72,7 +102,9 @@ class AttentionRNNCell(keras.layers.Layer):
             feed = memory_dim
         elif self.input_feeding:
             feed = self.attentional_units
-        self.rnn_cell.build((None, inputs_dim + feed))
+        self.rnn_cells[0].build((None, inputs_dim + feed))
+        for cell in self.rnn_cells[1:]:
+            cell.build((None, self.units))
         if not self.attention.built:
             self.attention.build((None, self.units), (None, None, memory_dim))
         if self.attentional is not None:
@@ -107,27 +139,24 @@ class AttentionRNNCell(keras.layers.Layer):
         values = ops.reshape(values, (batch, -1, self.memory_dims[1]))
         mask_bool = memory_mask > 0.5
         weights = None
-        rnn_states = list(cell_states)
 
         if self.order == "bahdanau":
             # c_i from s_{i-1}; s_i = f(s_{i-1}, y_{i-1}, c_i).
-            context, weights = self.attend(cell_states[0], keys, values,
-                                           mask_bool, step)
-            h, new_cell = self.rnn_cell(ops.concatenate([inputs, context], -1),
-                                        rnn_states, training=training)
+            s_prev = self.top_hidden(cell_states)
+            context, weights = self.attend(s_prev, keys, values, mask_bool, step)
+            h, new_cell = self.run_stack(ops.concatenate([inputs, context], -1),
+                                         cell_states, training=training)
             # [s_{i-1}; c_i]: what the deep output layer reads (appendix A).
-            output = ops.concatenate([cell_states[0], context], axis=-1)
+            output = ops.concatenate([s_prev, context], axis=-1)
         else:
             x = inputs if feed is None else ops.concatenate([inputs, feed], -1)
-            h, new_cell = self.rnn_cell(x, rnn_states, training=training)
+            h, new_cell = self.run_stack(x, cell_states, training=training)
             if self.skip_attention:
                 output = h
             else:
                 context, weights = self.attend(h, keys, values, mask_bool, step)
                 output = self.attentional(ops.concatenate([context, h], -1))
-        new_cell = list(new_cell) if isinstance(new_cell, (list, tuple)) else [
-            new_cell]
-        new_states = new_cell
+        new_states = list(new_cell)
         if feed is not None:
             new_states = new_states + [output]
         new_states = new_states + [step + 1.0] + rest[1:]
@@ -183,6 +212,8 @@ class AttentionRNN(keras.layers.Layer):
             `SoftVisualAttention`, ...), used with one decoder step as query.
         cell: "gru" or "lstm".
         order: "bahdanau" or "luong".
+        num_layers: int, the depth of the stack of cells (4 in Luong et al.);
+            attention reads the top layer, input feeding enters the bottom.
         input_feeding: bool, Luong's input feeding (ignored for "bahdanau").
         attentional_units: int, the size of `h~_t` ("luong"); `units` when
             None.
@@ -196,8 +227,9 @@ class AttentionRNN(keras.layers.Layer):
             None. Padded steps keep the previous state.
         memory_mask: optional boolean `(batch, S)`; the implicit mask when
             None.
-        initial_state: optional list of the cell's states (GRU: `[h]`, LSTM:
-            `[h, c]`), each `(batch, units)`; zeros when None.
+        initial_state: optional list of the cells' states, layer by layer
+            (GRU: `[h]`, LSTM: `[h, c]` per layer), each `(batch, units)`;
+            zeros when None.
         return_attention_scores: bool, also return the alignment history.
         training: bool.
 
@@ -220,10 +252,11 @@ class AttentionRNN(keras.layers.Layer):
     """
 
     def __init__(self, units, attention, cell="gru", order="bahdanau",
-                 input_feeding=True, attentional_units=None, return_state=False,
-                 **kwargs):
+                 input_feeding=True, attentional_units=None, num_layers=1,
+                 return_state=False, **kwargs):
         super().__init__(**kwargs)
         utils.check_positive_int("units", units)
+        utils.check_positive_int("num_layers", num_layers)
         utils.check_positive_int("attentional_units", attentional_units,
                                  allow_none=True)
         if isinstance(attention, dict):
@@ -247,11 +280,13 @@ class AttentionRNN(keras.layers.Layer):
         self.order = order
         self.input_feeding = input_feeding if order == "luong" else False
         self.attentional_units = attentional_units
+        self.num_layers = num_layers
         self.return_state = return_state
         self.supports_masking = True
         step_cell = AttentionRNNCell(
             cell, units, attention, order, self.input_feeding,
-            attentional_units or units, dtype=self.dtype_policy, name="cell",
+            attentional_units or units, num_layers=num_layers,
+            dtype=self.dtype_policy, name="cell",
         )
         self.rnn = keras.layers.RNN(
             step_cell, return_sequences=True, return_state=True,
@@ -341,8 +376,9 @@ class AttentionRNN(keras.layers.Layer):
                 raise ValueError(
                     f"`initial_state` must be a list of "
                     f"{self.cell.num_cell_states} tensor(s) of shape (batch, "
-                    f"{self.units}) for cell={self.cell_type!r}; received "
-                    f"{len(cell_states)}."
+                    f"{self.units}) for cell={self.cell_type!r} and "
+                    f"num_layers={self.num_layers} (layer by layer: GRU [h], "
+                    f"LSTM [h, c]); received {len(cell_states)}."
                 )
             for s in cell_states:
                 utils.check_rank("initial_state", s.shape, (2,),
@@ -470,6 +506,7 @@ class AttentionRNN(keras.layers.Layer):
             "order": self.order,
             "input_feeding": self.input_feeding,
             "attentional_units": self.attentional_units,
+            "num_layers": self.num_layers,
             "return_state": self.return_state,
         })
         return config

@@ -1,6 +1,7 @@
 """Complete functional models built from kerattn.layers (the model zoo)."""
 
 from kerattn.zoo.bahdanau_nmt import BahdanauIncremental, bahdanau_nmt
+from kerattn.zoo.luong_nmt import LuongIncremental, luong_nmt
 
 
 def incremental(model, pad_id=0):
@@ -17,6 +18,8 @@ def incremental(model, pad_id=0):
     names = {layer.name for layer in model.layers}
     if {"encoder", "decoder", "deep_output", "maxout"} <= names:
         return BahdanauIncremental(model, pad_id=pad_id)
+    if {"encoder_1", "decoder", "output_projection"} <= names:
+        return LuongIncremental(model, pad_id=pad_id)
     raise ValueError(
         "`model` must be a kerattn.zoo translation model (e.g. "
         f"kerattn.zoo.bahdanau_nmt()); got a model named {model.name!r} with "
@@ -24,4 +27,4 @@ def incremental(model, pad_id=0):
     )
 
 
-__all__ = ["bahdanau_nmt", "incremental"]
+__all__ = ["bahdanau_nmt", "luong_nmt", "incremental"]
