@@ -264,3 +264,18 @@ def test_bad_arguments():
         beam_search(lambda t, s, i: (ops.take(ops.convert_to_tensor(
             random_table(0)), t, axis=0), s), state, 1, BOS, EOS,
             coverage_penalty=0.2)
+
+
+def test_step_functions_without_attention():
+    table = ops.convert_to_tensor(random_table(8))
+
+    def step(tokens, state, index):  # (logits, state): no attention output
+        return ops.take(table, tokens, axis=0), state
+
+    state = ops.zeros((2, 1))
+    greedy = greedy_search(step, state, 2, BOS, EOS, PAD, max_length=5)
+    beam = beam_search(step, state, 2, BOS, EOS, PAD, beam_width=1, max_length=5)
+    drawn = sample(step, state, 2, BOS, EOS, PAD, max_length=5, seed=0)
+    assert "attention" not in greedy and "attention" not in beam
+    np.testing.assert_array_equal(_tokens(beam, 0), _tokens(greedy))
+    assert _tokens(drawn).shape == (2, 5)

@@ -28,6 +28,8 @@ BUILDERS = {
     "luong_no_feeding_concat": lambda v_s, v_t: zoo.luong_nmt(
         v_s, v_t, score="concat", input_feeding=False, units=16,
         embedding_dim=8, num_layers=3),
+    "seq2seq": lambda v_s, v_t: zoo.seq2seq(v_s, v_t, num_layers=2, units=16,
+                                            embedding_dim=8),
 }
 needs_catalogs = pytest.mark.skipif(
     not os.path.isdir("/usr/share/locale/fr/LC_MESSAGES"),
@@ -74,11 +76,13 @@ def test_incremental_equals_full_prefix(name):
     state = inc.encode(x["source_ids"])
     steps = []
     for i in range(x["target_in_ids"].shape[1]):
-        logits, state, weights = inc.step(
+        result = inc.step(
             keras.ops.convert_to_tensor(x["target_in_ids"][:, i]), state, i)
+        logits, state = result[:2]
         steps.append(to_numpy(logits))
-        w = to_numpy(weights)
-        assert np.all(w[x["source_ids"] == 0] == 0)
+        if len(result) == 3:  # attention models: no weight on padding
+            w = to_numpy(result[2])
+            assert np.all(w[x["source_ids"] == 0] == 0)
     real = x["target_in_ids"] != 0
     np.testing.assert_allclose(np.stack(steps, 1)[real], full[real], atol=1e-5)
 
@@ -101,6 +105,28 @@ def test_luong_builder_structure():
         zoo.luong_nmt(30, 40, attention="local-p", score="location")
     with pytest.raises(ValueError, match="`num_layers`"):
         zoo.luong_nmt(30, 40, num_layers=0)
+
+
+def test_seq2seq_structure_and_reversal():
+    model = zoo.seq2seq(30, 40, num_layers=3, units=16, embedding_dim=8)
+    assert model.output_shape == (None, None, 40)
+    assert [l.name for l in model.layers if l.name.startswith("decoder_")] == [
+        "decoder_1", "decoder_2", "decoder_3"]
+    paper = zoo.seq2seq()
+    assert paper.get_layer("encoder_4").units == 1000
+    assert paper.get_layer("source_embedding").input_dim == 160000
+    reverse = model.get_layer("reverse_source")
+    ids = np.array([[5, 6, 7, 0, 0], [8, 9, 10, 11, 12]], "int32")
+    np.testing.assert_array_equal(to_numpy(reverse(ids)),
+                                  [[7, 6, 5, 0, 0], [12, 11, 10, 9, 8]])
+    feats = np.arange(2 * 4 * 2, dtype="float32").reshape(2, 4, 2)
+    mask = np.array([[1, 1, 0, 0], [1, 1, 1, 0]], bool)
+    ref = feats.copy()
+    ref[0, :2] = feats[0, :2][::-1]
+    ref[1, :3] = feats[1, :3][::-1]
+    np.testing.assert_array_equal(to_numpy(reverse(feats, mask=mask)), ref)
+    with pytest.raises(ValueError, match="`num_layers`"):
+        zoo.seq2seq(30, 40, num_layers=0)
 
 
 def test_incremental_rejects_other_models():
@@ -127,6 +153,8 @@ OVERFIT = {
         maxout_units=64), 3e-3),
     "luong": (lambda v_s, v_t: zoo.luong_nmt(
         v_s, v_t, units=128, embedding_dim=64, num_layers=2, dropout=0.0), 1e-2),
+    "seq2seq": (lambda v_s, v_t: zoo.seq2seq(
+        v_s, v_t, units=128, embedding_dim=64, num_layers=2), 1e-2),
 }
 
 
@@ -156,6 +184,9 @@ def test_overfits_a_real_slice(name, real_slice, tmp_path):
     assert sum(g == t for g, (_, t) in zip(greedy, kept[:6])) >= 3
     for a in alignments:
         w = a["weights"]
+        if name == "seq2seq":  # no attention, no alignment
+            assert w is None
+            continue
         assert w.shape == (len(a["target_tokens"]), len(a["source_tokens"]))
         np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-4)
     assert translator(sources, beam_width=1, length_penalty=0.0) == greedy

@@ -124,10 +124,11 @@ def greedy_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
     tokens = ops.full((batch_size,), bos_id, dtype="int32")
     logits, state, attention = _call(step_fn, tokens, state, 0)
     history = ops.full((batch_size, max_length), pad_id, dtype="int32")
-    att_history = None
-    if attention is not None:
-        att_history = ops.zeros((batch_size, max_length, ops.shape(attention)[-1]),
-                                "float32")
+    use_attention = attention is not None
+    if not use_attention:  # loops carry tensors only: placeholders
+        attention = ops.zeros((batch_size, 1), "float32")
+    att_history = ops.zeros(
+        (batch_size, max_length, ops.shape(attention)[-1]), "float32")
     carry = (logits, state, attention, history, att_history,
              ops.zeros((batch_size,), "bool"), ops.zeros((batch_size,), "float32"),
              ops.zeros((batch_size,), "int32"))
@@ -141,18 +142,19 @@ def greedy_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
         score = score + chosen
         length = length + ops.cast(ops.logical_not(finished), "int32")
         history = _write(history, t, token)
-        if att_history is not None:
+        if use_attention:
             att = ops.where(ops.expand_dims(finished, -1), 0.0,
                             ops.cast(attention, "float32"))
             att_history = _write_attention(att_history, t, att)
         finished = ops.logical_or(finished, ops.equal(token, eos_id))
-        logits, state, attention = _call(step_fn, token, state, t + 1)
+        logits, state, new_attention = _call(step_fn, token, state, t + 1)
+        attention = new_attention if use_attention else attention
         return (logits, state, attention, history, att_history, finished,
                 score, length)
 
     carry = ops.fori_loop(0, max_length, body, carry)
     result = {"tokens": carry[3], "scores": carry[6], "lengths": carry[7]}
-    if carry[4] is not None:
+    if use_attention:
         result["attention"] = carry[4]
     return result
 
@@ -410,10 +412,11 @@ def sample(step_fn, state, batch_size, bos_id, eos_id, pad_id=0, max_length=50,
     tokens = ops.full((batch_size,), bos_id, dtype="int32")
     logits, state, attention = _call(step_fn, tokens, state, 0)
     history = ops.full((batch_size, max_length), pad_id, dtype="int32")
-    att_history = None
-    if attention is not None:
-        att_history = ops.zeros((batch_size, max_length, ops.shape(attention)[-1]),
-                                "float32")
+    use_attention = attention is not None
+    if not use_attention:  # loops carry tensors only: placeholders
+        attention = ops.zeros((batch_size, 1), "float32")
+    att_history = ops.zeros(
+        (batch_size, max_length, ops.shape(attention)[-1]), "float32")
     carry = (logits, state, attention, history, att_history,
              ops.zeros((batch_size,), "bool"), ops.zeros((batch_size,), "float32"),
              ops.zeros((batch_size,), "int32"))
@@ -432,17 +435,18 @@ def sample(step_fn, state, batch_size, bos_id, eos_id, pad_id=0, max_length=50,
         score = score + ops.where(finished, 0.0, chosen)
         length = length + ops.cast(ops.logical_not(finished), "int32")
         history = _write(history, t, token)
-        if att_history is not None:
+        if use_attention:
             att = ops.where(ops.expand_dims(finished, -1), 0.0,
                             ops.cast(attention, "float32"))
             att_history = _write_attention(att_history, t, att)
         finished = ops.logical_or(finished, ops.equal(token, eos_id))
-        logits, state, attention = _call(step_fn, token, state, t + 1)
+        logits, state, new_attention = _call(step_fn, token, state, t + 1)
+        attention = new_attention if use_attention else attention
         return (logits, state, attention, history, att_history, finished,
                 score, length)
 
     carry = ops.fori_loop(0, max_length, body, carry)
     result = {"tokens": carry[3], "scores": carry[6], "lengths": carry[7]}
-    if carry[4] is not None:
+    if use_attention:
         result["attention"] = carry[4]
     return result

@@ -15,6 +15,7 @@ from kerattn.layers.multi_head_attention import MultiHeadAttention
 from kerattn.layers.multi_step_attention import GLUConvBlock, MultiStepAttention
 from kerattn.layers.position_embedding import PositionEmbedding
 from kerattn.layers.restricted_self_attention import RestrictedSelfAttention
+from kerattn.layers.reverse_sequence import ReverseSequence
 from kerattn.layers.scaled_dot_product_attention import (
     ScaledDotProductAttention,
 )
@@ -54,4 +55,5 @@ __all__ = [
     "AttentionRNN",
     "AttentionRNNCell",
     "Maxout",
+    "ReverseSequence",
 ]

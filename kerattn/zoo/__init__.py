@@ -2,6 +2,7 @@
 
 from kerattn.zoo.bahdanau_nmt import BahdanauIncremental, bahdanau_nmt
 from kerattn.zoo.luong_nmt import LuongIncremental, luong_nmt
+from kerattn.zoo.seq2seq import Seq2SeqIncremental, seq2seq
 
 
 def incremental(model, pad_id=0):
@@ -20,6 +21,8 @@ def incremental(model, pad_id=0):
         return BahdanauIncremental(model, pad_id=pad_id)
     if {"encoder_1", "decoder", "output_projection"} <= names:
         return LuongIncremental(model, pad_id=pad_id)
+    if {"encoder_1", "decoder_1", "output_projection"} <= names:
+        return Seq2SeqIncremental(model, pad_id=pad_id)
     raise ValueError(
         "`model` must be a kerattn.zoo translation model (e.g. "
         f"kerattn.zoo.bahdanau_nmt()); got a model named {model.name!r} with "
@@ -27,4 +30,4 @@ def incremental(model, pad_id=0):
     )
 
 
-__all__ = ["bahdanau_nmt", "luong_nmt", "incremental"]
+__all__ = ["bahdanau_nmt", "luong_nmt", "seq2seq", "incremental"]
