@@ -121,6 +121,22 @@ def greedy_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
         function returns attention.
     """
     _check_common(bos_id, eos_id, pad_id, max_length, min_length)
+
+    def choose(logp, t):  # logp: finished rows allow PAD only
+        return ops.cast(ops.argmax(logp, axis=-1), "int32")
+
+    return _one_hypothesis_loop(step_fn, state, batch_size, bos_id, eos_id,
+                                pad_id, max_length, min_length, choose)
+
+
+def _one_hypothesis_loop(step_fn, state, batch_size, bos_id, eos_id, pad_id,
+                         max_length, min_length, choose):
+    """The loop of greedy search and sampling: one hypothesis per input.
+
+    `choose(logp, t) -> (batch,) int32` picks each step's token from the
+    log-probabilities (EOS banned before `min_length`, finished rows
+    allowing PAD only).
+    """
     tokens = ops.full((batch_size,), bos_id, dtype="int32")
     logits, state, attention = _call(step_fn, tokens, state, 0)
     history = ops.full((batch_size, max_length), pad_id, dtype="int32")
@@ -137,9 +153,9 @@ def greedy_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
         logits, state, attention, history, att_history, finished, score, length = carry
         logp = _ban_token(_log_probs(logits, pad_id, bos_id), eos_id, t < min_length)
         logp = _only_pad(logp, pad_id, finished)
-        token = ops.cast(ops.argmax(logp, axis=-1), "int32")
+        token = ops.where(finished, pad_id, choose(logp, t))
         chosen = ops.take_along_axis(logp, ops.expand_dims(token, -1), axis=-1)[:, 0]
-        score = score + chosen
+        score = score + chosen  # 0 for the PAD of finished rows
         length = length + ops.cast(ops.logical_not(finished), "int32")
         history = _write(history, t, token)
         if use_attention:
@@ -409,44 +425,14 @@ def sample(step_fn, state, batch_size, bos_id, eos_id, pad_id=0, max_length=50,
     # row), so the loop is a pure function: it compiles and a seed
     # reproduces it on every backend.
     uniforms = keras.random.uniform((max_length, batch_size), seed=seed)
-    tokens = ops.full((batch_size,), bos_id, dtype="int32")
-    logits, state, attention = _call(step_fn, tokens, state, 0)
-    history = ops.full((batch_size, max_length), pad_id, dtype="int32")
-    use_attention = attention is not None
-    if not use_attention:  # loops carry tensors only: placeholders
-        attention = ops.zeros((batch_size, 1), "float32")
-    att_history = ops.zeros(
-        (batch_size, max_length, ops.shape(attention)[-1]), "float32")
-    carry = (logits, state, attention, history, att_history,
-             ops.zeros((batch_size,), "bool"), ops.zeros((batch_size,), "float32"),
-             ops.zeros((batch_size,), "int32"))
 
-    def body(t, carry):
-        logits, state, attention, history, att_history, finished, score, length = carry
-        logp = _ban_token(_log_probs(logits, pad_id, bos_id), eos_id, t < min_length)
+    def choose(logp, t):
         filtered = _filter_logits(logp, temperature, top_k, top_p)
         # Inverse-CDF draw with this step's pre-drawn uniform.
         cdf = ops.cumsum(ops.softmax(filtered, axis=-1), axis=-1)
         u_t = ops.expand_dims(ops.take(uniforms, t, axis=0), -1)
         token = ops.sum(ops.cast(cdf < u_t, "int32"), axis=-1)
-        token = ops.minimum(token, ops.shape(filtered)[-1] - 1)
-        token = ops.where(finished, pad_id, token)
-        chosen = ops.take_along_axis(logp, ops.expand_dims(token, -1), axis=-1)[:, 0]
-        score = score + ops.where(finished, 0.0, chosen)
-        length = length + ops.cast(ops.logical_not(finished), "int32")
-        history = _write(history, t, token)
-        if use_attention:
-            att = ops.where(ops.expand_dims(finished, -1), 0.0,
-                            ops.cast(attention, "float32"))
-            att_history = _write_attention(att_history, t, att)
-        finished = ops.logical_or(finished, ops.equal(token, eos_id))
-        logits, state, new_attention = _call(step_fn, token, state, t + 1)
-        attention = new_attention if use_attention else attention
-        return (logits, state, attention, history, att_history, finished,
-                score, length)
+        return ops.minimum(token, ops.shape(filtered)[-1] - 1)
 
-    carry = ops.fori_loop(0, max_length, body, carry)
-    result = {"tokens": carry[3], "scores": carry[6], "lengths": carry[7]}
-    if use_attention:
-        result["attention"] = carry[4]
-    return result
+    return _one_hypothesis_loop(step_fn, state, batch_size, bos_id, eos_id,
+                                pad_id, max_length, min_length, choose)
