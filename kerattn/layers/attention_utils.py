@@ -185,6 +185,33 @@ def check_rank(name, shape, ranks, what):
         )
 
 
+def prepare_query(query, value, query_mask=None, value_mask=None,
+                  attention_mask=None):
+    """Check the masks against the inputs; give a one-step query a time axis.
+
+    A rank-2 query `(batch, dim)` is one decoder step: it becomes
+    `(batch, 1, dim)`, its `(batch,)` mask `(batch, 1)` and a `(batch, Tv)`
+    attention mask `(batch, 1, Tv)`.
+
+    Returns:
+        `(query, query_mask, attention_mask, single_step)`.
+    """
+    single_step = len(query.shape) == 2
+    batch = static_dim(query, 0)
+    if single_step:
+        check_mask("query_mask", query_mask, (batch,))
+        query = ops.expand_dims(query, 1)
+        if query_mask is not None:
+            query_mask = ops.expand_dims(query_mask, 1)
+        if attention_mask is not None and len(attention_mask.shape) == 2:
+            attention_mask = ops.expand_dims(attention_mask, 1)
+    tq, tv = static_dim(query, 1), static_dim(value, 1)
+    check_mask("query_mask", query_mask, (batch, tq))
+    check_mask("value_mask", value_mask, (batch, tv))
+    check_mask("attention_mask", attention_mask, (batch, tq, tv))
+    return query, query_mask, attention_mask, single_step
+
+
 def check_mask(name, mask, expected_shape):
     """Check a mask's static shape against `expected_shape`.
 

@@ -120,6 +120,16 @@ class BaseAttention(keras.layers.Layer):
         self._record_dims(query_shape, value_shape, key_shape)
         self.built = True
 
+    def _key_for(self, value, key, projected_key):
+        """`projected_key`, or the checked projection of `key` (or `value`)."""
+        if projected_key is not None:
+            return projected_key
+        if key is None:
+            self._check_key(value, name="value")
+            return self.project_key(value)
+        self._check_key(key)
+        return self.project_key(key)
+
     # --- the score family's hooks ------------------------------------------
 
     def project_key(self, key):
@@ -178,32 +188,9 @@ class BaseAttention(keras.layers.Layer):
             query.shape, value.shape, None if key is None else key.shape
         )
         self._check_dim("query", query, "query")
-        if projected_key is None:
-            if key is None:
-                self._check_key(value, name="value")
-            else:
-                self._check_key(key)
-        single_step = len(query.shape) == 2
-        batch_q = utils.static_dim(query, 0)
-        tv = utils.static_dim(value, 1)
-        if single_step:
-            utils.check_mask("query_mask", query_mask, (batch_q,))
-            query = ops.expand_dims(query, 1)
-            if query_mask is not None:
-                query_mask = ops.expand_dims(query_mask, 1)
-        else:
-            utils.check_mask(
-                "query_mask", query_mask, (batch_q, utils.static_dim(query, 1))
-            )
-        utils.check_mask("value_mask", value_mask, (batch_q, tv))
-        if attention_mask is not None:
-            expected = (batch_q, utils.static_dim(query, 1), tv)
-            if single_step and len(attention_mask.shape) == 2:
-                attention_mask = ops.expand_dims(attention_mask, 1)
-            utils.check_mask("attention_mask", attention_mask, expected)
-
-        if projected_key is None:
-            projected_key = self.project_key(value if key is None else key)
+        query, query_mask, attention_mask, single_step = utils.prepare_query(
+            query, value, query_mask, value_mask, attention_mask)
+        projected_key = self._key_for(value, key, projected_key)
         mask = utils.merge_masks(
             query_mask=query_mask,
             value_mask=value_mask,

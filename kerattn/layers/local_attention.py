@@ -163,24 +163,9 @@ class LocalAttention(LuongAttention):
             query.shape, value.shape, None if key is None else key.shape
         )
         self._check_dim("query", query, "query")
-        if projected_key is None:
-            if key is None:
-                self._check_key(value, name="value")
-            else:
-                self._check_key(key)
-        single_step = len(query.shape) == 2
-        batch = utils.static_dim(query, 0)
-        if single_step:
-            utils.check_mask("query_mask", query_mask, (batch,))
-            query = ops.expand_dims(query, 1)
-            if query_mask is not None:
-                query_mask = ops.expand_dims(query_mask, 1)
-        utils.check_mask(
-            "query_mask", query_mask, (batch, utils.static_dim(query, 1))
-        )
-        utils.check_mask("value_mask", value_mask, (batch, utils.static_dim(value, 1)))
-        if projected_key is None:
-            projected_key = self.project_key(value if key is None else key)
+        query, query_mask, _, single_step = utils.prepare_query(
+            query, value, query_mask, value_mask)
+        projected_key = self._key_for(value, key, projected_key)
 
         shape = ops.shape(value)
         b, tv = shape[0], shape[1]

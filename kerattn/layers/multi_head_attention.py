@@ -240,20 +240,8 @@ class MultiHeadAttention(keras.layers.Layer):
         )
         if key is None:
             key = value
-        single_step = len(query.shape) == 2
-        batch = utils.static_dim(query, 0)
-        tv = utils.static_dim(value, 1)
-        if single_step:
-            utils.check_mask("query_mask", query_mask, (batch,))
-            query = ops.expand_dims(query, 1)
-            if query_mask is not None:
-                query_mask = ops.expand_dims(query_mask, 1)
-            if attention_mask is not None and len(attention_mask.shape) == 2:
-                attention_mask = ops.expand_dims(attention_mask, 1)
-        tq = utils.static_dim(query, 1)
-        utils.check_mask("query_mask", query_mask, (batch, tq))
-        utils.check_mask("value_mask", value_mask, (batch, tv))
-        utils.check_mask("attention_mask", attention_mask, (batch, tq, tv))
+        query, query_mask, attention_mask, single_step = utils.prepare_query(
+            query, value, query_mask, value_mask, attention_mask)
         mask = utils.merge_masks(
             query_mask=query_mask,
             value_mask=value_mask,
