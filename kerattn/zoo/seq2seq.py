@@ -104,6 +104,8 @@ class Seq2SeqIncremental:
                         key=lambda l: int(l.name.split("_")[-1]))
         self.encoders = [l for l in layers if l.name.startswith("encoder_")]
         self.decoders = [l for l in layers if l.name.startswith("decoder_")]
+        for decoder in self.decoders:  # stepping the cell: masks don't apply
+            decoder.cell.supports_masking = True
         self.target_embedding = model.get_layer("target_embedding")
         self.output_projection = model.get_layer("output_projection")
         self.pad_id = pad_id
