@@ -1,7 +1,7 @@
 """kerattn: the classic attention mechanisms and a model zoo, for Keras 3."""
 
-from kerattn import datasets, decoding, layers, zoo
+from kerattn import datasets, decoding, layers, losses, zoo
 
 __version__ = "0.1.0"
 
-__all__ = ["layers", "zoo", "decoding", "datasets", "__version__"]
+__all__ = ["layers", "zoo", "decoding", "datasets", "losses", "__version__"]

@@ -86,3 +86,27 @@ def test_attention_heatmap_png(tmp_path):
     )
     with open(path, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_tsv_pairs(tmp_path):
+    from kerattn.datasets import tsv_pairs
+
+    path = tmp_path / "fra.txt"
+    path.write_text("Go.\tVa !\tCC-BY 2.0 (France) Attribution\n\n"
+                    "I lost my keys today.\tJ'ai perdu mes clés aujourd'hui.\tCC\n",
+                    encoding="utf-8")
+    assert tsv_pairs(str(path)) == [
+        ("Go.", "Va !"),
+        ("I lost my keys today.", "J'ai perdu mes clés aujourd'hui."),
+    ]
+    assert tsv_pairs(str(path), max_words=2) == [("Go.", "Va !")]
+    assert tsv_pairs(str(path), source_column=1, target_column=0)[0] == (
+        "Va !", "Go.")
+    with pytest.raises(ValueError, match="does not exist"):
+        tsv_pairs(str(tmp_path / "missing.txt"))
+    bad = tmp_path / "bad.txt"
+    bad.write_text("only one column\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"bad.txt:1: expected at least 2"):
+        tsv_pairs(str(bad))
+    with pytest.raises(ValueError, match="`max_words`"):
+        tsv_pairs(str(path), max_words=0)

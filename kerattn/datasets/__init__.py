@@ -2,6 +2,7 @@
 
 from kerattn.datasets.gettext import gettext_pairs
 from kerattn.datasets.translation import translation_arrays
+from kerattn.datasets.tsv import tsv_pairs
 from kerattn.datasets.vocabulary import WordVocabulary
 
-__all__ = ["gettext_pairs", "WordVocabulary", "translation_arrays"]
+__all__ = ["gettext_pairs", "tsv_pairs", "WordVocabulary", "translation_arrays"]

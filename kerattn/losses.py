@@ -1,0 +1,71 @@
+"""Losses for the zoo: masked sparse cross-entropy with label smoothing."""
+
+import keras
+from keras import ops
+
+
+@keras.saving.register_keras_serializable(package="kerattn")
+class MaskedSparseCrossentropy(keras.losses.Loss):
+    """Token cross-entropy that ignores PAD, with optional label smoothing.
+
+        loss_t = (1 - eps) (-log p(y_t)) + eps * mean_v (-log p(v))
+
+    averaged over the real (non-PAD) target tokens of the batch, the
+    "label smoothing of value eps = 0.1" of Vaswani et al. (2017, section
+    5.4) when `label_smoothing=0.1` (Keras' `SparseCategoricalCrossentropy`
+    has `ignore_class` but no label smoothing).
+
+    Args:
+        pad_id: the label that is ignored (the vocabulary's `pad_id`).
+        label_smoothing: float in [0, 1).
+        from_logits: whether predictions are logits (True for the zoo).
+        name: the loss name.
+
+    Example:
+
+    >>> import numpy as np
+    >>> loss = MaskedSparseCrossentropy(label_smoothing=0.1)
+    >>> value = loss(np.array([[5, 0]]), np.zeros((1, 2, 8), "float32"))
+    """
+
+    def __init__(self, pad_id=0, label_smoothing=0.0, from_logits=True,
+                 name="masked_sparse_crossentropy", **kwargs):
+        kwargs.setdefault("reduction", "mean_with_sample_weight")
+        super().__init__(name=name, **kwargs)
+        if isinstance(pad_id, bool) or not isinstance(pad_id, int):
+            raise ValueError(f"`pad_id` must be an int; got {pad_id!r}.")
+        if not isinstance(label_smoothing, (int, float)) or not (
+                0 <= label_smoothing < 1):
+            raise ValueError(
+                f"`label_smoothing` must be in [0, 1); got {label_smoothing!r}.")
+        self.pad_id = pad_id
+        self.label_smoothing = label_smoothing
+        self.from_logits = from_logits
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        weights = ops.cast(ops.not_equal(ops.convert_to_tensor(y_true),
+                                         self.pad_id), "float32")
+        if sample_weight is not None:
+            weights = weights * ops.cast(sample_weight, "float32")
+        return super().__call__(y_true, y_pred, sample_weight=weights)
+
+    def call(self, y_true, y_pred):
+        y_pred = ops.cast(y_pred, "float32")
+        if self.from_logits:
+            log_probs = ops.log_softmax(y_pred, axis=-1)
+        else:
+            log_probs = ops.log(ops.clip(y_pred, 1e-7, 1.0))
+        labels = ops.cast(y_true, "int32")
+        nll = -ops.take_along_axis(log_probs, ops.expand_dims(labels, -1),
+                                   axis=-1)[..., 0]
+        if self.label_smoothing:
+            smooth = -ops.mean(log_probs, axis=-1)
+            nll = (1.0 - self.label_smoothing) * nll + self.label_smoothing * smooth
+        return nll
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"pad_id": self.pad_id,
+                       "label_smoothing": self.label_smoothing,
+                       "from_logits": self.from_logits})
+        return config
