@@ -30,6 +30,8 @@ BUILDERS = {
         embedding_dim=8, num_layers=3),
     "seq2seq": lambda v_s, v_t: zoo.seq2seq(v_s, v_t, num_layers=2, units=16,
                                             embedding_dim=8),
+    "cho": lambda v_s, v_t: zoo.cho_encoder_decoder(
+        v_s, v_t, embedding_dim=8, units=16, maxout_units=6),
 }
 needs_catalogs = pytest.mark.skipif(
     not os.path.isdir("/usr/share/locale/fr/LC_MESSAGES"),
@@ -129,6 +131,20 @@ def test_seq2seq_structure_and_reversal():
         zoo.seq2seq(30, 40, num_layers=0)
 
 
+def test_cho_structure():
+    model = zoo.cho_encoder_decoder(30, 40, embedding_dim=8, units=16,
+                                    maxout_units=6)
+    assert model.output_shape == (None, None, 40)
+    paper = zoo.cho_encoder_decoder()
+    assert paper.get_layer("encoder").units == 1000
+    assert paper.get_layer("source_embedding").output_dim == 100
+    assert paper.get_layer("deep_output").units == 2 * 500
+    # c conditions every decoder step: the decoder's input is [e(y); c].
+    assert paper.get_layer("decoder").cell.kernel.shape[0] == 100 + 1000
+    with pytest.raises(ValueError, match="`maxout_units`"):
+        zoo.cho_encoder_decoder(30, 40, maxout_units=0)
+
+
 def test_incremental_rejects_other_models():
     inputs = keras.Input((3,))
     with pytest.raises(ValueError, match="`model` must be a kerattn.zoo"):
@@ -155,6 +171,8 @@ OVERFIT = {
         v_s, v_t, units=128, embedding_dim=64, num_layers=2, dropout=0.0), 1e-2),
     "seq2seq": (lambda v_s, v_t: zoo.seq2seq(
         v_s, v_t, units=128, embedding_dim=64, num_layers=2), 1e-2),
+    "cho": (lambda v_s, v_t: zoo.cho_encoder_decoder(
+        v_s, v_t, embedding_dim=64, units=128, maxout_units=64), 1e-2),
 }
 
 
@@ -184,7 +202,7 @@ def test_overfits_a_real_slice(name, real_slice, tmp_path):
     assert sum(g == t for g, (_, t) in zip(greedy, kept[:6])) >= 3
     for a in alignments:
         w = a["weights"]
-        if name == "seq2seq":  # no attention, no alignment
+        if name in ("seq2seq", "cho"):  # no attention, no alignment
             assert w is None
             continue
         assert w.shape == (len(a["target_tokens"]), len(a["source_tokens"]))

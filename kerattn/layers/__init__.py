@@ -14,6 +14,7 @@ from kerattn.layers.maxout import Maxout
 from kerattn.layers.multi_head_attention import MultiHeadAttention
 from kerattn.layers.multi_step_attention import GLUConvBlock, MultiStepAttention
 from kerattn.layers.position_embedding import PositionEmbedding
+from kerattn.layers.repeat_over_time import RepeatOverTime
 from kerattn.layers.restricted_self_attention import RestrictedSelfAttention
 from kerattn.layers.reverse_sequence import ReverseSequence
 from kerattn.layers.scaled_dot_product_attention import (
@@ -56,4 +57,5 @@ __all__ = [
     "AttentionRNNCell",
     "Maxout",
     "ReverseSequence",
+    "RepeatOverTime",
 ]

@@ -1,6 +1,7 @@
 """Complete functional models built from kerattn.layers (the model zoo)."""
 
 from kerattn.zoo.bahdanau_nmt import BahdanauIncremental, bahdanau_nmt
+from kerattn.zoo.cho_encoder_decoder import ChoIncremental, cho_encoder_decoder
 from kerattn.zoo.luong_nmt import LuongIncremental, luong_nmt
 from kerattn.zoo.seq2seq import Seq2SeqIncremental, seq2seq
 
@@ -17,6 +18,8 @@ def incremental(model, pad_id=0):
         ValueError: when `model` is not a zoo translation model.
     """
     names = {layer.name for layer in model.layers}
+    if {"summary", "decoder", "deep_output", "maxout"} <= names:
+        return ChoIncremental(model, pad_id=pad_id)
     if {"encoder", "decoder", "deep_output", "maxout"} <= names:
         return BahdanauIncremental(model, pad_id=pad_id)
     if {"encoder_1", "decoder", "output_projection"} <= names:
@@ -30,4 +33,5 @@ def incremental(model, pad_id=0):
     )
 
 
-__all__ = ["bahdanau_nmt", "luong_nmt", "seq2seq", "incremental"]
+__all__ = ["cho_encoder_decoder", "seq2seq", "bahdanau_nmt", "luong_nmt",
+           "incremental"]
