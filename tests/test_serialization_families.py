@@ -71,6 +71,19 @@ def _seq_models():
             return keras.Model([y, h], [out, al])
         return build
 
+    def transformer():
+        src = keras.Input((None,), dtype="int32")
+        tgt = keras.Input((None,), dtype="int32")
+        x = layers.TransformerEncoderBlock(2, 16)(layers.TransformerEmbedding(
+            20, 8)(src))
+        y = layers.TransformerDecoderBlock(2, 16)(layers.TransformerEmbedding(
+            20, 8)(tgt), x)
+        return keras.Model([src, tgt], y)
+
+    def ids(rng):
+        return [rng.integers(0, 20, (2, 6)).astype("int32"),
+                rng.integers(1, 20, (2, 4)).astype("int32")]
+
     rng_f = lambda shape: (lambda rng: rng.standard_normal(shape).astype("float32"))
 
     def two(a, b):
@@ -85,6 +98,7 @@ def _seq_models():
         "han": (han, lambda rng: rng.integers(0, 30, (2, 3, 5)).astype("int32")),
         "aoa": (aoa, two((2, 9, 6), (2, 4, 6))),
         "convs2s": (convs2s, two((2, 7, 4), (2, 5, 4))),
+        "transformer_blocks": (transformer, ids),
         "rnn_bahdanau": (rnn("bahdanau", lambda: layers.BahdanauAttention(5)),
                          two((2, 4, 4), (2, 6, 6))),
         "rnn_luong_local": (

@@ -32,6 +32,8 @@ BUILDERS = {
                                             embedding_dim=8),
     "cho": lambda v_s, v_t: zoo.cho_encoder_decoder(
         v_s, v_t, embedding_dim=8, units=16, maxout_units=6),
+    "transformer": lambda v_s, v_t: zoo.transformer_nmt(
+        v_s, v_t, num_layers=2, d_model=16, num_heads=2, ff_dim=32),
 }
 needs_catalogs = pytest.mark.skipif(
     not os.path.isdir("/usr/share/locale/fr/LC_MESSAGES"),
@@ -75,7 +77,8 @@ def test_incremental_equals_full_prefix(name):
     x = _random_batch(rng)
     full = to_numpy(model.predict(x, verbose=0))
     inc = zoo.incremental(model)
-    state = inc.encode(x["source_ids"])
+    state = (inc.encode(x["source_ids"], max_length=8)
+             if name == "transformer" else inc.encode(x["source_ids"]))
     steps = []
     for i in range(x["target_in_ids"].shape[1]):
         result = inc.step(
@@ -85,6 +88,7 @@ def test_incremental_equals_full_prefix(name):
         if len(result) == 3:  # attention models: no weight on padding
             w = to_numpy(result[2])
             assert np.all(w[x["source_ids"] == 0] == 0)
+            np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-5)
     real = x["target_in_ids"] != 0
     np.testing.assert_allclose(np.stack(steps, 1)[real], full[real], atol=1e-5)
 
@@ -145,6 +149,38 @@ def test_cho_structure():
         zoo.cho_encoder_decoder(30, 40, maxout_units=0)
 
 
+def test_transformer_structure():
+    model = zoo.transformer_nmt(30, 40, num_layers=2, d_model=16, num_heads=2,
+                                ff_dim=32)
+    assert model.output_shape == (None, None, 40)
+    # Base model defaults (Vaswani et al. 2017, Table 3).
+    paper = zoo.transformer_nmt()
+    block = paper.get_layer("decoder_6")
+    assert block.num_heads == 8 and block.ff_dim == 2048 and block.dropout == 0.1
+    assert paper.get_layer("source_embedding").d_model == 512
+    with pytest.raises(ValueError, match="`num_heads`=3 must divide"):
+        zoo.transformer_nmt(30, 40, d_model=16, num_heads=3)
+    from kerattn.layers import TransformerEncoderBlock
+    with pytest.raises(ValueError, match="`num_heads`=3 must divide the model"):
+        TransformerEncoderBlock(3, 8)(np.zeros((1, 2, 16), "float32"))
+    with pytest.raises(ValueError, match="`ff_dim`"):
+        TransformerEncoderBlock(2, 0)
+
+
+def test_transformer_decoder_is_causal():
+    rng = np.random.default_rng(5)
+    model = zoo.transformer_nmt(30, 40, num_layers=2, d_model=16, num_heads=2,
+                                ff_dim=32, dropout=0.0)
+    x = _random_batch(rng)
+    x["target_in_ids"][2, 3:] = 7  # no padding: every position real
+    base = to_numpy(model.predict(x, verbose=0))
+    later = {k: v.copy() for k, v in x.items()}
+    later["target_in_ids"][:, 4] = 9
+    changed = to_numpy(model.predict(later, verbose=0))
+    np.testing.assert_allclose(changed[:, :4], base[:, :4], atol=1e-5)
+    assert np.abs(changed[:, 4:] - base[:, 4:]).max() > 1e-4
+
+
 def test_incremental_rejects_other_models():
     inputs = keras.Input((3,))
     with pytest.raises(ValueError, match="`model` must be a kerattn.zoo"):
@@ -173,6 +209,9 @@ OVERFIT = {
         v_s, v_t, units=128, embedding_dim=64, num_layers=2), 1e-2),
     "cho": (lambda v_s, v_t: zoo.cho_encoder_decoder(
         v_s, v_t, embedding_dim=64, units=128, maxout_units=64), 1e-2),
+    "transformer": (lambda v_s, v_t: zoo.transformer_nmt(
+        v_s, v_t, num_layers=2, d_model=64, num_heads=4, ff_dim=128,
+        dropout=0.0), 3e-3),
 }
 
 

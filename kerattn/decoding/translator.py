@@ -62,7 +62,12 @@ class Translator:
             return ([], []) if return_alignments else []
         max_length = max_length or self.max_length
         source = self._encode_texts(texts)
-        state = self.incremental.encode(source)
+        if hasattr(self.incremental, "init_cache") or "max_length" in (
+                self.incremental.encode.__code__.co_varnames):
+            # Key/value caches are sized for the output length.
+            state = self.incremental.encode(source, max_length=max_length)
+        else:
+            state = self.incremental.encode(source)
         v = self.target_vocab
         common = dict(step_fn=self.incremental.step, state=state,
                       batch_size=len(texts), bos_id=v.bos_id, eos_id=v.eos_id,

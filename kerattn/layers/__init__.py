@@ -23,6 +23,11 @@ from kerattn.layers.scaled_dot_product_attention import (
 from kerattn.layers.sinusoidal_position_encoding import (
     SinusoidalPositionEncoding,
 )
+from kerattn.layers.transformer import (
+    TransformerDecoderBlock,
+    TransformerEmbedding,
+    TransformerEncoderBlock,
+)
 from kerattn.layers.visual_attention import (
     DoublyStochasticRegularization,
     HardVisualAttention,
@@ -58,4 +63,7 @@ __all__ = [
     "Maxout",
     "ReverseSequence",
     "RepeatOverTime",
+    "TransformerEmbedding",
+    "TransformerEncoderBlock",
+    "TransformerDecoderBlock",
 ]

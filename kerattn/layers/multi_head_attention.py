@@ -224,6 +224,44 @@ class MultiHeadAttention(keras.layers.Layer):
             return result
         return result, None
 
+    def project_key_value(self, key, value):
+        """`(K W^K, V W^V)`: `(batch, Tv, heads, key_dim)`, `(..., value_dim)`.
+
+        Project a memory once (encoder-decoder attention) or one new step
+        into a key/value cache, then call `attend`.
+        """
+        return self.key_dense(key), self.value_dense(value)
+
+    def attend(self, query, key, value, mask=None, training=None,
+               return_attention_scores=False):
+        """Attention of a `(batch, Tq, dim)` query over projected keys/values.
+
+        Args:
+            query: `(batch, Tq, query_dim)`, not yet projected.
+            key, value: from `project_key_value` (or a cache of them).
+            mask: boolean, broadcastable to `(batch, Tq, Tv)`, or None.
+
+        Returns:
+            `(output (batch, Tq, output_dim), weights or None)`; rows with
+            nothing to attend to give zeros.
+        """
+        q = self.query_dense(query)  # (batch, Tq, heads, key_dim)
+        context, weights = self._compute_attention(
+            q, key, value, mask, training, return_attention_scores
+        )
+        output = self.output_dense(context)  # (batch, Tq, output_dim)
+        if mask is not None:
+            # Rows with nothing to attend to give zeros, bias included.
+            row_valid = ops.any(
+                ops.broadcast_to(
+                    mask, (ops.shape(q)[0], ops.shape(q)[1], ops.shape(key)[1])
+                ),
+                axis=-1,
+                keepdims=True,
+            )
+            output = ops.where(row_valid, output, ops.zeros_like(output))
+        return output, weights
+
     def call(
         self,
         query,
@@ -251,23 +289,9 @@ class MultiHeadAttention(keras.layers.Layer):
             value_length=ops.shape(value)[1],
         )
 
-        q = self.query_dense(query)  # (batch, Tq, heads, key_dim)
-        k = self.key_dense(key)  # (batch, Tv, heads, key_dim)
-        v = self.value_dense(value)  # (batch, Tv, heads, value_dim)
-        context, weights = self._compute_attention(
-            q, k, v, mask, training, return_attention_scores
-        )
-        output = self.output_dense(context)  # (batch, Tq, output_dim)
-        if mask is not None:
-            # Rows with nothing to attend to give zeros, bias included.
-            row_valid = ops.any(
-                ops.broadcast_to(
-                    mask, (ops.shape(q)[0], ops.shape(q)[1], ops.shape(k)[1])
-                ),
-                axis=-1,
-                keepdims=True,
-            )
-            output = ops.where(row_valid, output, ops.zeros_like(output))
+        k, v = self.project_key_value(key, value)
+        output, weights = self.attend(query, k, v, mask, training,
+                                      return_attention_scores)
         if single_step:
             output = ops.squeeze(output, 1)
             if weights is not None:

@@ -1,9 +1,12 @@
 """Complete functional models built from kerattn.layers (the model zoo)."""
 
+from kerattn.layers import TransformerDecoderBlock
+
 from kerattn.zoo.bahdanau_nmt import BahdanauIncremental, bahdanau_nmt
 from kerattn.zoo.cho_encoder_decoder import ChoIncremental, cho_encoder_decoder
 from kerattn.zoo.luong_nmt import LuongIncremental, luong_nmt
 from kerattn.zoo.seq2seq import Seq2SeqIncremental, seq2seq
+from kerattn.zoo.transformer_nmt import TransformerIncremental, transformer_nmt
 
 
 def incremental(model, pad_id=0):
@@ -24,6 +27,9 @@ def incremental(model, pad_id=0):
         return BahdanauIncremental(model, pad_id=pad_id)
     if {"encoder_1", "decoder", "output_projection"} <= names:
         return LuongIncremental(model, pad_id=pad_id)
+    if {"source_embedding", "encoder_1", "decoder_1"} <= names and isinstance(
+            model.get_layer("decoder_1"), TransformerDecoderBlock):
+        return TransformerIncremental(model, pad_id=pad_id)
     if {"encoder_1", "decoder_1", "output_projection"} <= names:
         return Seq2SeqIncremental(model, pad_id=pad_id)
     raise ValueError(
@@ -34,4 +40,4 @@ def incremental(model, pad_id=0):
 
 
 __all__ = ["cho_encoder_decoder", "seq2seq", "bahdanau_nmt", "luong_nmt",
-           "incremental"]
+           "transformer_nmt", "incremental"]
