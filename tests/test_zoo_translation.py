@@ -88,7 +88,13 @@ def test_incremental_equals_full_prefix(name):
         if len(result) == 3:  # attention models: no weight on padding
             w = to_numpy(result[2])
             assert np.all(w[x["source_ids"] == 0] == 0)
-            np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-5)
+            if not name.startswith("luong_local"):
+                # Global attention sums to 1 at real target steps (local-p's
+                # Gaussian does not, local-m's window can pass a short
+                # source; a PAD step, like a padded position of the full
+                # sequence, gets no weight).
+                real_step = x["target_in_ids"][:, i] != 0
+                np.testing.assert_allclose(w.sum(-1)[real_step], 1.0, atol=1e-5)
     real = x["target_in_ids"] != 0
     np.testing.assert_allclose(np.stack(steps, 1)[real], full[real], atol=1e-5)
 
