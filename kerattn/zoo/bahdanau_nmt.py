@@ -27,6 +27,7 @@ import keras
 from keras import ops
 
 from kerattn.layers import AttentionRNN, BahdanauAttention, Maxout
+from kerattn.zoo.checks import check_builder_args
 
 
 def bahdanau_nmt(
@@ -65,15 +66,15 @@ def bahdanau_nmt(
     >>> model.output_shape
     (None, None, 120)
     """
-    for arg, value in (("source_vocab_size", source_vocab_size),
-                       ("target_vocab_size", target_vocab_size),
-                       ("embedding_dim", embedding_dim), ("units", units),
-                       ("alignment_units", alignment_units),
-                       ("maxout_units", maxout_units)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"`{arg}` must be a positive integer; got {value!r}.")
-    if not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
-        raise ValueError(f"`dropout` must be in [0, 1); got {dropout!r}.")
+    check_builder_args(
+        dropout=dropout,
+        source_vocab_size=source_vocab_size,
+        target_vocab_size=target_vocab_size,
+        embedding_dim=embedding_dim,
+        units=units,
+        alignment_units=alignment_units,
+        maxout_units=maxout_units,
+    )
 
     # === Layers ===
     source_embedding = keras.layers.Embedding(

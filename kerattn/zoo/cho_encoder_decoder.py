@@ -20,6 +20,7 @@ import keras
 from keras import ops
 
 from kerattn.layers import Maxout, RepeatOverTime
+from kerattn.zoo.checks import check_builder_args
 
 
 def cho_encoder_decoder(source_vocab_size=15000, target_vocab_size=15000,
@@ -46,14 +47,14 @@ def cho_encoder_decoder(source_vocab_size=15000, target_vocab_size=15000,
     >>> model.output_shape
     (None, None, 120)
     """
-    for arg, value in (("source_vocab_size", source_vocab_size),
-                       ("target_vocab_size", target_vocab_size),
-                       ("embedding_dim", embedding_dim), ("units", units),
-                       ("maxout_units", maxout_units)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"`{arg}` must be a positive integer; got {value!r}.")
-    if not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
-        raise ValueError(f"`dropout` must be in [0, 1); got {dropout!r}.")
+    check_builder_args(
+        dropout=dropout,
+        source_vocab_size=source_vocab_size,
+        target_vocab_size=target_vocab_size,
+        embedding_dim=embedding_dim,
+        units=units,
+        maxout_units=maxout_units,
+    )
 
     # === Layers ===
     source_embedding = keras.layers.Embedding(

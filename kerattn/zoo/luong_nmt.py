@@ -25,6 +25,7 @@ import keras
 from keras import ops
 
 from kerattn.layers import AttentionRNN, LocalAttention, LuongAttention
+from kerattn.zoo.checks import check_builder_args
 
 ATTENTIONS = ("global", "local-m", "local-p")
 
@@ -71,19 +72,19 @@ def luong_nmt(
     >>> model.output_shape
     (None, None, 120)
     """
-    for arg, value in (("source_vocab_size", source_vocab_size),
-                       ("target_vocab_size", target_vocab_size),
-                       ("num_layers", num_layers), ("units", units),
-                       ("embedding_dim", embedding_dim)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"`{arg}` must be a positive integer; got {value!r}.")
+    check_builder_args(
+        dropout=dropout,
+        source_vocab_size=source_vocab_size,
+        target_vocab_size=target_vocab_size,
+        num_layers=num_layers,
+        units=units,
+        embedding_dim=embedding_dim,
+    )
     if attention not in ATTENTIONS:
         raise ValueError(f"`attention` must be one of {ATTENTIONS}; got {attention!r}.")
     if attention != "global" and score == "location":
         raise ValueError("score='location' is a global score; local attention "
                          f"takes 'dot', 'general' or 'concat' (got {attention!r}).")
-    if not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
-        raise ValueError(f"`dropout` must be in [0, 1); got {dropout!r}.")
 
     # === Layers ===
     source_embedding = keras.layers.Embedding(

@@ -20,6 +20,7 @@ import keras
 from keras import ops
 
 from kerattn.layers import ReverseSequence
+from kerattn.zoo.checks import check_builder_args
 
 
 def seq2seq(source_vocab_size=160000, target_vocab_size=80000, num_layers=4,
@@ -47,14 +48,14 @@ def seq2seq(source_vocab_size=160000, target_vocab_size=80000, num_layers=4,
     >>> model.output_shape
     (None, None, 120)
     """
-    for arg, value in (("source_vocab_size", source_vocab_size),
-                       ("target_vocab_size", target_vocab_size),
-                       ("num_layers", num_layers), ("units", units),
-                       ("embedding_dim", embedding_dim)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"`{arg}` must be a positive integer; got {value!r}.")
-    if not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
-        raise ValueError(f"`dropout` must be in [0, 1); got {dropout!r}.")
+    check_builder_args(
+        dropout=dropout,
+        source_vocab_size=source_vocab_size,
+        target_vocab_size=target_vocab_size,
+        num_layers=num_layers,
+        units=units,
+        embedding_dim=embedding_dim,
+    )
 
     # === Layers ===
     reverse = ReverseSequence(name="reverse_source") if reverse_source else None

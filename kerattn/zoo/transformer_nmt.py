@@ -26,6 +26,7 @@ from kerattn.layers import (
     TransformerEmbedding,
     TransformerEncoderBlock,
 )
+from kerattn.zoo.checks import check_builder_args
 
 
 def transformer_nmt(source_vocab_size=37000, target_vocab_size=37000,
@@ -54,16 +55,17 @@ def transformer_nmt(source_vocab_size=37000, target_vocab_size=37000,
     >>> model.output_shape
     (None, None, 120)
     """
-    for arg, value in (("source_vocab_size", source_vocab_size),
-                       ("target_vocab_size", target_vocab_size),
-                       ("num_layers", num_layers), ("d_model", d_model),
-                       ("num_heads", num_heads), ("ff_dim", ff_dim)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"`{arg}` must be a positive integer; got {value!r}.")
+    check_builder_args(
+        dropout=dropout,
+        source_vocab_size=source_vocab_size,
+        target_vocab_size=target_vocab_size,
+        num_layers=num_layers,
+        d_model=d_model,
+        num_heads=num_heads,
+        ff_dim=ff_dim,
+    )
     if d_model % num_heads:
         raise ValueError(f"`num_heads`={num_heads} must divide d_model={d_model}.")
-    if not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
-        raise ValueError(f"`dropout` must be in [0, 1); got {dropout!r}.")
 
     # === Layers ===
     source_embedding = TransformerEmbedding(source_vocab_size, d_model,
