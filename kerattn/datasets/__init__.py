@@ -1,8 +1,9 @@
 """Loaders of the canonical formats and builders of local real data."""
 
 from kerattn.datasets.gettext import gettext_pairs
-from kerattn.datasets.translation import translation_arrays
+from kerattn.datasets.translation import LengthBucketedBatches, translation_arrays
 from kerattn.datasets.tsv import tsv_pairs
 from kerattn.datasets.vocabulary import WordVocabulary
 
-__all__ = ["gettext_pairs", "tsv_pairs", "WordVocabulary", "translation_arrays"]
+__all__ = ["gettext_pairs", "tsv_pairs", "WordVocabulary", "translation_arrays",
+           "LengthBucketedBatches"]

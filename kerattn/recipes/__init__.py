@@ -1,0 +1,1 @@
+"""Recipes: prepare, train, evaluate and report, shared by `zoo/<model>/`."""

@@ -1,0 +1,303 @@
+"""The translation recipe every `zoo/<model>/recipe.py` shares.
+
+prepare -> train -> evaluate -> report, on this machine's gettext English ->
+French catalogs (`kerattn.datasets.gettext_pairs`):
+
+- `prepare`: the fixed split, word vocabularies learned on the training
+  split, training pairs of at most `max_tokens` tokens a side, and two
+  test sets: the standard one (at most 20 words a side) and every test
+  pair up to 50 source words for BLEU by source length.
+- `train`: `model.fit` on length-bucketed batches with Adam, gradient
+  clipping and a masked cross-entropy, for a number of epochs (and an
+  optional wall-clock cap).
+- `evaluate`: sacreBLEU of greedy and beam-search translations, and BLEU by
+  source-length bucket (Bahdanau et al. 2014, Figure 2).
+- `report`: `results.json` and `RESULTS.md`, with the no-attention
+  `seq2seq` baseline beside the model when its results exist.
+"""
+
+import argparse
+import json
+import os
+import time
+
+import keras
+import numpy as np
+
+from kerattn.datasets import (
+    LengthBucketedBatches,
+    WordVocabulary,
+    gettext_pairs,
+    translation_arrays,
+)
+from kerattn.decoding import Translator
+from kerattn.losses import MaskedSparseCrossentropy
+
+# Source-length buckets in words, as in Bahdanau et al.'s Figure 2.
+LENGTH_BUCKETS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, 30), (31, 50))
+
+
+class TimeBudget(keras.callbacks.Callback):
+    """Stop training once `seconds` have passed (None: never)."""
+
+    def __init__(self, seconds=None):
+        super().__init__()
+        self.seconds = seconds
+        self.steps = 0
+
+    def on_train_begin(self, logs=None):
+        self.start = time.time()
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.steps += 1
+        if self.seconds is not None and time.time() - self.start > self.seconds:
+            self.model.stop_training = True
+
+
+def prepare(lang="fr", vocab_size=8000, max_tokens=20):
+    """The data of the recipe: vocabularies, training arrays, test pairs."""
+    splits = gettext_pairs(lang, max_words=None)
+
+    def short(pairs, words=20):
+        return [(s, t) for s, t in pairs
+                if len(s.split()) <= words and len(t.split()) <= words]
+
+    train_pairs = short(splits["train"])
+    source_vocab = WordVocabulary.build([s for s, _ in train_pairs], vocab_size)
+    target_vocab = WordVocabulary.build([t for _, t in train_pairs], vocab_size)
+    x, y, kept = translation_arrays(train_pairs, source_vocab, target_vocab,
+                                    max_tokens)
+    vx, vy, _ = translation_arrays(short(splits["valid"]), source_vocab,
+                                   target_vocab, max_tokens)
+    test_long = [(s, t) for s, t in splits["test"] if len(s.split()) <= 50]
+    return {
+        "lang": lang,
+        "source_vocab": source_vocab,
+        "target_vocab": target_vocab,
+        "train": (x, y),
+        "valid": (vx, vy),
+        "train_pairs": len(kept),
+        "test": short(splits["test"]),
+        "test_long": test_long,
+        "max_tokens": max_tokens,
+    }
+
+
+def train(model, data, epochs=10, minutes=None, batch_size=64,
+          learning_rate=2e-3, label_smoothing=0.0, verbose="auto"):
+    """Compile and fit `model` on `data["train"]`; returns a summary dict."""
+    pad_id = data["target_vocab"].pad_id
+    model.compile(
+        optimizer=keras.optimizers.Adam(learning_rate, clipnorm=1.0),
+        loss=MaskedSparseCrossentropy(pad_id=pad_id,
+                                      label_smoothing=label_smoothing),
+        metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+    )
+    train_batches = LengthBucketedBatches(*data["train"], batch_size=batch_size,
+                                          pad_id=pad_id)
+    valid_batches = LengthBucketedBatches(*data["valid"], batch_size=256,
+                                          shuffle=False, pad_id=pad_id)
+    budget = TimeBudget(None if minutes is None else 60 * minutes)
+    start = time.time()
+    history = model.fit(train_batches, validation_data=valid_batches,
+                        epochs=epochs, callbacks=[budget], verbose=verbose)
+    return {
+        "epochs": len(history.history["loss"]),
+        "steps": budget.steps,
+        "train_minutes": round((time.time() - start) / 60, 2),
+        "final_loss": round(float(history.history["loss"][-1]), 4),
+        "final_val_loss": round(float(history.history["val_loss"][-1]), 4),
+        "parameters": int(model.count_params()),
+    }
+
+
+def translate_all(translator, sources, batch_size=256, **kwargs):
+    """Translate in batches of similar length; returns hypotheses in order."""
+    order = np.argsort([len(s.split()) for s in sources], kind="stable")
+    hyps = [None] * len(sources)
+    for start in range(0, len(order), batch_size):
+        rows = order[start:start + batch_size]
+        texts = [sources[i] for i in rows]
+        longest = max(len(translator.source_vocab.encode(t)) for t in texts)
+        out = translator(texts, max_length=min(2 * longest + 10, 120), **kwargs)
+        for i, hyp in zip(rows, out):
+            hyps[i] = hyp
+    return hyps
+
+
+def evaluate(model, data, beam_width=5, length_penalty=0.6):
+    """sacreBLEU of greedy and beam search, overall and by source length."""
+    import sacrebleu
+
+    translator = Translator(model, data["source_vocab"], data["target_vocab"])
+    pairs = data["test_long"]
+    sources = [s for s, _ in pairs]
+    standard = {s for s, _ in data["test"]}
+    results = {"test_sentences": len(data["test"]),
+               "length_bucket_sentences": len(pairs)}
+    searches = (("greedy", {}),
+                (f"beam{beam_width}", {"beam_width": beam_width,
+                                      "length_penalty": length_penalty}))
+    for name, kwargs in searches:
+        start = time.time()
+        hyps = translate_all(translator, sources, **kwargs)
+        seconds = time.time() - start
+        in_test = [i for i, s in enumerate(sources) if s in standard]
+        results[f"bleu_{name}"] = round(sacrebleu.corpus_bleu(
+            [hyps[i] for i in in_test], [[pairs[i][1] for i in in_test]]).score, 2)
+        results[f"{name}_sentences_per_second"] = round(len(sources) / seconds, 1)
+        buckets = {}
+        for low, high in LENGTH_BUCKETS:
+            rows = [i for i, s in enumerate(sources)
+                    if low <= len(s.split()) <= high]
+            if rows:
+                bleu = sacrebleu.corpus_bleu([hyps[i] for i in rows],
+                                             [[pairs[i][1] for i in rows]])
+                buckets[f"{low}-{high}"] = {"sentences": len(rows),
+                                            "bleu": round(bleu.score, 2)}
+        results[f"bleu_{name}_by_source_length"] = buckets
+        results[f"examples_{name}"] = [
+            {"source": sources[i], "reference": pairs[i][1], "hypothesis": hyps[i]}
+            for i in in_test[:5]]
+    return results
+
+
+def _bucket_table(results, baseline, search):
+    key = f"bleu_{search}_by_source_length"
+    lines = ["| source words | sentences | BLEU | seq2seq BLEU |",
+             "|---|---|---|---|"]
+    for bucket, row in results[key].items():
+        base = baseline.get(key, {}).get(bucket, {}).get("bleu", "n/a") \
+            if baseline else "n/a"
+        lines.append(f"| {bucket} | {row['sentences']} | {row['bleu']} | {base} |")
+    return "\n".join(lines)
+
+
+def report(directory, name, description, config, results, command):
+    """Write `results.json` and `RESULTS.md` into `directory`."""
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "results.json"), "w") as f:
+        json.dump({"model": name, "config": config, **results}, f, indent=1)
+    baseline_path = os.path.join(os.path.dirname(os.path.abspath(directory)),
+                                 "seq2seq", "results.json")
+    baseline = None
+    if name != "seq2seq" and os.path.exists(baseline_path):
+        with open(baseline_path) as f:
+            baseline = json.load(f)
+    beam = next(k for k in results if k.startswith("bleu_beam")
+                and not k.endswith("length"))
+    search = beam[len("bleu_"):]
+    rows = [f"| {name} | {results['bleu_greedy']} | {results[beam]} | "
+            f"{results['parameters']:,} | {results['epochs']} | "
+            f"{results['train_minutes']} |"]
+    if baseline:
+        rows.append(f"| seq2seq (no attention, baseline) | "
+                    f"{baseline['bleu_greedy']} | {baseline.get(beam, 'n/a')} | "
+                    f"{baseline['parameters']:,} | {baseline['epochs']} | "
+                    f"{baseline['train_minutes']} |")
+    examples = "\n".join(
+        f"- en: {e['source']}\n  - reference: {e['reference']}\n"
+        f"  - {name}: {e['hypothesis']}"
+        for e in results[f"examples_{search}"])
+    text = f"""# {name}: results
+
+{description}
+
+Measured by `{command}` (backend {results['backend']}, this project's 2-core
+CPU machine), written by the recipe itself.
+
+## Data
+
+gettext English -> {config['lang']} message catalogs of this machine
+(`kerattn.datasets.gettext_pairs`, fixed hash split): {results['train_pairs']:,}
+training pairs of at most {config['max_tokens']} tokens a side; word
+vocabularies of {config['vocab_size']:,} tokens per language. Test: the
+{results['test_sentences']:,} test pairs of at most 20 words a side.
+
+## Model and budget
+
+`{config['builder']}`; Adam {config['learning_rate']}, clipnorm 1.0,
+batch {config['batch_size']}, {results['epochs']} epochs ({results['steps']:,}
+steps, {results['train_minutes']} minutes of training).
+
+## sacreBLEU on the test split
+
+| model | greedy | {search} (alpha 0.6) | parameters | epochs | train minutes |
+|---|---|---|---|---|---|
+{chr(10).join(rows)}
+
+## BLEU by source length ({search})
+
+All {results['length_bucket_sentences']:,} test pairs of at most 50 source
+words (the model trained on at most {config['max_tokens']} tokens).
+
+{_bucket_table(results, baseline, search)}
+
+## Examples ({search})
+
+{examples}
+"""
+    with open(os.path.join(directory, "RESULTS.md"), "w") as f:
+        f.write(text)
+    return text
+
+
+def parse_args(argv=None, epochs=10):
+    p = argparse.ArgumentParser()
+    p.add_argument("--lang", default="fr")
+    p.add_argument("--epochs", type=int, default=epochs)
+    p.add_argument("--minutes", type=float, default=None,
+                   help="optional wall-clock cap on training")
+    p.add_argument("--max-tokens", type=int, default=20)
+    p.add_argument("--vocab-size", type=int, default=8000)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--learning-rate", type=float, default=2e-3)
+    p.add_argument("--label-smoothing", type=float, default=0.0)
+    p.add_argument("--beam-width", type=int, default=5)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--output", default=None,
+                   help="where to write results (default: the recipe's folder)")
+    return p.parse_args(argv)
+
+
+def main(name, build, description, directory, builder_text, argv=None,
+         epochs=10, learning_rate=2e-3, label_smoothing=0.0):
+    """Run a recipe: `build(source_vocab_size, target_vocab_size)` -> model.
+
+    `builder_text` is the builder call as RESULTS.md should show it.
+    """
+    args = parse_args(argv, epochs)
+    if argv is None:
+        import sys
+
+        argv = sys.argv[1:]
+    if "--learning-rate" not in argv:
+        args.learning_rate = learning_rate
+    if "--label-smoothing" not in argv:
+        args.label_smoothing = label_smoothing
+    keras.utils.set_random_seed(args.seed)
+    print(f"backend {keras.backend.backend()}")
+    data = prepare(args.lang, args.vocab_size, args.max_tokens)
+    print(f"{data['train_pairs']} training pairs, {len(data['test'])} test pairs")
+    model = build(len(data["source_vocab"]), len(data["target_vocab"]))
+    model.summary()
+    summary = train(model, data, epochs=args.epochs, minutes=args.minutes,
+                    batch_size=args.batch_size, learning_rate=args.learning_rate,
+                    label_smoothing=args.label_smoothing,
+                    verbose=2 if os.environ.get("CI") else "auto")
+    results = {"backend": keras.backend.backend(),
+               "train_pairs": data["train_pairs"], **summary,
+               **evaluate(model, data, beam_width=args.beam_width)}
+    config = {"builder": builder_text, "lang": args.lang,
+              "max_tokens": args.max_tokens, "vocab_size": args.vocab_size,
+              "batch_size": args.batch_size, "learning_rate": args.learning_rate,
+              "label_smoothing": args.label_smoothing, "seed": args.seed}
+    output = args.output or directory
+    os.makedirs(output, exist_ok=True)
+    model.save(os.path.join(output, "model.keras"))
+    for side in ("source", "target"):
+        with open(os.path.join(output, f"{side}_vocab.json"), "w") as f:
+            f.write(data[f"{side}_vocab"].to_json())
+    command = f"python zoo/{name}/recipe.py" + (" " + " ".join(argv) if argv else "")
+    print(report(output, name, description, config, results, command))
+    return results
