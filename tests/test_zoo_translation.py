@@ -34,6 +34,12 @@ BUILDERS = {
         v_s, v_t, embedding_dim=8, units=16, maxout_units=6),
     "transformer": lambda v_s, v_t: zoo.transformer_nmt(
         v_s, v_t, num_layers=2, d_model=16, num_heads=2, ff_dim=32),
+    "convs2s": lambda v_s, v_t: zoo.convs2s_nmt(
+        v_s, v_t, embedding_dim=8, hidden_dim=16, encoder_layers=2,
+        decoder_layers=3, kernel_size=3),
+    "convs2s_wide_kernel": lambda v_s, v_t: zoo.convs2s_nmt(
+        v_s, v_t, embedding_dim=8, hidden_dim=12, encoder_layers=1,
+        decoder_layers=2, kernel_size=5),
 }
 needs_catalogs = pytest.mark.skipif(
     not os.path.isdir("/usr/share/locale/fr/LC_MESSAGES"),
@@ -173,10 +179,16 @@ def test_transformer_structure():
         TransformerEncoderBlock(2, 0)
 
 
-def test_transformer_decoder_is_causal():
+@pytest.mark.parametrize("name", ["transformer", "convs2s"])
+def test_decoder_is_causal_and_source_padding_is_inert(name):
     rng = np.random.default_rng(5)
-    model = zoo.transformer_nmt(30, 40, num_layers=2, d_model=16, num_heads=2,
-                                ff_dim=32, dropout=0.0)
+    if name == "transformer":
+        model = zoo.transformer_nmt(30, 40, num_layers=2, d_model=16,
+                                    num_heads=2, ff_dim=32, dropout=0.0)
+    else:
+        model = zoo.convs2s_nmt(30, 40, embedding_dim=8, hidden_dim=16,
+                                encoder_layers=2, decoder_layers=2,
+                                dropout=0.0)
     x = _random_batch(rng)
     x["target_in_ids"][2, 3:] = 7  # no padding: every position real
     base = to_numpy(model.predict(x, verbose=0))
@@ -185,6 +197,11 @@ def test_transformer_decoder_is_causal():
     changed = to_numpy(model.predict(later, verbose=0))
     np.testing.assert_allclose(changed[:, :4], base[:, :4], atol=1e-5)
     assert np.abs(changed[:, 4:] - base[:, 4:]).max() > 1e-4
+    # More source padding changes nothing.
+    padded = {k: v.copy() for k, v in x.items()}
+    padded["source_ids"] = np.pad(x["source_ids"], ((0, 0), (0, 4)))
+    np.testing.assert_allclose(to_numpy(model.predict(padded, verbose=0)),
+                               base, atol=1e-5)
 
 
 def test_incremental_rejects_other_models():
@@ -204,7 +221,7 @@ def real_slice():
     return src, tgt, x, y, kept
 
 
-# name -> (builder, Adam learning rate); 60 epochs of 2 batches each.
+# name -> (builder, Adam learning rate[, clipnorm]); 60 epochs of 2 batches.
 OVERFIT = {
     "bahdanau": (lambda v_s, v_t: zoo.bahdanau_nmt(
         v_s, v_t, embedding_dim=64, units=128, alignment_units=64,
@@ -218,6 +235,9 @@ OVERFIT = {
     "transformer": (lambda v_s, v_t: zoo.transformer_nmt(
         v_s, v_t, num_layers=2, d_model=64, num_heads=4, ff_dim=128,
         dropout=0.0), 3e-3),
+    "convs2s": (lambda v_s, v_t: zoo.convs2s_nmt(
+        v_s, v_t, embedding_dim=64, hidden_dim=128, encoder_layers=3,
+        decoder_layers=3, dropout=0.0), 3e-3, 1.0),  # no normalisation: clip
 }
 
 
@@ -226,10 +246,11 @@ OVERFIT = {
 def test_overfits_a_real_slice(name, real_slice, tmp_path):
     src, tgt, x, y, kept = real_slice
     keras.utils.set_random_seed(0)
-    build, learning_rate = OVERFIT[name]
+    build, learning_rate, *clipnorm = OVERFIT[name]
     model = build(len(src), len(tgt))
     model.compile(
-        optimizer=keras.optimizers.Adam(learning_rate),
+        optimizer=keras.optimizers.Adam(learning_rate,
+                                        clipnorm=(clipnorm or [None])[0]),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True,
                                                         ignore_class=0))
     model.fit(x, y, batch_size=32, epochs=60, verbose=0)  # 120 steps at most

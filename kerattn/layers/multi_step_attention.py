@@ -105,6 +105,38 @@ class GLUConvBlock(keras.layers.Layer):
             out = out * keep
         return out
 
+    def init_buffer(self, batch_size, dim):
+        """The zeros `step` starts from: `(batch, kernel_size - 1, dim)`.
+
+        They are the causal convolution's left padding.
+        """
+        return ops.zeros((batch_size, self.kernel_size - 1, dim),
+                         self.compute_dtype)
+
+    def step(self, inputs, buffer):
+        """One decoder position of the causal block, without the prefix.
+
+        Args:
+            inputs: `(batch, dim)`, this position's input.
+            buffer: `(batch, kernel_size - 1, dim)`, the previous
+                `kernel_size - 1` inputs (`init_buffer` at position 0).
+
+        Returns:
+            `(output (batch, filters), new buffer)`; equal to position `i`
+            of `call` on the whole prefix.
+        """
+        if not self.causal:
+            raise ValueError("`step` needs a causal block (causal=True).")
+        window = ops.concatenate([buffer, ops.expand_dims(inputs, 1)], 1)
+        kernel = ops.cast(self.conv.kernel, window.dtype)     # (k, dim, 2d)
+        y = ops.einsum("bkd,kdf->bf", window, kernel)
+        y = y + ops.cast(self.conv.bias, y.dtype)
+        a, b = y[..., : self.filters], y[..., self.filters:]
+        residual = inputs if self.residual_projection is None else (
+            self.residual_projection(inputs))
+        out = (a * ops.sigmoid(b) + residual) * ops.cast(SQRT_HALF, y.dtype)
+        return out, window[:, 1:]
+
     def compute_output_shape(self, inputs_shape):
         return tuple(inputs_shape[:-1]) + (self.filters,)
 

@@ -3,6 +3,7 @@
 from kerattn.layers import TransformerDecoderBlock
 
 from kerattn.zoo.bahdanau_nmt import BahdanauIncremental, bahdanau_nmt
+from kerattn.zoo.convs2s_nmt import ConvS2SIncremental, convs2s_nmt
 from kerattn.zoo.cho_encoder_decoder import ChoIncremental, cho_encoder_decoder
 from kerattn.zoo.luong_nmt import LuongIncremental, luong_nmt
 from kerattn.zoo.seq2seq import Seq2SeqIncremental, seq2seq
@@ -27,6 +28,8 @@ def incremental(model, pad_id=0):
         return BahdanauIncremental(model, pad_id=pad_id)
     if {"encoder_1", "decoder", "output_projection"} <= names:
         return LuongIncremental(model, pad_id=pad_id)
+    if {"encoder_projection", "decoder_projection", "attention_1"} <= names:
+        return ConvS2SIncremental(model, pad_id=pad_id)
     if {"source_embedding", "encoder_1", "decoder_1"} <= names and isinstance(
             model.get_layer("decoder_1"), TransformerDecoderBlock):
         return TransformerIncremental(model, pad_id=pad_id)
@@ -40,4 +43,4 @@ def incremental(model, pad_id=0):
 
 
 __all__ = ["cho_encoder_decoder", "seq2seq", "bahdanau_nmt", "luong_nmt",
-           "transformer_nmt", "incremental"]
+           "transformer_nmt", "convs2s_nmt", "incremental"]

@@ -8,3 +8,16 @@ def check_builder_args(dropout=0.0, **sizes):
             raise ValueError(f"`{arg}` must be a positive integer; got {value!r}.")
     if not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
         raise ValueError(f"`dropout` must be in [0, 1); got {dropout!r}.")
+
+
+def numbered_layers(model, prefix):
+    """The layers named `<prefix>_1`, `<prefix>_2`, ... of `model`, in order."""
+    import re
+
+    pattern = re.compile(re.escape(prefix) + r"_(\d+)")
+    found = {}
+    for layer in model.layers:
+        match = pattern.fullmatch(layer.name)
+        if match:
+            found[int(match.group(1))] = layer
+    return [found[k] for k in sorted(found)]

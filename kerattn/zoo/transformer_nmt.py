@@ -26,7 +26,7 @@ from kerattn.layers import (
     TransformerEmbedding,
     TransformerEncoderBlock,
 )
-from kerattn.zoo.checks import check_builder_args
+from kerattn.zoo.checks import check_builder_args, numbered_layers
 
 
 def transformer_nmt(source_vocab_size=37000, target_vocab_size=37000,
@@ -103,15 +103,10 @@ class TransformerIncremental:
     def __init__(self, model, pad_id=0):
         layers = {layer.name: layer for layer in model.layers}
 
-        def numbered(prefix):
-            return [layers[n] for n in sorted(
-                (n for n in layers if n.startswith(prefix)),
-                key=lambda n: int(n.split("_")[-1]))]
-
         self.source_embedding = layers["source_embedding"]
         self.target_embedding = layers["target_embedding"]
-        self.encoders = numbered("encoder_")
-        self.decoders = numbered("decoder_")
+        self.encoders = numbered_layers(model, "encoder")
+        self.decoders = numbered_layers(model, "decoder")
         self.output_projection = layers["output_projection"]
         self.pad_id = pad_id
 
