@@ -295,3 +295,30 @@ def test_beam_one_equals_greedy_on_the_model():
     np.testing.assert_array_equal(to_numpy(b["tokens"])[:, 0], to_numpy(g["tokens"]))
     np.testing.assert_allclose(to_numpy(b["attention"])[:, 0],
                                to_numpy(g["attention"]), atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["bahdanau", "luong_local_p", "seq2seq",
+                                  "transformer", "convs2s"])
+def test_compiled_translator_equals_eager(name):
+    """XLA / jax.jit decoding returns what the eager loop returns."""
+    texts = ["open the file", "cannot open file %s", "permission denied",
+             "the file is not a directory"]
+    src = WordVocabulary.build(texts)
+    tgt = WordVocabulary.build(["ouvrir le fichier", "permission refusée",
+                                "impossible d'ouvrir %s"])
+    keras.utils.set_random_seed(3)
+    model = BUILDERS[name](len(src), len(tgt))
+    eager = Translator(model, src, tgt, max_length=9, jit_compile=False)
+    compiled = Translator(model, src, tgt, max_length=9)
+    for kwargs in ({}, {"beam_width": 3, "length_penalty": 0.6}):
+        want, want_align = eager(texts, return_alignments=True, **kwargs)
+        got, got_align = compiled(texts, return_alignments=True, **kwargs)
+        assert got == want
+        for a, b in zip(got_align, want_align):
+            assert a["target_tokens"] == b["target_tokens"]
+            if a["weights"] is not None:
+                np.testing.assert_allclose(a["weights"], b["weights"], atol=1e-5)
+    # A compiled function is reused for a second batch of the same shape.
+    count = len(compiled._compiled)
+    compiled(texts[::-1])
+    assert len(compiled._compiled) == count

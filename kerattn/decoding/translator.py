@@ -1,9 +1,20 @@
 """Strings in, strings out: a zoo translation model with its vocabularies."""
 
+import inspect
+
 import numpy as np
 from keras import ops
 
+from kerattn.decoding.compiled import compile_decoder
 from kerattn.decoding.search import beam_search, greedy_search
+
+
+def _bucket(n, minimum):
+    """The next power of two >= n (and >= minimum): few compiled shapes."""
+    size = minimum
+    while size < n:
+        size *= 2
+    return size
 
 
 class Translator:
@@ -15,6 +26,11 @@ class Translator:
         source_vocab, target_vocab: the `WordVocabulary` objects the model
             was trained with; the special ids come from them.
         max_length: the default maximum output length in tokens.
+        jit_compile: compile "encode, then search" with the backend's
+            compiler (XLA under TensorFlow, `jax.jit` under JAX; see
+            `kerattn.decoding.compiled`); torch runs eagerly without
+            autograd. Batches are padded to power-of-two sizes and source
+            lengths, so each shape compiles once and later calls reuse it.
 
     Call arguments:
         texts: a list of strings.
@@ -35,14 +51,20 @@ class Translator:
     >>> # translator(["Permission denied"], beam_width=5)
     """
 
-    def __init__(self, model, source_vocab, target_vocab, max_length=40):
+    def __init__(self, model, source_vocab, target_vocab, max_length=40,
+                 jit_compile=True):
         from kerattn import zoo
 
         self.model = model
         self.source_vocab = source_vocab
         self.target_vocab = target_vocab
         self.max_length = max_length
+        self.jit_compile = jit_compile
         self.incremental = zoo.incremental(model, pad_id=source_vocab.pad_id)
+        # Key/value caches (Transformer) are sized for the output length.
+        self._encode_takes_length = "max_length" in inspect.signature(
+            self.incremental.encode).parameters
+        self._compiled = {}
 
     def _encode_texts(self, texts):
         if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
@@ -50,7 +72,8 @@ class Translator:
                              f"{type(texts).__name__}.")
         ids = [self.source_vocab.encode(t) or [self.source_vocab.unk_id]
                for t in texts]
-        batch = np.full((len(ids), max(len(i) for i in ids)),
+        # Padded rows (all PAD) attend to nothing and are dropped after.
+        batch = np.full((_bucket(len(ids), 1), _bucket(max(map(len, ids)), 8)),
                         self.source_vocab.pad_id, "int32")
         for row, i in enumerate(ids):
             batch[row, : len(i)] = i
@@ -62,40 +85,55 @@ class Translator:
             return ([], []) if return_alignments else []
         max_length = max_length or self.max_length
         source = self._encode_texts(texts)
-        if hasattr(self.incremental, "init_cache") or "max_length" in (
-                self.incremental.encode.__code__.co_varnames):
-            # Key/value caches are sized for the output length.
-            state = self.incremental.encode(source, max_length=max_length)
-        else:
-            state = self.incremental.encode(source)
-        v = self.target_vocab
-        common = dict(step_fn=self.incremental.step, state=state,
-                      batch_size=len(texts), bos_id=v.bos_id, eos_id=v.eos_id,
-                      pad_id=v.pad_id, max_length=max_length)
-        if beam_width == 1 and not search_kwargs:
-            result = greedy_search(**common)
-            tokens = ops.convert_to_numpy(result["tokens"])
-            attention = result.get("attention")
-        else:
-            result = beam_search(beam_width=beam_width,
-                                 source_mask=source != self.source_vocab.pad_id,
-                                 **common, **search_kwargs)
-            tokens = ops.convert_to_numpy(result["tokens"])[:, 0]
-            attention = result.get("attention")
+        search = self._search(beam_width, max_length, search_kwargs)
+        result = search(source)
+        n = len(texts)
+        tokens = ops.convert_to_numpy(result["tokens"])[:n]
+        attention = result.get("attention")
+        attention = (None if attention is None
+                     else ops.convert_to_numpy(attention)[:n])
+        if tokens.ndim == 3:  # beam search: the best of the n-best
+            tokens = tokens[:, 0]
             attention = None if attention is None else attention[:, 0]
+        v = self.target_vocab
         translations = [v.decode(row) for row in tokens]
         if not return_alignments:
             return translations
-        attention = None if attention is None else ops.convert_to_numpy(attention)
         alignments = []
         for row, text in enumerate(texts):
             src = self.source_vocab.tokenize(text, self.source_vocab.lowercase)
             out = list(tokens[row])
-            n = out.index(v.eos_id) + 1 if v.eos_id in out else len(out)
+            end = out.index(v.eos_id) + 1 if v.eos_id in out else len(out)
             alignments.append({
                 "source_tokens": src,
-                "target_tokens": v.tokens(out[:n]),
+                "target_tokens": v.tokens(out[:end]),
                 "weights": None if attention is None
-                else attention[row, :n, : len(src)],
+                else attention[row, :end, : len(src)],
             })
         return translations, alignments
+
+    def _search(self, beam_width, max_length, search_kwargs):
+        """The (compiled) function `source ids -> search result`, cached."""
+        key = (beam_width, max_length, tuple(sorted(search_kwargs.items())))
+        if key in self._compiled:
+            return self._compiled[key]
+        v, pad_id = self.target_vocab, self.source_vocab.pad_id
+
+        def run(source):
+            if self._encode_takes_length:
+                state = self.incremental.encode(source, max_length=max_length)
+            else:
+                state = self.incremental.encode(source)
+            common = dict(step_fn=self.incremental.step, state=state,
+                          batch_size=int(source.shape[0]), bos_id=v.bos_id,
+                          eos_id=v.eos_id, pad_id=v.pad_id,
+                          max_length=max_length)
+            if beam_width == 1 and not search_kwargs:
+                return greedy_search(**common)
+            return beam_search(beam_width=beam_width,
+                               source_mask=ops.not_equal(source, pad_id),
+                               **common, **search_kwargs)
+
+        self._compiled[key] = compile_decoder(run, self.model.variables,
+                                              self.jit_compile)
+        return self._compiled[key]

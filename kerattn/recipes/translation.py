@@ -119,7 +119,9 @@ def translate_all(translator, sources, batch_size=256, **kwargs):
         rows = order[start:start + batch_size]
         texts = [sources[i] for i in rows]
         longest = max(len(translator.source_vocab.encode(t)) for t in texts)
-        out = translator(texts, max_length=min(2 * longest + 10, 120), **kwargs)
+        # Few distinct lengths: each compiles once.
+        max_length = min(16 * -(-(2 * longest + 10) // 16), 128)
+        out = translator(texts, max_length=max_length, **kwargs)
         for i, hyp in zip(rows, out):
             hyps[i] = hyp
     return hyps
