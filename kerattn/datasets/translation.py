@@ -14,7 +14,8 @@ def translation_arrays(pairs, source_vocab, target_vocab, max_tokens=None):
 
     Args:
         pairs: list of `(source, target)` strings.
-        source_vocab, target_vocab: `WordVocabulary` objects.
+        source_vocab, target_vocab: `WordVocabulary` or `WordPieceVocabulary`
+            objects.
         max_tokens: optional int, the longest kept side in tokens.
 
     Returns:
@@ -25,8 +26,10 @@ def translation_arrays(pairs, source_vocab, target_vocab, max_tokens=None):
     if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
         raise ValueError(f"`max_tokens` must be a positive int or None; got {max_tokens!r}.")
     encoded, kept = [], []
-    for source, target in pairs:
-        s, t = source_vocab.encode(source), target_vocab.encode(target)
+    pairs = list(pairs)
+    sources = source_vocab.encode_batch([s for s, _ in pairs])
+    targets = target_vocab.encode_batch([t for _, t in pairs])
+    for (source, target), s, t in zip(pairs, sources, targets):
         if not s or not t:
             continue
         if max_tokens is not None and (len(s) > max_tokens or len(t) > max_tokens):

@@ -102,6 +102,14 @@ class WordVocabulary:
             ids = ids + [self.eos_id]
         return ids
 
+    def encode_batch(self, texts):
+        """A list of id lists, one per text."""
+        return [self.encode(t) for t in texts]
+
+    def display_tokens(self, text):
+        """The words of `text` as written, one per id of `encode(text)`."""
+        return self.tokenize(text, self.lowercase)
+
     def decode(self, ids):
         """Ids to text: stops at EOS, skips PAD and BOS, restores spaces."""
         words = []

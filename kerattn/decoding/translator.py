@@ -23,8 +23,9 @@ class Translator:
     Args:
         model: a zoo translation model (e.g. `kerattn.zoo.bahdanau_nmt()`),
             trained or loaded from a `.keras` file.
-        source_vocab, target_vocab: the `WordVocabulary` objects the model
-            was trained with; the special ids come from them.
+        source_vocab, target_vocab: the vocabularies the model was trained
+            with (`WordVocabulary` or keras-hub based `WordPieceVocabulary`);
+            the special ids come from them.
         max_length: the default maximum output length in tokens.
         jit_compile: compile "encode, then search" with the backend's
             compiler (XLA under TensorFlow, `jax.jit` under JAX; see
@@ -70,8 +71,8 @@ class Translator:
         if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
             raise ValueError("`texts` must be a list of strings; got "
                              f"{type(texts).__name__}.")
-        ids = [self.source_vocab.encode(t) or [self.source_vocab.unk_id]
-               for t in texts]
+        ids = [i or [self.source_vocab.unk_id]
+               for i in self.source_vocab.encode_batch(texts)]
         # Padded rows (all PAD) attend to nothing and are dropped after.
         batch = np.full((_bucket(len(ids), 1), _bucket(max(map(len, ids)), 8)),
                         self.source_vocab.pad_id, "int32")
@@ -101,7 +102,7 @@ class Translator:
             return translations
         alignments = []
         for row, text in enumerate(texts):
-            src = self.source_vocab.tokenize(text, self.source_vocab.lowercase)
+            src = self.source_vocab.display_tokens(text)
             out = list(tokens[row])
             end = out.index(v.eos_id) + 1 if v.eos_id in out else len(out)
             alignments.append({

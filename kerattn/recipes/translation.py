@@ -26,6 +26,7 @@ import numpy as np
 
 from kerattn.datasets import (
     LengthBucketedBatches,
+    WordPieceVocabulary,
     WordVocabulary,
     gettext_pairs,
     translation_arrays,
@@ -54,8 +55,15 @@ class TimeBudget(keras.callbacks.Callback):
             self.model.stop_training = True
 
 
-def prepare(lang="fr", vocab_size=8000, max_tokens=20):
-    """The data of the recipe: vocabularies, training arrays, test pairs."""
+def prepare(lang="fr", vocab_size=8000, max_tokens=20, tokenizer="word"):
+    """The data of the recipe: vocabularies, training arrays, test pairs.
+
+    `tokenizer` is "word" (`WordVocabulary`) or "wordpiece" (keras-hub's
+    WordPiece, `WordPieceVocabulary`); `vocab_size` is per language.
+    """
+    if tokenizer not in ("word", "wordpiece"):
+        raise ValueError("`tokenizer` must be 'word' or 'wordpiece'; got "
+                         f"{tokenizer!r}.")
     splits = gettext_pairs(lang, max_words=None)
 
     def short(pairs, words=20):
@@ -63,8 +71,10 @@ def prepare(lang="fr", vocab_size=8000, max_tokens=20):
                 if len(s.split()) <= words and len(t.split()) <= words]
 
     train_pairs = short(splits["train"])
-    source_vocab = WordVocabulary.build([s for s, _ in train_pairs], vocab_size)
-    target_vocab = WordVocabulary.build([t for _, t in train_pairs], vocab_size)
+    vocabulary = (WordVocabulary.build if tokenizer == "word"
+                  else WordPieceVocabulary.build)
+    source_vocab = vocabulary([s for s, _ in train_pairs], vocab_size)
+    target_vocab = vocabulary([t for _, t in train_pairs], vocab_size)
     x, y, kept = translation_arrays(train_pairs, source_vocab, target_vocab,
                                     max_tokens)
     vx, vy, _ = translation_arrays(short(splits["valid"]), source_vocab,
@@ -118,7 +128,7 @@ def translate_all(translator, sources, batch_size=256, **kwargs):
     for start in range(0, len(order), batch_size):
         rows = order[start:start + batch_size]
         texts = [sources[i] for i in rows]
-        longest = max(len(translator.source_vocab.encode(t)) for t in texts)
+        longest = max(map(len, translator.source_vocab.encode_batch(texts)))
         # Few distinct lengths: each compiles once.
         max_length = min(16 * -(-(2 * longest + 10) // 16), 128)
         out = translator(texts, max_length=max_length, **kwargs)
@@ -212,8 +222,8 @@ CPU machine), written by the recipe itself.
 
 gettext English -> {config['lang']} message catalogs of this machine
 (`kerattn.datasets.gettext_pairs`, fixed hash split): {results['train_pairs']:,}
-training pairs of at most {config['max_tokens']} tokens a side; word
-vocabularies of {config['vocab_size']:,} tokens per language. Test: the
+training pairs of at most {config['max_tokens']} tokens a side;
+{config.get('tokenizer', 'word')} vocabularies of {config['vocab_size']:,} tokens per language. Test: the
 {results['test_sentences']:,} test pairs of at most 20 words a side.
 
 ## Model and budget
@@ -252,6 +262,8 @@ def parse_args(argv=None, epochs=10):
                    help="optional wall-clock cap on training")
     p.add_argument("--max-tokens", type=int, default=20)
     p.add_argument("--vocab-size", type=int, default=8000)
+    p.add_argument("--tokenizer", choices=("word", "wordpiece"), default="word",
+                   help="word-level vocabulary or keras-hub WordPiece")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--learning-rate", type=float, default=2e-3)
     p.add_argument("--label-smoothing", type=float, default=0.0)
@@ -279,7 +291,7 @@ def main(name, build, description, directory, builder_text, argv=None,
         args.label_smoothing = label_smoothing
     keras.utils.set_random_seed(args.seed)
     print(f"backend {keras.backend.backend()}")
-    data = prepare(args.lang, args.vocab_size, args.max_tokens)
+    data = prepare(args.lang, args.vocab_size, args.max_tokens, args.tokenizer)
     print(f"{data['train_pairs']} training pairs, {len(data['test'])} test pairs")
     model = build(len(data["source_vocab"]), len(data["target_vocab"]))
     model.summary()
@@ -292,6 +304,7 @@ def main(name, build, description, directory, builder_text, argv=None,
                **evaluate(model, data, beam_width=args.beam_width)}
     config = {"builder": builder_text, "lang": args.lang,
               "max_tokens": args.max_tokens, "vocab_size": args.vocab_size,
+              "tokenizer": args.tokenizer,
               "batch_size": args.batch_size, "learning_rate": args.learning_rate,
               "label_smoothing": args.label_smoothing, "seed": args.seed}
     output = args.output or directory

@@ -1,0 +1,144 @@
+"""A subword vocabulary on keras-hub's WordPiece tokenizer."""
+
+import json
+
+import numpy as np
+
+from kerattn.datasets.vocabulary import WordVocabulary
+
+SUFFIX = "##"
+
+
+def _keras_hub():
+    try:
+        import tensorflow as tf
+        from keras_hub.tokenizers import (
+            WordPieceTokenizer,
+            compute_word_piece_vocabulary,
+        )
+    except ImportError as error:  # pragma: no cover - depends on extras
+        raise ImportError(
+            "WordPieceVocabulary needs keras-hub and tensorflow-text: "
+            "`pip install kerattn[text]`."
+        ) from error
+    return tf, WordPieceTokenizer, compute_word_piece_vocabulary
+
+
+class WordPieceVocabulary:
+    """WordPiece subwords (keras-hub) with PAD = 0, then UNK, BOS and EOS.
+
+    The same interface as `WordVocabulary` (`encode`, `decode`, `tokens`,
+    `pad_id`, `unk_id`, `bos_id`, `eos_id`, `to_json`), so models,
+    `translation_arrays` and `Translator` take either. Text is first split
+    by `WordVocabulary.tokenize` (words, printf specifiers, punctuation,
+    with "▁" marking a preceding space); keras-hub's
+    `compute_word_piece_vocabulary` learns the pieces of those words and its
+    `WordPieceTokenizer` (with `split=False`) cuts them. Because the spaces
+    travel inside the pieces, `decode` restores the text exactly, which
+    keras-hub's own `detokenize` (a space between every word) would not.
+
+    Args:
+        vocabulary: the list of pieces; the first four must be
+            `"<pad>", "<unk>", "<s>", "</s>"`.
+        lowercase: lowercase text before tokenising.
+
+    Example:
+
+    >>> # vocab = WordPieceVocabulary.build(train_texts, vocabulary_size=8000)
+    >>> # vocab.decode(vocab.encode("Cannot open %s")) == "Cannot open %s"
+    """
+
+    PAD, UNK, BOS, EOS = WordVocabulary.PAD, WordVocabulary.UNK, \
+        WordVocabulary.BOS, WordVocabulary.EOS
+
+    def __init__(self, vocabulary, lowercase=False):
+        specials = [self.PAD, self.UNK, self.BOS, self.EOS]
+        vocabulary = list(vocabulary)
+        if vocabulary[:4] != specials:
+            raise ValueError(
+                f"`vocabulary` must start with the special tokens {specials}; "
+                f"got {vocabulary[:4]}.")
+        tf, WordPieceTokenizer, _ = _keras_hub()
+        self._tf = tf
+        self.lowercase = lowercase
+        self.itos = vocabulary
+        self.tokenizer = WordPieceTokenizer(
+            vocabulary=vocabulary, split=False, lowercase=False,
+            suffix_indicator=SUFFIX, oov_token=self.UNK)
+        self.pad_id, self.unk_id, self.bos_id, self.eos_id = 0, 1, 2, 3
+
+    @classmethod
+    def build(cls, texts, vocabulary_size=8000, lowercase=False):
+        """Learn the pieces of `texts` with keras-hub's trainer.
+
+        Args:
+            texts: iterable of strings.
+            vocabulary_size: the total size, special tokens included.
+            lowercase: lowercase before learning.
+        """
+        if isinstance(vocabulary_size, bool) or not isinstance(
+                vocabulary_size, int) or vocabulary_size < 5:
+            raise ValueError("`vocabulary_size` must be an integer >= 5; got "
+                             f"{vocabulary_size!r}.")
+        tf, _, compute_word_piece_vocabulary = _keras_hub()
+        words = [WordVocabulary.tokenize(t, lowercase) for t in texts]
+        words = [w for w in words if w]
+        if not words:
+            raise ValueError("`texts` has no token to learn pieces from.")
+        data = tf.data.Dataset.from_tensor_slices(
+            tf.ragged.constant(words)).batch(1024)
+        vocabulary = compute_word_piece_vocabulary(
+            data, vocabulary_size, split=False, suffix_indicator=SUFFIX,
+            reserved_tokens=[cls.PAD, cls.UNK, cls.BOS, cls.EOS])
+        return cls(vocabulary, lowercase=lowercase)
+
+    def __len__(self):
+        return len(self.itos)
+
+    def encode_batch(self, texts):
+        """A list of id lists, one per text (one tokenizer call)."""
+        words = [WordVocabulary.tokenize(t, self.lowercase) or [""]
+                 for t in texts]
+        ragged = self.tokenizer(self._tf.ragged.constant(words))  # (N, pieces)
+        # A RaggedTensor under TensorFlow; nested lists under other backends.
+        rows = ragged.to_list() if hasattr(ragged, "to_list") else ragged
+        out = []
+        for row, w in zip(rows, words):
+            out.append([] if w == [""] else [int(i) for i in row])
+        return out
+
+    def encode(self, text, add_bos=False, add_eos=False):
+        ids = self.encode_batch([text])[0]
+        return ([self.bos_id] if add_bos else []) + ids + (
+            [self.eos_id] if add_eos else [])
+
+    def tokens(self, ids):
+        return [self.itos[int(i)] for i in ids]
+
+    def display_tokens(self, text):
+        """The pieces of `text`, one per id of `encode(text)`."""
+        return self.tokens(self.encode(text))
+
+    def decode(self, ids):
+        """Ids to text: stops at EOS, skips PAD and BOS, joins the pieces."""
+        pieces = []
+        for i in np.asarray(ids).reshape(-1):
+            i = int(i)
+            if i == self.eos_id:
+                break
+            if i in (self.pad_id, self.bos_id):
+                continue
+            piece = self.itos[i] if 0 <= i < len(self.itos) else self.UNK
+            pieces.append(piece[len(SUFFIX):] if piece.startswith(SUFFIX)
+                          else piece)
+        return "".join(pieces).replace(WordVocabulary.SPACE, " ").strip()
+
+    def to_json(self):
+        return json.dumps({"wordpiece": self.itos[4:],
+                           "lowercase": self.lowercase})
+
+    @classmethod
+    def from_json(cls, text):
+        data = json.loads(text)
+        specials = [cls.PAD, cls.UNK, cls.BOS, cls.EOS]
+        return cls(specials + data["wordpiece"], lowercase=data["lowercase"])
