@@ -26,14 +26,16 @@ def compile_decoder(fn, variables, jit_compile=True):
         fn: a function of tensors only (Python options baked in), that
             calls Keras layers whose weights are among `variables`.
         variables: the `keras.Variable`s `fn` reads (e.g. `model.variables`).
-        jit_compile: False returns `fn` (under `torch.inference_mode` on
-            torch), for debugging and for comparisons.
+        jit_compile: False returns `fn` unchanged, for debugging and for
+            comparisons.
 
     Returns:
         A function with the signature of `fn`. Each new input shape compiles
         once (callers pad inputs to a few shapes).
     """
     backend = keras.backend.backend()
+    if not jit_compile:
+        return fn
     if backend == "torch":
         import torch
 
@@ -42,8 +44,6 @@ def compile_decoder(fn, variables, jit_compile=True):
                 return fn(*args)
 
         return run_torch
-    if not jit_compile:
-        return fn
     if backend == "tensorflow":
         import tensorflow as tf
 
