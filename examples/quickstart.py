@@ -20,8 +20,14 @@ import keras
 import numpy as np
 
 import kerattn
-from kerattn.datasets import WordVocabulary, gettext_pairs, translation_arrays
+from kerattn.datasets import (
+    LengthBucketedBatches,
+    WordVocabulary,
+    gettext_pairs,
+    translation_arrays,
+)
 from kerattn.decoding import Translator
+from kerattn.recipes.translation import TimeBudget, translate_all
 
 
 def parse_args():
@@ -41,21 +47,6 @@ def parse_args():
     p.add_argument("--output", default="outputs/quickstart")
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args()
-
-
-class TimeBudget(keras.callbacks.Callback):
-    """Stop training once `seconds` have passed."""
-
-    def __init__(self, seconds):
-        super().__init__()
-        self.seconds = seconds
-
-    def on_train_begin(self, logs=None):
-        self.start = time.time()
-
-    def on_train_batch_end(self, batch, logs=None):
-        if time.time() - self.start > self.seconds:
-            self.model.stop_training = True
 
 
 def main():
@@ -94,7 +85,9 @@ def main():
     )
     model.summary()
     start = time.time()
-    model.fit(x, y, validation_data=(vx, vy), batch_size=args.batch_size,
+    # Batches of similar lengths: few RNN steps wasted on padding.
+    model.fit(LengthBucketedBatches(x, y, args.batch_size, seed=args.seed),
+              validation_data=LengthBucketedBatches(vx, vy, 256, shuffle=False),
               epochs=1000, callbacks=[TimeBudget(60 * args.minutes)],
               verbose=2 if os.environ.get("CI") else 1)
     train_minutes = (time.time() - start) / 60
@@ -115,9 +108,7 @@ def main():
                          (f"beam{args.beam_width}",
                           {"beam_width": args.beam_width, "length_penalty": 0.6})):
         t = time.time()
-        hyps = []
-        for i in range(0, n, 512):
-            hyps += translator(sources[i:i + 512], **kwargs)
+        hyps = translate_all(translator, sources, **kwargs)
         seconds = time.time() - t
         if sacrebleu is not None:
             bleu = sacrebleu.corpus_bleu(hyps, [refs]).score
