@@ -1,5 +1,6 @@
 """Decoding: greedy, beam search and sampling over any step function."""
 
+from kerattn.decoding.compiled import compile_decoder
 from kerattn.decoding.search import (
     beam_search,
     gnmt_coverage_penalty,
@@ -16,4 +17,5 @@ __all__ = [
     "gnmt_length_penalty",
     "gnmt_coverage_penalty",
     "Translator",
+    "compile_decoder",
 ]

@@ -274,12 +274,29 @@ def parse_args(argv=None, epochs=10):
     return p.parse_args(argv)
 
 
-def main(name, build, description, directory, builder_text, argv=None,
-         epochs=10, learning_rate=2e-3, label_smoothing=0.0):
-    """Run a recipe: `build(source_vocab_size, target_vocab_size)` -> model.
+def main(name, builder_kwargs, description, directory, argv=None, epochs=6,
+         learning_rate=2e-3, label_smoothing=0.0):
+    """Run the recipe of `kerattn.zoo.<name>(V_x, V_y, **builder_kwargs)`.
 
-    `builder_text` is the builder call as RESULTS.md should show it.
+    Args:
+        name: the zoo builder's name, e.g. "bahdanau_nmt".
+        builder_kwargs: the builder's size keywords.
+        description: the recipe's docstring; its first paragraph goes into
+            RESULTS.md.
+        directory: where results go (the recipe's folder).
+        argv: command-line arguments (default: `sys.argv[1:]`).
+        epochs, learning_rate, label_smoothing: the recipe's defaults.
     """
+    from kerattn import zoo
+
+    description = " ".join(description.split("\n\n")[0].split())
+    builder_text = f"kerattn.zoo.{name}(V_x, V_y, " + ", ".join(
+        f"{k}={v!r}" for k, v in builder_kwargs.items()) + ")"
+
+    def build(source_vocab_size, target_vocab_size):
+        return getattr(zoo, name)(source_vocab_size, target_vocab_size,
+                                  **builder_kwargs)
+
     args = parse_args(argv, epochs)
     if argv is None:
         import sys

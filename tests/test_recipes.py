@@ -1,0 +1,76 @@
+"""The translation recipe's pieces: bucketed batches, evaluation, report."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from kerattn import zoo
+from kerattn.datasets import LengthBucketedBatches, WordVocabulary, translation_arrays
+from kerattn.recipes import translation
+
+PAIRS = [("open the file", "ouvrir le fichier"),
+         ("cannot open the file %s now", "impossible d'ouvrir le fichier %s"),
+         ("permission denied", "permission refusée"),
+         ("the directory is not empty and cannot be removed here",
+          "le répertoire n'est pas vide et ne peut pas être supprimé ici")] * 10
+
+
+def _arrays():
+    src = WordVocabulary.build([s for s, _ in PAIRS])
+    tgt = WordVocabulary.build([t for _, t in PAIRS])
+    x, y, _ = translation_arrays(PAIRS, src, tgt)
+    return src, tgt, x, y
+
+
+def test_bucketed_batches_cover_every_pair_once_without_cutting():
+    _, _, x, y = _arrays()
+    batches = LengthBucketedBatches(x, y, batch_size=8, bucket_width=5, seed=1)
+    seen = []
+    for i in range(len(batches)):
+        inputs, labels = batches[i]
+        width = labels.shape[1]
+        assert width % 5 == 0 and inputs["source_ids"].shape[1] == width
+        # Every real token of a pair is kept: rows match the originals.
+        for row in range(labels.shape[0]):
+            real = labels[row][labels[row] != 0]
+            matches = [j for j in range(len(y))
+                       if np.array_equal(y[j][y[j] != 0], real)]
+            assert matches
+        seen.append(labels.shape[0])
+    assert sum(seen) == len(y)
+    # Similar lengths share a batch: fewer padded tokens than one width.
+    padded = sum(batches[i][1].size for i in range(len(batches)))
+    assert padded < y.size
+    with pytest.raises(ValueError, match="`batch_size`"):
+        LengthBucketedBatches(x, y, batch_size=0)
+
+
+def test_evaluate_and_report_write_results_with_the_baseline(tmp_path):
+    pytest.importorskip("sacrebleu")
+    src, tgt, x, y = _arrays()
+    model = zoo.bahdanau_nmt(len(src), len(tgt), embedding_dim=8, units=8,
+                             alignment_units=8, maxout_units=4)
+    data = {"source_vocab": src, "target_vocab": tgt, "test": PAIRS[:4],
+            "test_long": PAIRS[:4]}
+    results = translation.evaluate(model, data, beam_width=2)
+    assert set(results["bleu_beam2_by_source_length"]) == {"1-5", "6-10"}
+    by_length = results["bleu_beam2_by_source_length"]
+    assert by_length["1-5"]["sentences"] == by_length["6-10"]["sentences"] == 2
+    results.update(backend="test", train_pairs=40, epochs=1, steps=5,
+                   train_minutes=0.1, parameters=123, final_loss=1.0,
+                   final_val_loss=1.0)
+    config = {"builder": "kerattn.zoo.bahdanau_nmt(...)", "lang": "fr",
+              "max_tokens": 20, "vocab_size": 8000, "batch_size": 64,
+              "learning_rate": 0.002, "label_smoothing": 0.0}
+    baseline = dict(results, bleu_greedy=1.5, bleu_beam2=2.5, model="seq2seq")
+    os.makedirs(tmp_path / "seq2seq")
+    with open(tmp_path / "seq2seq" / "results.json", "w") as f:
+        json.dump(baseline, f)
+    text = translation.report(str(tmp_path / "bahdanau_nmt"), "bahdanau_nmt",
+                              "RNNsearch.", config, results, "python x.py")
+    assert "| seq2seq (no attention, baseline) | 1.5 | 2.5 |" in text
+    with open(tmp_path / "bahdanau_nmt" / "results.json") as f:
+        assert json.load(f)["model"] == "bahdanau_nmt"
+    assert os.path.exists(tmp_path / "bahdanau_nmt" / "RESULTS.md")
