@@ -74,3 +74,26 @@ def test_evaluate_and_report_write_results_with_the_baseline(tmp_path):
     with open(tmp_path / "bahdanau_nmt" / "results.json") as f:
         assert json.load(f)["model"] == "bahdanau_nmt"
     assert os.path.exists(tmp_path / "bahdanau_nmt" / "RESULTS.md")
+
+
+def test_first_two_batches_differ_in_width():
+    """Keras' TF adapter reads the signature off the first batches."""
+    _, _, x, y = _arrays()
+    for seed in range(5):
+        batches = LengthBucketedBatches(x, y, batch_size=4, seed=seed)
+        assert batches[0][1].shape[1] != batches[1][1].shape[1]
+        batches.on_epoch_end()
+        assert batches[0][1].shape[1] != batches[1][1].shape[1]
+
+
+def test_fit_on_bucketed_batches():
+    import keras
+
+    src, tgt, x, y = _arrays()
+    model = zoo.bahdanau_nmt(len(src), len(tgt), embedding_dim=8, units=8,
+                             alignment_units=8, maxout_units=4)
+    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True, ignore_class=0))
+    history = model.fit(LengthBucketedBatches(x, y, batch_size=4), epochs=2,
+                        verbose=0)
+    assert np.all(np.isfinite(history.history["loss"]))

@@ -107,15 +107,25 @@ class LengthBucketedBatches(keras.utils.PyDataset):
                         for i in range(0, len(chunk), self.batch_size)]
         if self.shuffle:
             batches = [batches[i] for i in self.rng.permutation(len(batches))]
+        # Keras' TensorFlow adapter infers the dataset's signature from the
+        # first batches: let the first two differ in width, so the length
+        # axis is left free (None) rather than fixed to one bucket.
+        widths = [self._width(b) for b in batches]
+        other = next((i for i, w in enumerate(widths) if w != widths[0]), None)
+        if other is not None and len(batches) > 1:
+            batches[1], batches[other] = batches[other], batches[1]
         self.batches = batches
+
+    def _width(self, rows):
+        width = self.bucket_width
+        return int(-(-self.length[rows].max() // width) * width)
 
     def __len__(self):
         return len(self.batches)
 
     def __getitem__(self, index):
         rows = self.batches[index]
-        width = self.bucket_width
-        t = int(-(-self.length[rows].max() // width) * width)
+        t = self._width(rows)
         s_t = min(t, self.source.shape[1])
         y_t = min(t, self.labels.shape[1])
 
