@@ -94,17 +94,30 @@ def prepare(lang="fr", vocab_size=8000, max_tokens=20, tokenizer="word"):
 
 
 def train(model, data, epochs=10, minutes=None, batch_size=64,
-          learning_rate=2e-3, label_smoothing=0.0, verbose="auto"):
-    """Compile and fit `model` on `data["train"]`; returns a summary dict."""
+          learning_rate=2e-3, label_smoothing=0.0, warmup_steps=0,
+          verbose="auto"):
+    """Compile and fit `model` on `data["train"]`; returns a summary dict.
+
+    With `warmup_steps`, the learning rate rises linearly from 0 to
+    `learning_rate` over those steps, then follows a cosine down to a tenth
+    of it at the end of the last epoch (a Transformer needs the warm-up,
+    Vaswani et al. 2017, section 5.3).
+    """
     pad_id = data["target_vocab"].pad_id
+    train_batches = LengthBucketedBatches(*data["train"], batch_size=batch_size,
+                                          pad_id=pad_id)
+    schedule = learning_rate
+    if warmup_steps:
+        total = epochs * len(train_batches)
+        schedule = keras.optimizers.schedules.CosineDecay(
+            0.0, max(total - warmup_steps, 1), alpha=0.1,
+            warmup_target=learning_rate, warmup_steps=warmup_steps)
     model.compile(
-        optimizer=keras.optimizers.Adam(learning_rate, clipnorm=1.0),
+        optimizer=keras.optimizers.Adam(schedule, clipnorm=1.0),
         loss=MaskedSparseCrossentropy(pad_id=pad_id,
                                       label_smoothing=label_smoothing),
         metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
     )
-    train_batches = LengthBucketedBatches(*data["train"], batch_size=batch_size,
-                                          pad_id=pad_id)
     valid_batches = LengthBucketedBatches(*data["valid"], batch_size=256,
                                           shuffle=False, pad_id=pad_id)
     budget = TimeBudget(None if minutes is None else 60 * minutes)
@@ -211,6 +224,12 @@ def report(directory, name, description, config, results, command):
         f"- en: {e['source']}\n  - reference: {e['reference']}\n"
         f"  - {name}: {e['hypothesis']}"
         for e in results[f"examples_{search}"])
+    schedule = ""
+    if config.get("warmup_steps"):
+        schedule = (f" (linear warm-up over {config['warmup_steps']} steps, "
+                    "then cosine decay to a tenth)")
+    if config.get("label_smoothing"):
+        schedule += f", label smoothing {config['label_smoothing']}"
     text = f"""# {name}: results
 
 {description}
@@ -228,7 +247,7 @@ training pairs of at most {config['max_tokens']} tokens a side;
 
 ## Model and budget
 
-`{config['builder']}`; Adam {config['learning_rate']}, clipnorm 1.0,
+`{config['builder']}`; Adam {config['learning_rate']}{schedule}, clipnorm 1.0,
 batch {config['batch_size']}, {results['epochs']} epochs ({results['steps']:,}
 steps, {results['train_minutes']} minutes of training).
 
@@ -267,6 +286,8 @@ def parse_args(argv=None, epochs=10):
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--learning-rate", type=float, default=2e-3)
     p.add_argument("--label-smoothing", type=float, default=0.0)
+    p.add_argument("--warmup-steps", type=int, default=0,
+                   help="linear warm-up steps, then cosine decay")
     p.add_argument("--beam-width", type=int, default=5)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--output", default=None,
@@ -275,7 +296,7 @@ def parse_args(argv=None, epochs=10):
 
 
 def main(name, builder_kwargs, description, directory, argv=None, epochs=6,
-         learning_rate=2e-3, label_smoothing=0.0):
+         learning_rate=2e-3, label_smoothing=0.0, warmup_steps=0):
     """Run the recipe of `kerattn.zoo.<name>(V_x, V_y, **builder_kwargs)`.
 
     Args:
@@ -285,7 +306,8 @@ def main(name, builder_kwargs, description, directory, argv=None, epochs=6,
             RESULTS.md.
         directory: where results go (the recipe's folder).
         argv: command-line arguments (default: `sys.argv[1:]`).
-        epochs, learning_rate, label_smoothing: the recipe's defaults.
+        epochs, learning_rate, label_smoothing, warmup_steps: the
+            recipe's defaults.
     """
     from kerattn import zoo
 
@@ -306,6 +328,8 @@ def main(name, builder_kwargs, description, directory, argv=None, epochs=6,
         args.learning_rate = learning_rate
     if "--label-smoothing" not in argv:
         args.label_smoothing = label_smoothing
+    if "--warmup-steps" not in argv:
+        args.warmup_steps = warmup_steps
     keras.utils.set_random_seed(args.seed)
     print(f"backend {keras.backend.backend()}")
     data = prepare(args.lang, args.vocab_size, args.max_tokens, args.tokenizer)
@@ -315,6 +339,7 @@ def main(name, builder_kwargs, description, directory, argv=None, epochs=6,
     summary = train(model, data, epochs=args.epochs, minutes=args.minutes,
                     batch_size=args.batch_size, learning_rate=args.learning_rate,
                     label_smoothing=args.label_smoothing,
+                    warmup_steps=args.warmup_steps,
                     verbose=2 if os.environ.get("CI") else "auto")
     results = {"backend": keras.backend.backend(),
                "train_pairs": data["train_pairs"], **summary,
@@ -323,7 +348,8 @@ def main(name, builder_kwargs, description, directory, argv=None, epochs=6,
               "max_tokens": args.max_tokens, "vocab_size": args.vocab_size,
               "tokenizer": args.tokenizer,
               "batch_size": args.batch_size, "learning_rate": args.learning_rate,
-              "label_smoothing": args.label_smoothing, "seed": args.seed}
+              "label_smoothing": args.label_smoothing,
+              "warmup_steps": args.warmup_steps, "seed": args.seed}
     output = args.output or directory
     os.makedirs(output, exist_ok=True)
     model.save(os.path.join(output, "model.keras"))

@@ -15,4 +15,5 @@ SIZES = dict(
 if __name__ == "__main__":
     translation.main("transformer_nmt", SIZES, __doc__,
                      os.path.dirname(os.path.abspath(__file__)),
-                     learning_rate=7e-4, label_smoothing=0.1)
+                     learning_rate=1e-3, label_smoothing=0.1,
+                     warmup_steps=600)
