@@ -163,23 +163,25 @@ def evaluate(model, data, beam_width=5, length_penalty=0.6):
     searches = (("greedy", {}),
                 (f"beam{beam_width}", {"beam_width": beam_width,
                                       "length_penalty": length_penalty}))
+    in_test = [i for i, s in enumerate(sources) if s in standard]
+    bucket_rows = {}
+    for low, high in LENGTH_BUCKETS:
+        rows = [i for i, s in enumerate(sources) if low <= len(s.split()) <= high]
+        if rows:
+            bucket_rows[f"{low}-{high}"] = rows
     for name, kwargs in searches:
         start = time.time()
         hyps = translate_all(translator, sources, **kwargs)
         seconds = time.time() - start
-        in_test = [i for i, s in enumerate(sources) if s in standard]
         results[f"bleu_{name}"] = round(sacrebleu.corpus_bleu(
             [hyps[i] for i in in_test], [[pairs[i][1] for i in in_test]]).score, 2)
         results[f"{name}_sentences_per_second"] = round(len(sources) / seconds, 1)
         buckets = {}
-        for low, high in LENGTH_BUCKETS:
-            rows = [i for i, s in enumerate(sources)
-                    if low <= len(s.split()) <= high]
-            if rows:
-                bleu = sacrebleu.corpus_bleu([hyps[i] for i in rows],
-                                             [[pairs[i][1] for i in rows]])
-                buckets[f"{low}-{high}"] = {"sentences": len(rows),
-                                            "bleu": round(bleu.score, 2)}
+        for bucket, rows in bucket_rows.items():
+            bleu = sacrebleu.corpus_bleu([hyps[i] for i in rows],
+                                         [[pairs[i][1] for i in rows]])
+            buckets[bucket] = {"sentences": len(rows),
+                               "bleu": round(bleu.score, 2)}
         results[f"bleu_{name}_by_source_length"] = buckets
         results[f"examples_{name}"] = [
             {"source": sources[i], "reference": pairs[i][1], "hypothesis": hyps[i]}
@@ -273,10 +275,11 @@ words (the model trained on at most {config['max_tokens']} tokens).
     return text
 
 
-def parse_args(argv=None, epochs=10):
+def parse_args(argv=None, **defaults):
+    """The recipe's command line; `defaults` are the recipe's own values."""
     p = argparse.ArgumentParser()
     p.add_argument("--lang", default="fr")
-    p.add_argument("--epochs", type=int, default=epochs)
+    p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--minutes", type=float, default=None,
                    help="optional wall-clock cap on training")
     p.add_argument("--max-tokens", type=int, default=20)
@@ -292,6 +295,7 @@ def parse_args(argv=None, epochs=10):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--output", default=None,
                    help="where to write results (default: the recipe's folder)")
+    p.set_defaults(**defaults)
     return p.parse_args(argv)
 
 
@@ -319,17 +323,12 @@ def main(name, builder_kwargs, description, directory, argv=None, epochs=6,
         return getattr(zoo, name)(source_vocab_size, target_vocab_size,
                                   **builder_kwargs)
 
-    args = parse_args(argv, epochs)
     if argv is None:
         import sys
 
         argv = sys.argv[1:]
-    if "--learning-rate" not in argv:
-        args.learning_rate = learning_rate
-    if "--label-smoothing" not in argv:
-        args.label_smoothing = label_smoothing
-    if "--warmup-steps" not in argv:
-        args.warmup_steps = warmup_steps
+    args = parse_args(argv, epochs=epochs, learning_rate=learning_rate,
+                      label_smoothing=label_smoothing, warmup_steps=warmup_steps)
     keras.utils.set_random_seed(args.seed)
     print(f"backend {keras.backend.backend()}")
     data = prepare(args.lang, args.vocab_size, args.max_tokens, args.tokenizer)
