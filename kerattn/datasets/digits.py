@@ -1,0 +1,142 @@
+"""Digit-strip captions from scikit-learn's handwritten digits.
+
+The UCI optical digits (1,797 images of 8 x 8, values 0-16) ship inside the
+scikit-learn wheel. The single digits are split into train and test first,
+then strips of 3-5 digits are composed from each side, so no test strip
+contains a digit image seen in training:
+
+    [6][5][0][4][8]  ->  "six five zero four eight"
+
+Each digit occupies 8 columns followed by a 1-pixel gap, so a strip of up
+to `max_digits` digits is `8 x 9 * max_digits` pixels (8 x 45 for five),
+left-aligned on black. Each word's column span is kept: a correct visual
+attention puts most of each word's weight on its own digit, left to right.
+"""
+
+import numpy as np
+
+DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven",
+               "eight", "nine")
+DIGIT_SIZE = 8
+GAP = 1
+
+
+def _load_digits():
+    try:
+        from sklearn.datasets import load_digits
+    except ImportError as error:  # pragma: no cover - depends on the install
+        raise ImportError(
+            "Digit strips need scikit-learn: pip install 'kerattn[data]'."
+        ) from error
+    digits = load_digits()
+    return digits.images.astype("float32") / 16.0, digits.target.astype("int64")
+
+
+def split_digits(test_size=360, seed=0):
+    """The single digits, split into train and test before composing.
+
+    Returns:
+        `((train_images, train_labels), (test_images, test_labels))`,
+        images `(n, 8, 8)` float32 in [0, 1].
+    """
+    if isinstance(test_size, bool) or not isinstance(test_size, int) or not (
+            0 < test_size < 1797):
+        raise ValueError(f"`test_size` must be an int in (0, 1797); got {test_size!r}.")
+    images, labels = _load_digits()
+    order = np.random.default_rng(seed).permutation(len(images))
+    test, train = order[:test_size], order[test_size:]
+    return (images[train], labels[train]), (images[test], labels[test])
+
+
+def compose_strips(images, labels, count, min_digits=3, max_digits=5, seed=0):
+    """Compose `count` strips from single digits.
+
+    Args:
+        images: `(n, 8, 8)` single digits; labels: `(n,)` their classes.
+        count: the number of strips.
+        min_digits, max_digits: each strip has a uniform number of digits
+            in `[min_digits, max_digits]`.
+        seed: the random seed.
+
+    Returns:
+        A dict: `images` float32 `(count, 8, 9 * max_digits, 1)`,
+        `captions` a list of strings, `digits` a list of int lists, and
+        `spans` a list of `[(first_column, last_column + 1), ...]` per strip,
+        one span per word.
+    """
+    for name, value in (("count", count), ("min_digits", min_digits),
+                        ("max_digits", max_digits)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"`{name}` must be a positive int; got {value!r}.")
+    if min_digits > max_digits:
+        raise ValueError(
+            f"`min_digits` ({min_digits}) must be <= `max_digits` ({max_digits}).")
+    images = np.asarray(images, "float32")
+    labels = np.asarray(labels)
+    if images.ndim != 3 or images.shape[1:] != (DIGIT_SIZE, DIGIT_SIZE):
+        raise ValueError(f"`images` must be (n, 8, 8); got {images.shape}.")
+    rng = np.random.default_rng(seed)
+    width = (DIGIT_SIZE + GAP) * max_digits
+    strips = np.zeros((count, DIGIT_SIZE, width, 1), "float32")
+    captions, digit_lists, spans = [], [], []
+    for row in range(count):
+        n = int(rng.integers(min_digits, max_digits + 1))
+        picks = rng.integers(0, len(images), size=n)
+        span = []
+        for k, pick in enumerate(picks):
+            start = k * (DIGIT_SIZE + GAP)
+            strips[row, :, start:start + DIGIT_SIZE, 0] = images[pick]
+            span.append((start, start + DIGIT_SIZE))
+        digits = [int(labels[p]) for p in picks]
+        captions.append(" ".join(DIGIT_WORDS[d] for d in digits))
+        digit_lists.append(digits)
+        spans.append(span)
+    return {"images": strips, "captions": captions, "digits": digit_lists,
+            "spans": spans}
+
+
+def digit_strips(train_count=8000, test_count=1000, min_digits=3, max_digits=5,
+                 test_digits=360, seed=0):
+    """Train and test digit strips, composed from disjoint single digits.
+
+    Returns:
+        `(train, test)`, each a dict as `compose_strips` returns.
+
+    Example:
+
+    >>> train, test = digit_strips(train_count=4, test_count=2)
+    >>> train["images"].shape
+    (4, 8, 45, 1)
+    """
+    (train_x, train_y), (test_x, test_y) = split_digits(test_digits, seed)
+    train = compose_strips(train_x, train_y, train_count, min_digits,
+                           max_digits, seed=seed + 1)
+    test = compose_strips(test_x, test_y, test_count, min_digits, max_digits,
+                          seed=seed + 2)
+    return train, test
+
+
+def attention_on_own_digit(attention, spans, columns_per_location):
+    """The mean share of each word's attention on its own digit's columns.
+
+    Args:
+        attention: per strip, a `(words, h, w)` array of attention maps over
+            the `h x w` grid of annotation vectors (one map per emitted
+            word, EOS excluded).
+        spans: per strip, the words' `(start, end)` column spans.
+        columns_per_location: how many image columns one grid column covers.
+
+    Returns:
+        The mean over all words of `sum(weights on the word's columns) /
+        sum(weights)`; words beyond the strip's length are not counted.
+    """
+    shares = []
+    for maps, span in zip(attention, spans):
+        maps = np.asarray(maps, "float64")
+        columns = maps.sum(axis=1)  # (words, w)
+        centres = (np.arange(columns.shape[1]) + 0.5) * columns_per_location
+        for word, (start, end) in zip(columns[: len(span)], span):
+            total = word.sum()
+            inside = word[(centres >= start) & (centres < end)].sum()
+            shares.append(inside / total if total > 0 else 0.0)
+    return float(np.mean(shares)) if shares else 0.0

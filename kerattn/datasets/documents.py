@@ -1,0 +1,228 @@
+"""Documents for classification: the Debian "topical-10" set and JSON lines.
+
+`debian_topical10()` builds a real topical classification set from Debian's
+package lists (long package descriptions labelled with the package's
+Section), the way DATA.md describes it:
+
+- `Packages` gives each binary package its Section, Source and
+  Description-md5; `Translation-en` gives the long description (joined on
+  Description-md5). Both are read with `apt-helper cat-file` (lz4).
+- One description per *source* package (libfoo, libfoo-dev and libfoo-doc
+  share sentences across sections and would leak the label): the binary
+  package named like the source if there is one, else the shortest name.
+- Sections utils, science, net, devel, admin, games, x11, sound, misc, text.
+- A fixed split by a hash of the source package's name (80/10/10).
+
+`read_jsonl` / `write_jsonl` read and write `{"text": ..., "label": ...}`
+lines, the shape of the Yelp / IMDB sets of Yang et al. (2016).
+`split_sentences`, `split_words` and `encode_documents` turn texts into the
+`(documents, sentences, words)` id arrays a HAN reads.
+"""
+
+import collections
+import glob
+import hashlib
+import json
+import os
+import re
+import subprocess
+
+import numpy as np
+
+TOPICAL10 = ("utils", "science", "net", "devel", "admin", "games", "x11",
+             "sound", "misc", "text")
+LISTS_DIR = "/var/lib/apt/lists"
+_APT_HELPER = "/usr/lib/apt/apt-helper"
+
+
+def _read_list(path):
+    """The text of an apt list file (lz4, gz, xz or plain)."""
+    if path.endswith((".lz4", ".gz", ".xz", ".bz2", ".zst")):
+        return subprocess.run([_APT_HELPER, "cat-file", path], check=True,
+                              capture_output=True, text=True).stdout
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def _stanzas(text):
+    """deb822 stanzas as dicts (continuation lines kept with their newlines)."""
+    for block in text.split("\n\n"):
+        fields, key = {}, None
+        for line in block.split("\n"):
+            if line.startswith((" ", "\t")) and key:
+                fields[key] += "\n" + line
+            elif ":" in line:
+                key, _, value = line.partition(":")
+                fields[key] = value.strip()
+        if fields:
+            yield fields
+
+
+def _long_description(description):
+    """The text after the synopsis; " ." lines separate paragraphs."""
+    lines = description.split("\n")[1:]
+    paragraphs, current = [], []
+    for line in lines:
+        line = line[1:] if line.startswith(" ") else line
+        if line.strip() == ".":
+            paragraphs.append(" ".join(current))
+            current = []
+        else:
+            current.append(line.strip())
+    paragraphs.append(" ".join(current))
+    return "\n".join(p for p in paragraphs if p)
+
+
+def _split_of(name, valid_share=0.1, test_share=0.1):
+    bucket = int(hashlib.md5(name.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+    if bucket < test_share:
+        return "test"
+    if bucket < test_share + valid_share:
+        return "valid"
+    return "train"
+
+
+def debian_topical10(lists_dir=LISTS_DIR, sections=TOPICAL10):
+    """The Debian package-description classification set.
+
+    Args:
+        lists_dir: apt's list directory.
+        sections: the Debian sections to keep (the labels, in this order).
+
+    Returns:
+        A dict `{"train": [...], "valid": [...], "test": [...],
+        "labels": list(sections)}`; each example is a dict with `text`,
+        `label` (the section), `package` and `source`.
+
+    Raises:
+        FileNotFoundError: when the lists (with English descriptions) are
+            not there; the message gives the `apt-get update` command.
+    """
+    packages = sorted(glob.glob(os.path.join(lists_dir, "*_Packages*")))
+    translations = sorted(glob.glob(os.path.join(lists_dir, "*_Translation-en*")))
+    if not packages or not translations:
+        raise FileNotFoundError(
+            f"No apt package lists with English descriptions under "
+            f"{lists_dir!r} (need *_Packages and *_i18n_Translation-en). "
+            "Fetch them with: apt-get update -o Acquire::Languages=en"
+        )
+    descriptions = {}
+    for path in translations:
+        for fields in _stanzas(_read_list(path)):
+            if "Description-md5" in fields and "Description-en" in fields:
+                descriptions[fields["Description-md5"]] = fields["Description-en"]
+    by_source = collections.defaultdict(list)
+    wanted = set(sections)
+    for path in packages:
+        for fields in _stanzas(_read_list(path)):
+            name = fields.get("Package")
+            section = fields.get("Section", "").split("/")[-1]
+            md5 = fields.get("Description-md5")
+            if not name or md5 not in descriptions:
+                continue
+            source = fields.get("Source", name).split(" ")[0]
+            by_source[source].append((name, section, descriptions[md5]))
+    splits = {"train": [], "valid": [], "test": []}
+    for source in sorted(by_source):
+        candidates = sorted(set(by_source[source]),
+                            key=lambda c: (c[0] != source, len(c[0]), c[0]))
+        name, section, description = candidates[0]
+        text = _long_description(description)
+        if section not in wanted or not text:
+            continue
+        splits[_split_of(source)].append(
+            {"text": text, "label": section, "package": name, "source": source})
+    splits["labels"] = list(sections)
+    return splits
+
+
+# --- JSON lines --------------------------------------------------------------
+
+
+def write_jsonl(examples, path):
+    """Write `{"text", "label", ...}` dicts, one JSON object per line."""
+    with open(path, "w", encoding="utf-8") as handle:
+        for example in examples:
+            handle.write(json.dumps(example, ensure_ascii=False) + "\n")
+
+
+def read_jsonl(path, text_key="text", label_key="label"):
+    """Read `(text, label)` pairs from a JSON-lines file.
+
+    Each line is an object with a text and a label field (the shape of the
+    Yelp and IMDB review sets: `{"text": "...", "stars": 4}` reads with
+    `label_key="stars"`).
+
+    Returns:
+        `(texts, labels)`, two lists.
+    """
+    texts, labels = [], []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            if text_key not in record or label_key not in record:
+                raise ValueError(
+                    f"{path}:{number}: each line needs the keys {text_key!r} and "
+                    f"{label_key!r} (`text_key`, `label_key`); got {sorted(record)}.")
+            texts.append(record[text_key])
+            labels.append(record[label_key])
+    return texts, labels
+
+
+# --- sentences, words, ids ---------------------------------------------------
+
+# A sentence ends at . ! ? (then a space and an upper-case letter, a digit
+# or an opening quote/bracket), or at a paragraph break. Abbreviations such
+# as "e.g." and "i.e." are followed by a lower-case word and do not split.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+_WORD = re.compile(r"\w+(?:[-'.]\w+)*|[^\w\s]")
+
+
+def split_sentences(text):
+    """Split a text into sentences (paragraph breaks always split)."""
+    sentences = []
+    for paragraph in text.split("\n"):
+        sentences += [s.strip() for s in _SENTENCE_END.split(paragraph) if s.strip()]
+    return sentences
+
+
+def split_words(sentence, lowercase=True):
+    """Words and punctuation marks of a sentence."""
+    return _WORD.findall(sentence.lower() if lowercase else sentence)
+
+
+def tokenize_document(text, lowercase=True):
+    """A document as a list of sentences, each a list of words."""
+    return [split_words(s, lowercase) for s in split_sentences(text)]
+
+
+def build_word_vocabulary(documents, min_count=1, max_size=None):
+    """A `WordVocabulary` (PAD = 0, UNK = 1) from tokenised documents."""
+    from kerattn.datasets.vocabulary import WordVocabulary
+
+    counts = collections.Counter(
+        w for doc in documents for sentence in doc for w in sentence)
+    ranked = sorted((w for w, c in counts.items() if c >= min_count),
+                    key=lambda w: (-counts[w], w))
+    if max_size is not None:
+        ranked = ranked[: max_size - 4]
+    return WordVocabulary(ranked, lowercase=True)
+
+
+def encode_documents(documents, vocab, max_sentences, max_words):
+    """Tokenised documents -> int32 ids `(n, max_sentences, max_words)`.
+
+    Longer documents keep their first sentences, longer sentences their
+    first words; PAD (0) fills the rest at both levels.
+    """
+    for name, value in (("max_sentences", max_sentences), ("max_words", max_words)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"`{name}` must be a positive int; got {value!r}.")
+    ids = np.full((len(documents), max_sentences, max_words), vocab.pad_id, "int32")
+    for d, doc in enumerate(documents):
+        for s, sentence in enumerate(doc[:max_sentences]):
+            row = [vocab.stoi.get(w, vocab.unk_id) for w in sentence[:max_words]]
+            ids[d, s, : len(row)] = row
+    return ids
