@@ -1,5 +1,25 @@
 """Loaders of the canonical formats and builders of local real data."""
 
+from kerattn.datasets.cloze import (
+    baseline_accuracy,
+    bigram_baseline,
+    cloze_vocabulary,
+    download_kjv,
+    encode_cloze,
+    kjv_cloze,
+    most_frequent_baseline,
+    read_cbt,
+    write_cbt,
+)
+from kerattn.datasets.digits import attention_on_own_digit, digit_strips
+from kerattn.datasets.documents import (
+    build_word_vocabulary,
+    debian_topical10,
+    encode_documents,
+    read_jsonl,
+    tokenize_document,
+    write_jsonl,
+)
 from kerattn.datasets.gettext import gettext_pairs
 from kerattn.datasets.translation import LengthBucketedBatches, translation_arrays
 from kerattn.datasets.tsv import tsv_pairs
@@ -7,4 +27,9 @@ from kerattn.datasets.vocabulary import WordVocabulary
 from kerattn.datasets.wordpiece import WordPieceVocabulary
 
 __all__ = ["gettext_pairs", "tsv_pairs", "WordVocabulary", "translation_arrays",
-           "LengthBucketedBatches", "WordPieceVocabulary"]
+           "LengthBucketedBatches", "WordPieceVocabulary", "digit_strips",
+           "attention_on_own_digit", "debian_topical10", "read_jsonl",
+           "write_jsonl", "tokenize_document", "build_word_vocabulary",
+           "encode_documents", "read_cbt", "write_cbt", "kjv_cloze",
+           "download_kjv", "encode_cloze", "cloze_vocabulary",
+           "most_frequent_baseline", "bigram_baseline", "baseline_accuracy"]

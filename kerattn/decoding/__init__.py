@@ -1,5 +1,6 @@
 """Decoding: greedy, beam search and sampling over any step function."""
 
+from kerattn.decoding.captioner import Captioner
 from kerattn.decoding.compiled import compile_decoder
 from kerattn.decoding.search import (
     beam_search,
@@ -17,5 +18,6 @@ __all__ = [
     "gnmt_length_penalty",
     "gnmt_coverage_penalty",
     "Translator",
+    "Captioner",
     "compile_decoder",
 ]

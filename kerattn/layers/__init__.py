@@ -1,6 +1,9 @@
 """Attention layers of the classic papers, for Keras 3 on every backend."""
 
-from kerattn.layers.attention_over_attention import AttentionOverAttention
+from kerattn.layers.attention_over_attention import (
+    AttentionOverAttention,
+    PointerSum,
+)
 from kerattn.layers.attention_rnn import AttentionRNN, AttentionRNNCell
 from kerattn.layers.bahdanau_attention import BahdanauAttention
 from kerattn.layers.base_attention import BaseAttention
@@ -30,6 +33,7 @@ from kerattn.layers.transformer import (
 )
 from kerattn.layers.visual_attention import (
     DoublyStochasticRegularization,
+    HardAttentionReinforce,
     HardVisualAttention,
     MovingAverageBaseline,
     SoftVisualAttention,
@@ -38,6 +42,8 @@ from kerattn.layers.visual_attention import (
 )
 
 __all__ = [
+    "PointerSum",
+    "HardAttentionReinforce",
     "BaseAttention",
     "BahdanauAttention",
     "LuongAttention",

@@ -127,3 +127,42 @@ class AttentionOverAttention(keras.layers.Layer):
                 dtype=self.compute_dtype),
             "beta": keras.KerasTensor(query.shape[:2], dtype=self.compute_dtype),
         }
+
+
+@keras.saving.register_keras_serializable(package="kerattn")
+class PointerSum(keras.layers.Layer):
+    """Pointer-sum attention (Kadlec et al., 2016; Cui et al., 2017, eq. 10).
+
+        P(w | D, Q) = sum_{i in I(w, D)} s_i
+
+    the document-level attention summed over the positions where each
+    candidate word occurs. Padded candidates (id 0) match only padded
+    document positions, whose weight is 0, so they get probability 0.
+
+    Call arguments:
+        s: `(batch, |D|)` document-level attention.
+        document_ids: int `(batch, |D|)`.
+        candidate_ids: int `(batch, C)`.
+
+    Returns:
+        `(batch, C)` candidate probabilities.
+
+    Example:
+
+    >>> import numpy as np
+    >>> s = np.array([[0.5, 0.3, 0.2]], "float32")
+    >>> p = PointerSum()(s, np.array([[7, 8, 7]]), np.array([[7, 8]]))
+    >>> np.round(np.asarray(p), 2).tolist()
+    [[0.7, 0.3]]
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.built = True
+
+    def call(self, s, document_ids, candidate_ids):
+        return AttentionOverAttention.pointer_sum(s, document_ids, candidate_ids)
+
+    def compute_output_spec(self, s, document_ids, candidate_ids):
+        return keras.KerasTensor((s.shape[0], candidate_ids.shape[1]),
+                                 dtype=self.compute_dtype)

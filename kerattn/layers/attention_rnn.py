@@ -24,8 +24,10 @@ class AttentionRNNCell(keras.layers.Layer):
     """
 
     def __init__(self, cell, units, attention, order, input_feeding,
-                 attentional_units, num_layers=1, **kwargs):
+                 attentional_units, num_layers=1, output_state="previous",
+                 **kwargs):
         super().__init__(**kwargs)
+        self.output_state = output_state
         self.cell_type = cell
         self.units = units
         self.num_layers = num_layers
@@ -51,6 +53,9 @@ class AttentionRNNCell(keras.layers.Layer):
             )
         self.supports_masking = True  # masks are applied by keras.layers.RNN
         self.emit_weights = False
+        self.emit_samples = False  # hard attention: the sampled locations too
+        self.noise_dim = 0  # hard attention in training: noise rides on the inputs
+        self._noise = None
         self.skip_attention = False  # the parallel Luong form
         self.memory_dims = None  # (key_dim, value_dim), set per call
 
@@ -119,12 +124,25 @@ class AttentionRNNCell(keras.layers.Layer):
         kwargs = {}
         if isinstance(self.attention, LocalAttention):
             kwargs["query_start"] = ops.cast(step[0, 0], "int32")
-        return self.attention(
+        if self.emit_samples:
+            kwargs["return_sample"] = True
+        if self._noise is not None:
+            kwargs["sample_noise"] = self._noise
+        result = self.attention(
             query, values, projected_key=keys, value_mask=memory_mask,
             return_attention_scores=True, **kwargs,
         )
+        if self.emit_samples:
+            context, weights, info = result
+            self._sample = info["sample"]
+            return context, weights
+        return result
 
     def call(self, inputs, states, training=None):
+        self._noise = None
+        if self.noise_dim:
+            inputs, self._noise = (inputs[:, : -self.noise_dim],
+                                   inputs[:, -self.noise_dim:])
         states = list(states)
         n = self.num_cell_states
         cell_states, rest = states[:n], states[n:]
@@ -146,8 +164,10 @@ class AttentionRNNCell(keras.layers.Layer):
             context, weights = self.attend(s_prev, keys, values, mask_bool, step)
             h, new_cell = self.run_stack(ops.concatenate([inputs, context], -1),
                                          cell_states, training=training)
-            # [s_{i-1}; c_i]: what the deep output layer reads (appendix A).
-            output = ops.concatenate([s_prev, context], axis=-1)
+            # [s_{i-1}; c_i]: what the deep output layer reads (appendix A);
+            # [h_t; z_t] for Xu et al. (2015), eq. 7 (output_state="current").
+            state_out = h if self.output_state == "current" else s_prev
+            output = ops.concatenate([state_out, context], axis=-1)
         else:
             x = inputs if feed is None else ops.concatenate([inputs, feed], -1)
             h, new_cell = self.run_stack(x, cell_states, training=training)
@@ -162,6 +182,9 @@ class AttentionRNNCell(keras.layers.Layer):
         new_states = new_states + [step + 1.0] + rest[1:]
         if self.emit_weights and weights is not None:
             output = ops.concatenate([output, ops.cast(weights, output.dtype)], -1)
+            if self.emit_samples:
+                output = ops.concatenate(
+                    [output, ops.cast(self._sample, output.dtype)], -1)
         return output, new_states
 
     def get_config(self):
@@ -217,6 +240,9 @@ class AttentionRNN(keras.layers.Layer):
         input_feeding: bool, Luong's input feeding (ignored for "bahdanau").
         attentional_units: int, the size of `h~_t` ("luong"); `units` when
             None.
+        output_state: "previous" or "current" (order "bahdanau" only):
+            output `[s_{i-1}; c_i]` (Bahdanau et al.) or `[s_i; c_i]` (the
+            new state, as Xu et al. (2015), eq. 7, read `h_t` and `z_t`).
         return_state: bool, also return the final states.
         **kwargs: base layer keyword arguments.
 
@@ -231,13 +257,18 @@ class AttentionRNN(keras.layers.Layer):
             (GRU: `[h]`, LSTM: `[h, c]` per layer), each `(batch, units)`;
             zeros when None.
         return_attention_scores: bool, also return the alignment history.
+        return_attention_samples: bool (with a `HardVisualAttention`): also
+            return the one-hot locations the hard attention used at each step
+            `(batch, T, S)` (sampled in training, argmax at inference); the
+            memory's length `S` must be known.
         training: bool.
 
     Returns:
         `outputs` `(batch, T, output_dim)`; with `return_state=True` then the
         final state list (`[*cell_states, (feed,) step]`, as `step()` takes
         it); with `return_attention_scores=True` then the alignments
-        `(batch, T, S)`.
+        `(batch, T, S)`; with `return_attention_samples=True` then the
+        samples `(batch, T, S)`.
 
     Example:
 
@@ -253,7 +284,7 @@ class AttentionRNN(keras.layers.Layer):
 
     def __init__(self, units, attention, cell="gru", order="bahdanau",
                  input_feeding=True, attentional_units=None, num_layers=1,
-                 return_state=False, **kwargs):
+                 output_state="previous", return_state=False, **kwargs):
         super().__init__(**kwargs)
         utils.check_positive_int("units", units)
         utils.check_positive_int("num_layers", num_layers)
@@ -271,6 +302,10 @@ class AttentionRNN(keras.layers.Layer):
             raise ValueError(f"`cell` must be one of {CELLS}; received {cell!r}.")
         if order not in ORDERS:
             raise ValueError(f"`order` must be one of {ORDERS}; received {order!r}.")
+        if output_state not in ("previous", "current"):
+            raise ValueError("`output_state` must be 'previous' or 'current'; "
+                             f"received {output_state!r}.")
+        self.output_state = output_state
         for name, flag in (("input_feeding", input_feeding),
                            ("return_state", return_state)):
             if not isinstance(flag, bool):
@@ -286,7 +321,7 @@ class AttentionRNN(keras.layers.Layer):
         step_cell = AttentionRNNCell(
             cell, units, attention, order, self.input_feeding,
             attentional_units or units, num_layers=num_layers,
-            dtype=self.dtype_policy, name="cell",
+            output_state=output_state, dtype=self.dtype_policy, name="cell",
         )
         self.rnn = keras.layers.RNN(
             step_cell, return_sequences=True, return_state=True,
@@ -414,8 +449,11 @@ class AttentionRNN(keras.layers.Layer):
     # --- the whole sequence --------------------------------------------------
 
     def call(self, inputs, memory, inputs_mask=None, memory_mask=None,
-             initial_state=None, return_attention_scores=False, training=None):
+             initial_state=None, return_attention_scores=False,
+             return_attention_samples=False, training=None):
         self._check(inputs, memory, inputs_mask, memory_mask)
+        if return_attention_samples:
+            self._check_samples(memory)
         batch = ops.shape(inputs)[0]
         cache = self.precompute(memory, memory_mask)
         states = self.get_initial_state(batch, initial_state)
@@ -442,32 +480,71 @@ class AttentionRNN(keras.layers.Layer):
             )
             outputs = cell.attentional(ops.concatenate([context, h], -1))
         else:
-            cell.emit_weights = return_attention_scores
+            cell.emit_weights = return_attention_scores or return_attention_samples
+            cell.emit_samples = return_attention_samples
+            rnn_inputs = inputs
+            if (training and self._samples_in_training()
+                    and memory.shape[1] is not None):
+                # Hard attention samples a location per step. The uniform
+                # noise is drawn here, outside the loop, and rides along
+                # with the inputs (a seed generator cannot advance inside a
+                # JAX scan).
+                noise = keras.random.uniform(
+                    tuple(ops.shape(inputs)[:2]) + (int(memory.shape[1]),),
+                    seed=self.attention.seed_generator, dtype=inputs.dtype)
+                rnn_inputs = ops.concatenate([inputs, noise], axis=-1)
+                cell.noise_dim = int(memory.shape[1])
             try:
                 result = self.rnn(
-                    inputs,
+                    rnn_inputs,
                     initial_state=states + self._memory_states(cache),
                     mask=inputs_mask, training=training,
                 )
             finally:
-                cell.emit_weights = False
+                cell.emit_weights = cell.emit_samples = False
+                cell.noise_dim = 0
             outputs, final = result[0], list(result[1:-3])
-            weights = None
-            if return_attention_scores:
+            weights = samples = None
+            if return_attention_scores or return_attention_samples:
                 out_dim = self._output_dim(memory.shape[-1])
                 weights = outputs[..., out_dim:]
                 outputs = outputs[..., :out_dim]
+            if return_attention_samples:
+                length = int(memory.shape[1])
+                weights, samples = weights[..., :length], weights[..., length:]
         if inputs_mask is not None:
             keep = ops.expand_dims(ops.cast(inputs_mask, "bool"), -1)
             outputs = ops.where(keep, outputs, ops.zeros_like(outputs))
-            if return_attention_scores:
+            if weights is not None:
                 weights = ops.where(keep, weights, ops.zeros_like(weights))
+            if samples is not None:
+                samples = ops.where(keep, samples, ops.zeros_like(samples))
         result = (outputs,)
         if self.return_state:
             result += (final,)
         if return_attention_scores:
             result += (weights,)
+        if return_attention_samples:
+            result += (samples,)
         return result[0] if len(result) == 1 else result
+
+    def _samples_in_training(self):
+        from kerattn.layers.visual_attention import HardVisualAttention
+
+        return isinstance(self.attention, HardVisualAttention)
+
+    def _check_samples(self, memory):
+        from kerattn.layers.visual_attention import HardVisualAttention
+
+        if not isinstance(self.attention, HardVisualAttention):
+            raise ValueError(
+                "`return_attention_samples=True` needs a HardVisualAttention "
+                f"attention; this layer has {type(self.attention).__name__}.")
+        if memory.shape[1] is None:
+            raise ValueError(
+                "`return_attention_samples=True` needs the memory's length "
+                "(axis 1) to be known; got shape "
+                f"{tuple(memory.shape)}.")
 
     def _output_dim(self, memory_dim):
         if self.order == "bahdanau":
@@ -476,8 +553,11 @@ class AttentionRNN(keras.layers.Layer):
 
     def compute_output_spec(self, inputs, memory, inputs_mask=None,
                             memory_mask=None, initial_state=None,
-                            return_attention_scores=False, training=None):
+                            return_attention_scores=False,
+                            return_attention_samples=False, training=None):
         self._check(inputs, memory)
+        if return_attention_samples:
+            self._check_samples(memory)
         b, t = inputs.shape[0], inputs.shape[1]
         dtype = self.compute_dtype
         result = (keras.KerasTensor((b, t, self._output_dim(memory.shape[-1])),
@@ -491,6 +571,8 @@ class AttentionRNN(keras.layers.Layer):
             final.append(keras.KerasTensor((b, 1), dtype=dtype))
             result += (final,)
         if return_attention_scores:
+            result += (keras.KerasTensor((b, t, memory.shape[1]), dtype=dtype),)
+        if return_attention_samples:
             result += (keras.KerasTensor((b, t, memory.shape[1]), dtype=dtype),)
         return result[0] if len(result) == 1 else result
 
@@ -507,6 +589,7 @@ class AttentionRNN(keras.layers.Layer):
             "input_feeding": self.input_feeding,
             "attentional_units": self.attentional_units,
             "num_layers": self.num_layers,
+            "output_state": self.output_state,
             "return_state": self.return_state,
         })
         return config

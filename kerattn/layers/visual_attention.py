@@ -168,6 +168,11 @@ class HardVisualAttention(SoftVisualAttention):
         location used, "log_prob": (batch, Tq), "entropy": (batch, Tq)}`
         (without the `Tq` axis for one step). At inference `sample` is the
         argmax location and `log_prob` its log-probability.
+        `sample_noise`: optional uniform noise in (0, 1) shaped like the
+        weights; in training the location is then `argmax(log alpha +
+        Gumbel(noise))` (the same distribution) instead of a draw from the
+        layer's seed generator. Loops pass it in (under JAX a seed
+        generator cannot advance inside a scan).
 
     Returns:
         `output`, then the weights `alpha` if `return_attention_scores`,
@@ -197,9 +202,11 @@ class HardVisualAttention(SoftVisualAttention):
 
     def call(self, query, value, key=None, query_mask=None, value_mask=None,
              attention_mask=None, projected_key=None,
-             return_attention_scores=False, return_sample=False, training=None):
+             return_attention_scores=False, return_sample=False,
+             sample_noise=None, training=None):
         self._sample_info = None
         self._training = bool(training)
+        self._noise = sample_noise
         result = super().call(
             query, value, key=key, query_mask=query_mask, value_mask=value_mask,
             attention_mask=attention_mask, projected_key=projected_key,
@@ -232,10 +239,17 @@ class HardVisualAttention(SoftVisualAttention):
             logits = ops.where(
                 alpha > 0, log_alpha32, ops.full_like(log_alpha32, -1e9)
             )
-            index = keras.random.categorical(
-                ops.reshape(logits, (-1, length)), 1, seed=self.seed_generator
-            )
-            index = ops.reshape(index, ops.shape(alpha)[:-1])
+            if self._noise is None:
+                index = keras.random.categorical(
+                    ops.reshape(logits, (-1, length)), 1, seed=self.seed_generator
+                )
+                index = ops.reshape(index, ops.shape(alpha)[:-1])
+            else:
+                # Gumbel-max with the given uniform noise: the same
+                # distribution, and no seed state to update inside a loop.
+                u = ops.reshape(ops.cast(self._noise, "float32"), ops.shape(logits))
+                u = ops.clip(u, 1e-7, 1.0 - 1e-7)
+                index = ops.argmax(logits - ops.log(-ops.log(u)), axis=-1)
         else:
             index = ops.argmax(alpha, axis=-1)
         sample = ops.one_hot(index, length, dtype=alpha.dtype)
@@ -394,7 +408,9 @@ class DoublyStochasticRegularization(keras.layers.Layer):
     """Adds `doubly_stochastic_penalty(alphas)` to the model's losses.
 
     Pass the alignment history `(batch, T, L)` through it in a functional
-    model; it returns its input unchanged.
+    model; it returns its input unchanged, or `passthrough` when given (a
+    functional model keeps only layers on the path to its outputs, so pass
+    e.g. the logits through it when the alignments are not an output).
 
     Args:
         lam: the penalty's weight `lambda` (Xu et al., 2015, eq. 14).
@@ -413,14 +429,90 @@ class DoublyStochasticRegularization(keras.layers.Layer):
         self.lam = lam
         self.supports_masking = True
 
-    def call(self, alphas, step_mask=None):
+    def call(self, alphas, step_mask=None, passthrough=None):
         self.add_loss(doubly_stochastic_penalty(alphas, self.lam, step_mask))
-        return alphas
+        return alphas if passthrough is None else passthrough
 
-    def compute_output_shape(self, input_shape):
-        return input_shape
+    def compute_output_spec(self, alphas, step_mask=None, passthrough=None):
+        out = alphas if passthrough is None else passthrough
+        return keras.KerasTensor(out.shape, dtype=out.dtype)
 
     def get_config(self):
         config = super().get_config()
         config.update({"lam": self.lam})
+        return config
+
+
+@keras.saving.register_keras_serializable(package="kerattn")
+class HardAttentionReinforce(keras.layers.Layer):
+    """The REINFORCE terms of hard attention (Xu et al., 2015, eq. 12), as a loss.
+
+    The layer sits at the end of a hard-attention training graph (the
+    "endpoint layer" pattern): given the logits, the target ids, the
+    attention weights `alpha` and the sampled locations `s`, it adds
+
+        - [ lambda_r (log p(y | s, a) - b) log p(s | a) + lambda_e H[s] ]
+
+    to the model's losses, per target token (the same normalisation as the
+    token-level cross-entropy the model is compiled with, which supplies the
+    first term of eq. 12, d log p(y | s, a) / dW). `log p(y | s, a)` is the
+    caption's log-likelihood under the sampled locations (no gradient flows
+    through the reward), and `b` is the moving-average baseline
+    (`MovingAverageBaseline`, decay 0.9), updated in training. It returns
+    the logits unchanged.
+
+    Args:
+        lambda_r: the weight of the score-function term (1 in the paper).
+        lambda_e: the weight of the entropy term.
+        decay: the baseline's decay (0.9 in the paper).
+
+    Call arguments:
+        logits: `(batch, T, V)`; targets: int `(batch, T)` (PAD = 0);
+        alphas: `(batch, T, L)`; samples: one-hot `(batch, T, L)`;
+        training: bool, the REINFORCE terms are added only in training.
+    """
+
+    def __init__(self, lambda_r=1.0, lambda_e=0.01, decay=0.9, pad_id=0,
+                 **kwargs):
+        super().__init__(**kwargs)
+        for name, value in (("lambda_r", lambda_r), ("lambda_e", lambda_e)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ValueError(f"`{name}` must be a non-negative float; got {value!r}.")
+        self.lambda_r = lambda_r
+        self.lambda_e = lambda_e
+        self.decay = decay
+        self.pad_id = pad_id
+        self.baseline = MovingAverageBaseline(decay, name="baseline")
+
+    def build(self, logits_shape, targets_shape, alphas_shape, samples_shape):
+        self.baseline.build((None,))
+        self.built = True
+
+    def call(self, logits, targets, alphas, samples, training=None):
+        if not training:
+            return logits
+        step_mask = ops.cast(ops.not_equal(targets, self.pad_id), "float32")
+        logits32 = ops.cast(logits, "float32")
+        token_log_p = -keras.losses.sparse_categorical_crossentropy(
+            ops.maximum(targets, 0), logits32, from_logits=True)  # (b, T)
+        reward = ops.stop_gradient(ops.sum(token_log_p * step_mask, axis=-1))
+        alphas = ops.cast(alphas, "float32")
+        log_alpha = ops.log(ops.maximum(alphas, 1e-12))
+        log_p_s = ops.sum(ops.cast(samples, "float32") * log_alpha, axis=-1)
+        entropy = -ops.sum(alphas * log_alpha, axis=-1)
+        log_p_s = ops.sum(log_p_s * step_mask, axis=-1)  # (b,)
+        entropy = ops.sum(entropy * step_mask, axis=-1)
+        advantage = ops.stop_gradient(reward - self.baseline(reward, training=True))
+        tokens = ops.maximum(ops.sum(step_mask), 1.0)
+        objective = self.lambda_r * advantage * log_p_s + self.lambda_e * entropy
+        self.add_loss(-ops.sum(objective) / tokens)
+        return logits
+
+    def compute_output_spec(self, logits, *args, **kwargs):
+        return keras.KerasTensor(logits.shape, dtype=logits.dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"lambda_r": self.lambda_r, "lambda_e": self.lambda_e,
+                       "decay": self.decay, "pad_id": self.pad_id})
         return config

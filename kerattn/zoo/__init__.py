@@ -2,11 +2,14 @@
 
 from kerattn.layers import TransformerDecoderBlock
 
+from kerattn.zoo.aoa_reader import aoa_attention, aoa_reader
 from kerattn.zoo.bahdanau_nmt import BahdanauIncremental, bahdanau_nmt
 from kerattn.zoo.convs2s_nmt import ConvS2SIncremental, convs2s_nmt
 from kerattn.zoo.cho_encoder_decoder import ChoIncremental, cho_encoder_decoder
+from kerattn.zoo.han_classifier import han_attention, han_classifier
 from kerattn.zoo.luong_nmt import LuongIncremental, luong_nmt
 from kerattn.zoo.seq2seq import Seq2SeqIncremental, seq2seq
+from kerattn.zoo.show_attend_tell import ShowAttendTellIncremental, show_attend_tell
 from kerattn.zoo.transformer_nmt import TransformerIncremental, transformer_nmt
 
 
@@ -43,4 +46,5 @@ def incremental(model, pad_id=0):
 
 
 __all__ = ["cho_encoder_decoder", "seq2seq", "bahdanau_nmt", "luong_nmt",
-           "transformer_nmt", "convs2s_nmt", "incremental"]
+           "transformer_nmt", "convs2s_nmt", "incremental", "show_attend_tell",
+           "han_classifier", "han_attention", "aoa_reader", "aoa_attention"]

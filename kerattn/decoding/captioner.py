@@ -1,0 +1,111 @@
+"""Images in, captions out: a Show, Attend and Tell model with its vocabulary."""
+
+import numpy as np
+from keras import ops
+
+from kerattn.decoding.compiled import compile_decoder
+from kerattn.decoding.search import beam_search, greedy_search
+from kerattn.decoding.translator import _bucket
+
+
+class Captioner:
+    """Caption images with a `kerattn.zoo.show_attend_tell` model.
+
+    Args:
+        model: a show_attend_tell model (soft or hard), trained or loaded
+            from a `.keras` file.
+        vocab: the caption vocabulary (`WordVocabulary`); the special ids
+            come from it.
+        max_length: the default maximum caption length in tokens.
+        jit_compile: compile "encode, then search" with the backend's
+            compiler (see `kerattn.decoding.compiled`); batches are padded
+            to power-of-two sizes so each size compiles once.
+
+    Call arguments:
+        images: `(B, H, W, C)` array (or `(B, L, D)` features for a model
+            built with `feature_shape`).
+        beam_width: int; 1 is greedy decoding.
+        max_length: optional int overriding the default.
+        return_attention: bool; if True also return, per image, a dict with
+            the caption's `words` and `maps`, the attention of each word
+            (EOS included) over the annotation grid, `(words, h, w)` (or
+            `(words, L)` for features).
+        **search_kwargs: `length_penalty`, `no_repeat_ngram_size`,
+            `min_length` of `beam_search`.
+
+    Returns:
+        A list of captions (and the list of attention dicts).
+
+    Example:
+
+    >>> # captioner = Captioner(model, vocab)
+    >>> # captions, attention = captioner(images, beam_width=3,
+    >>> #                                 return_attention=True)
+    """
+
+    def __init__(self, model, vocab, max_length=20, jit_compile=True):
+        from kerattn.zoo.show_attend_tell import ShowAttendTellIncremental
+
+        names = {layer.name for layer in model.layers}
+        if not {"decoder", "embedding", "deep_output_h", "output_projection"} <= names:
+            raise ValueError(
+                "`model` must be a kerattn.zoo.show_attend_tell model; got a "
+                f"model named {model.name!r} with layers {sorted(names)}.")
+        self.model = model
+        self.vocab = vocab
+        self.max_length = max_length
+        self.jit_compile = jit_compile
+        self.incremental = ShowAttendTellIncremental(model, pad_id=vocab.pad_id)
+        self._compiled = {}
+
+    def __call__(self, images, beam_width=1, max_length=None,
+                 return_attention=False, **search_kwargs):
+        images = np.asarray(images, "float32")
+        expected = self.incremental.encoder.input.shape[1:]
+        if images.ndim != len(expected) + 1 or tuple(images.shape[1:]) != tuple(expected):
+            raise ValueError(
+                f"`images` must have shape (batch, {', '.join(map(str, expected))}); "
+                f"got {images.shape}.")
+        n = len(images)
+        if n == 0:
+            return ([], []) if return_attention else []
+        batch = np.zeros((_bucket(n, 1),) + images.shape[1:], "float32")
+        batch[:n] = images
+        result = self._search(beam_width, max_length or self.max_length,
+                              search_kwargs)(batch)
+        tokens = ops.convert_to_numpy(result["tokens"])[:n]
+        attention = ops.convert_to_numpy(result["attention"])[:n]
+        if tokens.ndim == 3:  # beam search: the best of the n-best
+            tokens, attention = tokens[:, 0], attention[:, 0]
+        captions = [self.vocab.decode(row) for row in tokens]
+        if not return_attention:
+            return captions
+        grid = self.incremental.grid
+        maps = []
+        for row in range(n):
+            out = list(tokens[row])
+            end = out.index(self.vocab.eos_id) + 1 if self.vocab.eos_id in out else len(out)
+            weights = attention[row, :end]
+            if grid is not None:
+                weights = weights.reshape((end,) + grid)
+            maps.append({"words": self.vocab.tokens(out[:end]), "maps": weights})
+        return captions, maps
+
+    def _search(self, beam_width, max_length, search_kwargs):
+        key = (beam_width, max_length, tuple(sorted(search_kwargs.items())))
+        if key in self._compiled:
+            return self._compiled[key]
+        v = self.vocab
+
+        def run(images):
+            state = self.incremental.encode(images)
+            common = dict(step_fn=self.incremental.step, state=state,
+                          batch_size=int(images.shape[0]), bos_id=v.bos_id,
+                          eos_id=v.eos_id, pad_id=v.pad_id, max_length=max_length)
+            if beam_width == 1 and not search_kwargs:
+                return greedy_search(**common)
+            return beam_search(beam_width=beam_width, **common, **search_kwargs)
+
+        self._compiled[key] = compile_decoder(run, self.model.variables,
+                                              self.jit_compile)
+        return self._compiled[key]
