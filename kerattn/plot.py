@@ -97,3 +97,109 @@ def save_attention_heatmaps(examples, path, columns=2):
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _upsample(weights, shape):
+    """A `(h, w)` map stretched (nearest) over an image of `shape[:2]`."""
+    weights = np.asarray(weights, "float64")
+    if weights.ndim == 1:
+        weights = weights[None, :]
+    rows = np.minimum(np.arange(shape[0]) * weights.shape[0] // shape[0],
+                      weights.shape[0] - 1)
+    cols = np.minimum(np.arange(shape[1]) * weights.shape[1] // shape[1],
+                      weights.shape[1] - 1)
+    return weights[rows][:, cols]
+
+
+def attention_overlay(image, maps, words, path=None, alpha=0.6):
+    """Overlay each word's attention map on the image (Xu et al., Figure 3).
+
+    Args:
+        image: `(H, W)` or `(H, W, C)` array.
+        maps: `(words, h, w)` attention maps over the annotation grid (a
+            `Captioner` returns them), stretched over the image.
+        words: the words, one per map.
+        path: optional PNG file to write; the figure is returned otherwise.
+        alpha: the opacity of the overlay.
+    """
+    plt = _pyplot()
+    image = np.asarray(image, "float64")
+    if image.ndim == 3 and image.shape[-1] == 1:
+        image = image[..., 0]
+    maps = np.asarray(maps)
+    if len(maps) != len(words):
+        raise ValueError(f"`maps` and `words` must have the same length; got "
+                         f"{len(maps)} and {len(words)}.")
+    n = len(words) + 1
+    fig, axes = plt.subplots(n, 1, figsize=(1.2 + image.shape[1] / 6,
+                                            n * (0.4 + image.shape[0] / 6)),
+                             squeeze=False)
+    axes[0, 0].imshow(image, cmap="gray")
+    axes[0, 0].set_title("input", fontsize=8)
+    for ax, weights, word in zip(axes[1:, 0], maps, words):
+        ax.imshow(image, cmap="gray")
+        ax.imshow(_upsample(weights, image.shape), cmap="jet", alpha=alpha)
+        ax.set_title(str(word).replace("\u2581", ""), fontsize=8)
+    for ax in axes.flat:
+        ax.axis("off")
+    fig.tight_layout()
+    if path is None:
+        return fig
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def document_highlight(sentences, word_weights, sentence_weights, path=None,
+                       title=None, width=90):
+    """Highlight a document's words and sentences by their HAN weights.
+
+    As Figure 5 of Yang et al. (2016): a bar per sentence shows the sentence
+    weight, and each word's background its word weight (scaled by the
+    square root of its sentence's weight, as the paper does, so that words
+    in unimportant sentences fade).
+
+    Args:
+        sentences: list of word lists (as the model read them).
+        word_weights: `(S, W)` array; sentence_weights: `(S,)` array.
+        path: optional PNG file to write; the figure is returned otherwise.
+        title: optional title (e.g. the predicted and true label).
+        width: characters per drawn line.
+    """
+    plt = _pyplot()
+    word_weights = np.asarray(word_weights, "float64")
+    sentence_weights = np.asarray(sentence_weights, "float64")
+    lines = []  # (sentence index, [(word, weight)])
+    for s, words in enumerate(sentences[: len(sentence_weights)]):
+        line, length = [], 0
+        for w, word in enumerate(words[: word_weights.shape[1]]):
+            if line and length + len(word) + 1 > width:
+                lines.append((s, line))
+                line, length = [], 0
+            line.append((word, word_weights[s, w] * np.sqrt(sentence_weights[s])))
+            length += len(word) + 1
+        lines.append((s, line))
+    fig, ax = plt.subplots(figsize=(width * 0.09 + 1, 0.32 * len(lines) + 0.8))
+    ax.axis("off")
+    ax.set_xlim(0, width + 8)
+    ax.set_ylim(len(lines), -1)
+    top = max((wt for _, line in lines for _, wt in line), default=1.0) or 1.0
+    last = None
+    for row, (s, line) in enumerate(lines):
+        if s != last:
+            ax.barh(row, 6 * sentence_weights[s], left=0, height=0.7, color="tab:blue")
+            last = s
+        x = 8
+        for word, weight in line:
+            ax.text(x, row, word, fontsize=8, va="center", family="monospace",
+                    bbox=dict(facecolor=(1.0, 0.2, 0.2, min(1.0, weight / top)),
+                              edgecolor="none", pad=1))
+            x += len(word) + 1
+    if title:
+        ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    if path is None:
+        return fig
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -14,6 +14,7 @@ from kerattn.datasets.cloze import (
 from kerattn.datasets.digits import attention_on_own_digit, digit_strips
 from kerattn.datasets.documents import (
     build_word_vocabulary,
+    debian_descriptions,
     debian_topical10,
     encode_documents,
     read_jsonl,
@@ -28,7 +29,7 @@ from kerattn.datasets.wordpiece import WordPieceVocabulary
 
 __all__ = ["gettext_pairs", "tsv_pairs", "WordVocabulary", "translation_arrays",
            "LengthBucketedBatches", "WordPieceVocabulary", "digit_strips",
-           "attention_on_own_digit", "debian_topical10", "read_jsonl",
+           "attention_on_own_digit", "debian_topical10", "debian_descriptions", "read_jsonl",
            "write_jsonl", "tokenize_document", "build_word_vocabulary",
            "encode_documents", "read_cbt", "write_cbt", "kjv_cloze",
            "download_kjv", "encode_cloze", "cloze_vocabulary",

@@ -82,17 +82,13 @@ def _split_of(name, valid_share=0.1, test_share=0.1):
     return "train"
 
 
-def debian_topical10(lists_dir=LISTS_DIR, sections=TOPICAL10):
-    """The Debian package-description classification set.
-
-    Args:
-        lists_dir: apt's list directory.
-        sections: the Debian sections to keep (the labels, in this order).
+def debian_descriptions(lists_dir=LISTS_DIR):
+    """Every source package's long description, unlabelled or not.
 
     Returns:
-        A dict `{"train": [...], "valid": [...], "test": [...],
-        "labels": list(sections)}`; each example is a dict with `text`,
-        `label` (the section), `package` and `source`.
+        A list of dicts with `text`, `label` (the chosen binary package's
+        Section), `package`, `source` and `split` (the fixed hash split), one
+        per source package, sorted by source name.
 
     Raises:
         FileNotFoundError: when the lists (with English descriptions) are
@@ -112,7 +108,6 @@ def debian_topical10(lists_dir=LISTS_DIR, sections=TOPICAL10):
             if "Description-md5" in fields and "Description-en" in fields:
                 descriptions[fields["Description-md5"]] = fields["Description-en"]
     by_source = collections.defaultdict(list)
-    wanted = set(sections)
     for path in packages:
         for fields in _stanzas(_read_list(path)):
             name = fields.get("Package")
@@ -122,16 +117,41 @@ def debian_topical10(lists_dir=LISTS_DIR, sections=TOPICAL10):
                 continue
             source = fields.get("Source", name).split(" ")[0]
             by_source[source].append((name, section, descriptions[md5]))
-    splits = {"train": [], "valid": [], "test": []}
+    documents = []
     for source in sorted(by_source):
+        # The binary package named like the source, else the shortest name.
         candidates = sorted(set(by_source[source]),
                             key=lambda c: (c[0] != source, len(c[0]), c[0]))
         name, section, description = candidates[0]
         text = _long_description(description)
-        if section not in wanted or not text:
-            continue
-        splits[_split_of(source)].append(
-            {"text": text, "label": section, "package": name, "source": source})
+        if text:
+            documents.append({"text": text, "label": section, "package": name,
+                              "source": source, "split": _split_of(source)})
+    return documents
+
+
+def debian_topical10(lists_dir=LISTS_DIR, sections=TOPICAL10):
+    """The Debian package-description classification set.
+
+    Args:
+        lists_dir: apt's list directory.
+        sections: the Debian sections to keep (the labels, in this order).
+
+    Returns:
+        A dict `{"train": [...], "valid": [...], "test": [...],
+        "labels": list(sections)}`; each example is a dict with `text`,
+        `label` (the section), `package` and `source`.
+
+    Raises:
+        FileNotFoundError: when the lists (with English descriptions) are
+            not there; the message gives the `apt-get update` command.
+    """
+    wanted = set(sections)
+    splits = {"train": [], "valid": [], "test": []}
+    for doc in debian_descriptions(lists_dir):
+        if doc["label"] in wanted:
+            doc = dict(doc)
+            splits[doc.pop("split")].append(doc)
     splits["labels"] = list(sections)
     return splits
 

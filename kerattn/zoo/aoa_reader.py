@@ -78,7 +78,8 @@ def aoa_reader(
     candidate_ids = keras.Input((None,), dtype="int32", name="candidate_ids")
     h_doc = document_encoder(embedding_dropout(embedding(document_ids)))  # (B, D, 2d)
     h_query = query_encoder(embedding_dropout(embedding(query_ids)))      # (B, Q, 2d)
-    s = attention(h_doc, h_query)                                          # (B, D)
+    # (With the weights, so that aoa_attention's call has the same outputs.)
+    s, _ = attention(h_doc, h_query, return_attention_scores=True)         # (B, D)
     probabilities = pointer_sum(s, document_ids, candidate_ids)           # (B, C)
     return keras.Model(
         {"document_ids": document_ids, "query_ids": query_ids,

@@ -89,7 +89,9 @@ def han_classifier(
     document_ids = keras.Input((max_sentences, max_words), dtype="int32",
                                name="document_ids")
     x = embedding_dropout(embedding(document_ids))   # (B, S, W, m), mask (B, S, W)
-    v = encoder(x)                                   # (B, 2u')
+    # The weights are computed here too, so every call of the encoder has
+    # the same outputs (han_attention calls it again and keeps them).
+    v, _ = encoder(x, return_attention_scores=True)  # (B, 2u')
     probabilities = classifier(document_dropout(v))  # (B, classes)
     return keras.Model({"document_ids": document_ids}, probabilities, name=name)
 

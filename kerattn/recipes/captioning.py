@@ -1,0 +1,155 @@
+"""Recipe: Show, Attend and Tell on digit-strip captions.
+
+Trains soft and/or hard attention on strips composed from the training
+single digits, then measures on strips of held-out digits:
+
+- exact-caption accuracy (greedy and beam 3): the whole caption right;
+- the attention share on the word's own digit: for each emitted word,
+  the share of its attention map on its digit's columns (target >= 70%).
+"""
+
+import argparse
+import json
+import os
+import time
+
+import keras
+import numpy as np
+
+from kerattn.datasets import WordVocabulary, attention_on_own_digit, digit_strips
+from kerattn.recipes.translation import TimeBudget
+
+SIZES = dict(encoder_filters=(32, 64), encoder_pool_sizes=((2, 2), (4, 1)),
+             embedding_dim=64, units=256, attention_units=128, dropout=0.2,
+             doubly_stochastic=0.01)
+
+
+def caption_arrays(captions, vocab):
+    """`(caption_in_ids, caption_out_ids)`: BOS y_1 ... and y_1 ... EOS."""
+    ids = [vocab.encode(c, add_eos=True) for c in captions]
+    length = max(map(len, ids))
+    c_in = np.zeros((len(ids), length), "int32")
+    c_out = np.zeros((len(ids), length), "int32")
+    for row, x in enumerate(ids):
+        c_out[row, : len(x)] = x
+        c_in[row, : len(x)] = [vocab.bos_id] + x[:-1]
+    return c_in, c_out
+
+
+def evaluate(model, vocab, test, beam_widths=(1, 3), batch=256):
+    from kerattn.decoding import Captioner
+
+    captioner = Captioner(model, vocab, max_length=8)
+    grid_w = captioner.incremental.grid[1]
+    columns = test["images"].shape[2] // grid_w
+    result = {}
+    for beam in beam_widths:
+        captions, maps = [], []
+        for start in range(0, len(test["images"]), batch):
+            c, m = captioner(test["images"][start:start + batch], beam_width=beam,
+                             return_attention=True)
+            captions += c
+            maps += [x["maps"] for x in m]
+        exact = float(np.mean([c == t for c, t in zip(captions, test["captions"])]))
+        # The share on the own digit, over the words of correct captions
+        # (a wrong caption's words have no own digit to look at).
+        ok = [i for i, (c, t) in enumerate(zip(captions, test["captions"])) if c == t]
+        share = attention_on_own_digit([maps[i] for i in ok],
+                                       [test["spans"][i] for i in ok], columns)
+        share_all = attention_on_own_digit(maps, test["spans"], columns)
+        result[f"beam{beam}"] = {"exact_caption_accuracy": round(exact, 4),
+                                 "own_digit_share_correct": round(share, 4),
+                                 "own_digit_share_all": round(share_all, 4)}
+        result.setdefault("examples", [
+            {"caption": captions[i], "truth": test["captions"][i]} for i in range(5)])
+        result["_maps"] = maps
+    return result
+
+
+def run(attention, train, test, vocab, epochs, minutes, out_dir, seed=1):
+    from kerattn.losses import MaskedSparseCrossentropy
+    from kerattn.zoo import show_attend_tell
+
+    keras.utils.set_random_seed(seed)
+    model = show_attend_tell(len(vocab), attention=attention,
+                             image_shape=train["images"].shape[1:], seed=seed,
+                             **SIZES)
+    model.compile(keras.optimizers.Adam(2e-3, clipnorm=5.0),
+                  MaskedSparseCrossentropy(pad_id=vocab.pad_id))
+    c_in, c_out = caption_arrays(train["captions"], vocab)
+    x = {"images": train["images"], "caption_in_ids": c_in}
+    if attention == "hard":
+        x["caption_out_ids"] = c_out
+    budget = TimeBudget(None if minutes is None else 60 * minutes)
+    start = time.time()
+    history = model.fit(x, c_out, batch_size=64, epochs=epochs, callbacks=[budget],
+                        verbose=2)
+    train_info = {"epochs": len(history.history["loss"]),
+                  "train_minutes": round((time.time() - start) / 60, 2),
+                  "final_loss": round(float(history.history["loss"][-1]), 4),
+                  "parameters": int(model.count_params())}
+    model.save(os.path.join(out_dir, f"model_{attention}.keras"))
+    result = evaluate(model, vocab, test)
+    maps = result.pop("_maps")
+    try:
+        from kerattn.plot import attention_overlay
+
+        words = result["examples"][0]["caption"].split() + ["</s>"]
+        attention_overlay(test["images"][0], maps[0][: len(words)], words,
+                          os.path.join(out_dir, f"attention_{attention}.png"))
+    except ImportError:
+        pass
+    return {"train": train_info, **result}
+
+
+def report(results, meta):
+    lines = ["# show_attend_tell on digit-strip captions", "",
+             "Measured by `python zoo/show_attend_tell/recipe.py` "
+             f"(backend {meta['backend']}, this 2-core CPU). Data: "
+             f"{meta['train']} training strips composed from 1,437 training "
+             f"digits, {meta['test']} test strips from the 360 held-out digits "
+             "(scikit-learn's UCI digits), 3-5 digits per strip.", "",
+             "| attention | decoding | exact-caption accuracy | attention on own digit "
+             "(correct captions) | (all captions) |",
+             "|---|---|---|---|---|"]
+    for attention, r in results.items():
+        for beam in ("beam1", "beam3"):
+            m = r[beam]
+            lines.append(
+                f"| {attention} | {'greedy' if beam == 'beam1' else 'beam 3'} | "
+                f"{m['exact_caption_accuracy']:.3f} | {m['own_digit_share_correct']:.3f} "
+                f"| {m['own_digit_share_all']:.3f} |")
+    lines += ["", "Targets: exact-caption accuracy >= 0.95; attention share on "
+              "the word's own digit >= 0.70.", "", "Training:", ""]
+    for attention, r in results.items():
+        t = r["train"]
+        lines.append(f"- {attention}: {t['epochs']} epochs, {t['train_minutes']} min, "
+                     f"final loss {t['final_loss']}, {t['parameters']:,} parameters.")
+    lines += ["", f"Sizes: `{SIZES}` (a 1 x 22 annotation grid: each location "
+              "covers two image columns).", ""]
+    return "\n".join(lines)
+
+
+def main(argv=None, out_dir=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[1])
+    parser.add_argument("--attention", choices=["soft", "hard", "both"], default="both")
+    parser.add_argument("--train", type=int, default=8000)
+    parser.add_argument("--test", type=int, default=1000)
+    parser.add_argument("--epochs", type=int, default=20)
+    parser.add_argument("--minutes", type=float, default=None,
+                        help="time budget per model")
+    parser.add_argument("--out", default=out_dir or ".")
+    args = parser.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    train, test = digit_strips(args.train, args.test)
+    vocab = WordVocabulary.build(train["captions"])
+    attentions = ["soft", "hard"] if args.attention == "both" else [args.attention]
+    results = {a: run(a, train, test, vocab, args.epochs, args.minutes, args.out)
+               for a in attentions}
+    meta = {"backend": keras.backend.backend(), "train": args.train, "test": args.test}
+    with open(os.path.join(args.out, "results.json"), "w") as handle:
+        json.dump({"meta": meta, "results": results}, handle, indent=1)
+    with open(os.path.join(args.out, "RESULTS.md"), "w") as handle:
+        handle.write(report(results, meta))
+    print(json.dumps(results, indent=1))
+    return results
