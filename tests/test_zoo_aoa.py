@@ -128,7 +128,7 @@ def np_aoa(h_doc, h_query, d_mask, q_mask):
 
 def test_reader_against_numpy_with_padding(questions):
     vocab = cloze_vocabulary(questions)
-    arrays = encode_cloze(questions[:3], vocab, max_document=120)
+    arrays = encode_cloze(questions[:3], vocab, max_document=60)
     model = zoo.aoa_reader(len(vocab), embedding_dim=8, units=6, dropout=0.0)
     x = {k: arrays[k] for k in ("document_ids", "query_ids", "candidate_ids")}
     probs = to_numpy(model(x))
@@ -164,14 +164,20 @@ def test_paper_defaults_and_bad_arguments():
 
 
 def test_overfits_a_tiny_real_slice_and_round_trip(questions, tmp_path):
-    vocab = cloze_vocabulary(questions)
-    arrays = encode_cloze(questions[:16], vocab)
+    # The last 5 context verses (short documents keep the RNNs cheap on
+    # every backend), where the answer still occurs in them.
+    short = [dict(q, context=q["context"][-5:]) for q in questions]
+    short = [q for q in short if q["answer"] in " ".join(q["context"]).split(" ")]
+    short = short[:12]
+    assert len(short) == 12
+    vocab = cloze_vocabulary(short)
+    arrays = encode_cloze(short, vocab)
     x = {k: arrays[k] for k in ("document_ids", "query_ids", "candidate_ids")}
     keras.utils.set_random_seed(0)
     model = zoo.aoa_reader(len(vocab), embedding_dim=32, units=32, dropout=0.0)
     model.compile(keras.optimizers.Adam(1e-2, clipnorm=5.0),
                   MaskedSparseCrossentropy(pad_id=-1, from_logits=False))
-    model.fit(x, arrays["answer_index"], batch_size=16, epochs=60, verbose=0)
+    model.fit(x, arrays["answer_index"], batch_size=12, epochs=40, verbose=0)
     predicted = np.argmax(to_numpy(model.predict(x, verbose=0)), -1)
     assert np.mean(predicted == arrays["answer_index"]) >= 0.9
     path = os.path.join(tmp_path, "aoa.keras")
