@@ -271,3 +271,18 @@ def test_hard_model_round_trip(strips, tmp_path):
     loaded = keras.saving.load_model(path)
     x, _ = inputs_for(model, train["images"][:3], vocab, train["captions"][:3])
     np.testing.assert_allclose(to_numpy(loaded(x)), to_numpy(model(x)), atol=1e-5)
+
+
+def test_jitter_moves_digits_inside_their_cells():
+    (x, y), _ = split_digits(test_size=360, seed=0)
+    plain = compose_strips(x, y, 30, seed=4)
+    moved = compose_strips(x, y, 30, seed=4, jitter=1)
+    assert plain["captions"] == moved["captions"] and plain["spans"] == moved["spans"]
+    assert not np.allclose(plain["images"], moved["images"])
+    # Every jittered cell is its plain digit moved by at most one pixel.
+    for a, b, spans in zip(plain["images"], moved["images"], plain["spans"]):
+        for start, end in spans:
+            cell, shifted = a[:, start:end, 0], b[:, start:end, 0]
+            assert any(np.allclose(np.roll(np.roll(np.pad(cell, 1), dy, 0), dx, 1)[1:-1, 1:-1],
+                                   shifted)
+                       for dy in (-1, 0, 1) for dx in (-1, 0, 1))

@@ -48,7 +48,17 @@ def split_digits(test_size=360, seed=0):
     return (images[train], labels[train]), (images[test], labels[test])
 
 
-def compose_strips(images, labels, count, min_digits=3, max_digits=5, seed=0):
+def _shifted(image, dy, dx):
+    """`image` moved by (dy, dx) pixels, zero-filled."""
+    out = np.zeros_like(image)
+    h, w = image.shape
+    out[max(dy, 0):h + min(dy, 0), max(dx, 0):w + min(dx, 0)] = (
+        image[max(-dy, 0):h + min(-dy, 0), max(-dx, 0):w + min(-dx, 0)])
+    return out
+
+
+def compose_strips(images, labels, count, min_digits=3, max_digits=5, seed=0,
+                   jitter=0):
     """Compose `count` strips from single digits.
 
     Args:
@@ -57,6 +67,9 @@ def compose_strips(images, labels, count, min_digits=3, max_digits=5, seed=0):
         min_digits, max_digits: each strip has a uniform number of digits
             in `[min_digits, max_digits]`.
         seed: the random seed.
+        jitter: int, each digit moves by up to this many pixels up/down and
+            left/right inside its 8 x 8 cell (training augmentation; the
+            spans stay the cells'). 0 for the plain strips.
 
     Returns:
         A dict: `images` float32 `(count, 8, 9 * max_digits, 1)`,
@@ -76,6 +89,7 @@ def compose_strips(images, labels, count, min_digits=3, max_digits=5, seed=0):
     if images.ndim != 3 or images.shape[1:] != (DIGIT_SIZE, DIGIT_SIZE):
         raise ValueError(f"`images` must be (n, 8, 8); got {images.shape}.")
     rng = np.random.default_rng(seed)
+    jitter_rng = np.random.default_rng([seed, 1])  # same strips with or without
     width = (DIGIT_SIZE + GAP) * max_digits
     strips = np.zeros((count, DIGIT_SIZE, width, 1), "float32")
     captions, digit_lists, spans = [], [], []
@@ -85,7 +99,11 @@ def compose_strips(images, labels, count, min_digits=3, max_digits=5, seed=0):
         span = []
         for k, pick in enumerate(picks):
             start = k * (DIGIT_SIZE + GAP)
-            strips[row, :, start:start + DIGIT_SIZE, 0] = images[pick]
+            digit = images[pick]
+            if jitter:
+                dy, dx = jitter_rng.integers(-jitter, jitter + 1, size=2)
+                digit = _shifted(digit, int(dy), int(dx))
+            strips[row, :, start:start + DIGIT_SIZE, 0] = digit
             span.append((start, start + DIGIT_SIZE))
         digits = [int(labels[p]) for p in picks]
         captions.append(" ".join(DIGIT_WORDS[d] for d in digits))
@@ -96,8 +114,16 @@ def compose_strips(images, labels, count, min_digits=3, max_digits=5, seed=0):
 
 
 def digit_strips(train_count=8000, test_count=1000, min_digits=3, max_digits=5,
-                 test_digits=360, seed=0):
+                 test_digits=360, seed=0, train_jitter=0):
     """Train and test digit strips, composed from disjoint single digits.
+
+    Args:
+        train_count, test_count: the number of strips of each split.
+        min_digits, max_digits: digits per strip.
+        test_digits: single digits held out for the test strips (of 1,797).
+        seed: the random seed.
+        train_jitter: `jitter` of the training strips (the test strips are
+            never jittered).
 
     Returns:
         `(train, test)`, each a dict as `compose_strips` returns.
@@ -110,7 +136,7 @@ def digit_strips(train_count=8000, test_count=1000, min_digits=3, max_digits=5,
     """
     (train_x, train_y), (test_x, test_y) = split_digits(test_digits, seed)
     train = compose_strips(train_x, train_y, train_count, min_digits,
-                           max_digits, seed=seed + 1)
+                           max_digits, seed=seed + 1, jitter=train_jitter)
     test = compose_strips(test_x, test_y, test_count, min_digits, max_digits,
                           seed=seed + 2)
     return train, test
