@@ -110,3 +110,26 @@ def test_tsv_pairs(tmp_path):
         tsv_pairs(str(bad))
     with pytest.raises(ValueError, match="`max_words`"):
         tsv_pairs(str(path), max_words=0)
+
+
+def test_attention_overlay_and_document_highlight_png(tmp_path):
+    pytest.importorskip("matplotlib", reason="the plot extra is not installed")
+    from kerattn.plot import _upsample, attention_overlay, document_highlight
+
+    # Each grid cell's weight is stretched over the pixels it covers.
+    np.testing.assert_allclose(_upsample(np.array([[1.0, 2.0]]), (2, 4)),
+                               [[1, 1, 2, 2], [1, 1, 2, 2]])
+    image = np.random.default_rng(0).random((8, 45, 1))
+    maps = np.random.default_rng(1).random((3, 1, 22))
+    path = attention_overlay(image, maps, ["six", "five", "</s>"],
+                             os.path.join(tmp_path, "overlay.png"))
+    with open(path, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="`maps` and `words` must have the same length"):
+        attention_overlay(image, maps, ["six"])
+    sentences = [["a", "game", "."], ["it", "is", "fun", "."]]
+    words = np.array([[0.2, 0.7, 0.1, 0.0], [0.1, 0.1, 0.7, 0.1]])
+    path = document_highlight(sentences, words, np.array([0.3, 0.7]),
+                              os.path.join(tmp_path, "doc.png"), title="games")
+    with open(path, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
