@@ -213,3 +213,27 @@ def test_bad_arguments():
         dec(y, h, memory_mask=np.ones((2, 4), bool))
     with pytest.raises(ValueError, match="`initial_state` must be a list of 1"):
         dec(y, h, initial_state=[np.zeros((2, 8), "float32")] * 2)
+
+
+def test_output_state_current_is_the_new_state():
+    """`output_state="current"` outputs `[s_i; c_i]`: the state after step i
+    is what "previous" outputs at step i + 1; the contexts are the same."""
+    rng = np.random.default_rng(0)
+    y = rng.normal(size=(2, 5, 4)).astype("float32")
+    h = rng.normal(size=(2, 6, 8)).astype("float32")
+    prev = AttentionRNN(7, BahdanauAttention(5), cell="lstm")
+    cur = AttentionRNN(7, BahdanauAttention(5), cell="lstm", output_state="current")
+    out_prev = to_numpy(prev(y, h))
+    cur(y, h)
+    for a, b in zip(prev.weights, cur.weights):
+        b.assign(a)
+    out_cur = to_numpy(cur(y, h))
+    np.testing.assert_allclose(out_cur[:, :-1, :7], out_prev[:, 1:, :7], atol=1e-5)
+    np.testing.assert_allclose(out_cur[:, :, 7:], out_prev[:, :, 7:], atol=1e-5)
+    config = cur.get_config()
+    assert config["output_state"] == "current"
+    assert AttentionRNN.from_config(config).output_state == "current"
+    with pytest.raises(ValueError, match="`output_state` must be"):
+        AttentionRNN(7, BahdanauAttention(5), output_state="next")
+    with pytest.raises(ValueError, match="needs a HardVisualAttention"):
+        prev(y, h, return_attention_samples=True)

@@ -286,3 +286,37 @@ def test_jitter_moves_digits_inside_their_cells():
             assert any(np.allclose(np.roll(np.roll(np.pad(cell, 1), dy, 0), dx, 1)[1:-1, 1:-1],
                                    shifted)
                        for dy in (-1, 0, 1) for dx in (-1, 0, 1))
+
+
+def test_first_step_against_the_papers_equations(strips):
+    """Xu et al. (2015), eq. 4-7 and 9-10 in NumPy for the first word."""
+    train, _, vocab = strips
+    model = build(vocab, dropout=0.0)
+    x, _ = inputs_for(model, train["images"][:2], vocab, train["captions"][:2])
+    logits = to_numpy(model(x))[:, 0]
+    get = model.get_layer
+    a = to_numpy(zoo.ShowAttendTellIncremental(model).encoder(x["images"])[0])
+    w = lambda layer, name: to_numpy(getattr(layer, name))  # noqa: E731
+    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    mean = a.mean(1)                                                  # eq. 9-10
+    h0 = np.tanh(mean @ w(get("init_h"), "kernel") + w(get("init_h"), "bias"))
+    c0 = np.tanh(mean @ w(get("init_c"), "kernel") + w(get("init_c"), "bias"))
+    att = get("decoder").attention
+    e = np.tanh(a @ w(att, "W_a") + w(att, "b") + (h0 @ w(att, "W_h"))[:, None]) @ w(att, "w")
+    alpha = np.exp(e - e.max(1, keepdims=True))
+    alpha /= alpha.sum(1, keepdims=True)                              # eq. 4-5
+    beta = sig(h0 @ w(att, "W_beta") + w(att, "b_beta"))
+    z = beta * (alpha[..., None] * a).sum(1)                          # eq. 6, 4.2.1
+    ey = to_numpy(get("embedding").embeddings)[x["caption_in_ids"][:, 0]]
+    cell = get("decoder").cell.rnn_cell
+    u = 24
+    gates = (np.concatenate([ey, z], -1) @ w(cell, "kernel") + h0 @ w(cell, "recurrent_kernel")
+             + w(cell, "bias"))
+    i, f, g, o = (gates[:, k * u:(k + 1) * u] for k in range(4))
+    c1 = sig(f) * c0 + sig(i) * np.tanh(g)
+    h1 = sig(o) * np.tanh(c1)                                         # eq. 1-3
+    t = np.tanh(ey + h1 @ w(get("deep_output_h"), "kernel") + w(get("deep_output_h"), "bias")
+                + z @ w(get("deep_output_z"), "kernel"))
+    expected = (t @ w(get("output_projection"), "kernel")
+                + w(get("output_projection"), "bias"))                # eq. 7
+    np.testing.assert_allclose(logits, expected, atol=1e-4, rtol=1e-4)
