@@ -44,12 +44,13 @@ def evaluate(model, vocab, test, beam_widths=(1, 3), batch=256):
     columns = test["images"].shape[2] // grid_w
     result = {}
     for beam in beam_widths:
-        captions, maps = [], []
+        captions, maps, words = [], [], []
         for start in range(0, len(test["images"]), batch):
             c, m = captioner(test["images"][start:start + batch], beam_width=beam,
                              return_attention=True)
             captions += c
             maps += [x["maps"] for x in m]
+            words += [x["words"] for x in m]
         exact = float(np.mean([c == t for c, t in zip(captions, test["captions"])]))
         # The share on the own digit, over the words of correct captions
         # (a wrong caption's words have no own digit to look at).
@@ -62,7 +63,7 @@ def evaluate(model, vocab, test, beam_widths=(1, 3), batch=256):
                                  "own_digit_share_all": round(share_all, 4)}
         result.setdefault("examples", [
             {"caption": captions[i], "truth": test["captions"][i]} for i in range(5)])
-        result["_maps"] = maps
+        result["_maps"], result["_words"] = maps, words
     return result
 
 
@@ -90,12 +91,11 @@ def run(attention, train, test, vocab, epochs, minutes, out_dir, seed=1):
                   "parameters": int(model.count_params())}
     model.save(os.path.join(out_dir, f"model_{attention}.keras"))
     result = evaluate(model, vocab, test)
-    maps = result.pop("_maps")
+    maps, words = result.pop("_maps"), result.pop("_words")
     try:
         from kerattn.plot import attention_overlay
 
-        words = result["examples"][0]["caption"].split() + ["</s>"]
-        attention_overlay(test["images"][0], maps[0][: len(words)], words,
+        attention_overlay(test["images"][0], maps[0], words[0],
                           os.path.join(out_dir, f"attention_{attention}.png"))
     except ImportError:
         pass

@@ -1,0 +1,60 @@
+"""The captioning recipe end to end (tiny), the other reports from fake results."""
+
+import json
+import os
+
+import numpy as np
+
+from kerattn.datasets import WordVocabulary
+from kerattn.recipes import captioning, classification, reading
+
+
+def test_captioning_recipe_end_to_end(tmp_path, monkeypatch):
+    monkeypatch.setattr(captioning, "SIZES", dict(
+        encoder_filters=(4,), encoder_pool_sizes=((8, 2),), embedding_dim=4,
+        units=8, attention_units=4, dropout=0.0, doubly_stochastic=0.01))
+    results = captioning.main(["--attention", "both", "--train", "32", "--test", "8",
+                               "--epochs", "1", "--out", str(tmp_path)])
+    for attention in ("soft", "hard"):
+        r = results[attention]
+        for beam in ("beam1", "beam3"):
+            assert 0.0 <= r[beam]["exact_caption_accuracy"] <= 1.0
+            assert 0.0 <= r[beam]["own_digit_share_all"] <= 1.0
+        assert os.path.exists(os.path.join(tmp_path, f"model_{attention}.keras"))
+    with open(os.path.join(tmp_path, "results.json")) as f:
+        assert set(json.load(f)["results"]) == {"soft", "hard"}
+    with open(os.path.join(tmp_path, "RESULTS.md")) as f:
+        text = f.read()
+    assert "| soft | greedy |" in text and "| hard | beam 3 |" in text
+
+
+def test_caption_arrays_shift_by_one():
+    vocab = WordVocabulary.build(["six five", "one"])
+    c_in, c_out = captioning.caption_arrays(["six five", "one"], vocab)
+    assert c_in[0, 0] == vocab.bos_id and c_out[0, 2] == vocab.eos_id
+    shifted = c_in[:, 1:] > 0
+    np.testing.assert_array_equal(c_in[:, 1:][shifted], c_out[:, :-1][shifted])
+    assert c_out[1, 2] == 0 and c_in[1, 2] == 0
+
+
+def test_classification_and_reading_reports():
+    han = {"meta": {"backend": "jax", "embeddings": "lsa", "unlabelled_texts": 10,
+                    "documents": {"train": 7, "valid": 2, "test": 3},
+                    "vocabulary": 50, "max_sentences": 10, "max_words": 40,
+                    "sizes": {"embedding_dim": 200}},
+           "han_test_accuracy": 0.75, "han_best_valid_accuracy": 0.74,
+           "baselines": {"majority_class": 0.19, "tfidf_logistic_regression": 0.719},
+           "train": {"epochs": 9, "minutes": 4.0, "parameters": 1000,
+                     "schedule": "two-stage"}}
+    text = classification.report(han)
+    assert "| **HAN** (kerattn.zoo.han_classifier) | **0.750** |" in text
+    assert "| TF-IDF + logistic regression (computed by the recipe) | 0.719 |" in text
+    kinds = {"names": 0.5, "nouns": 0.4, "verbs": 0.3, "prepositions": 0.6, "all": 0.5}
+    aoa = {"meta": {"backend": "jax", "questions": {"train": 1, "valid": 1, "test": 1},
+                    "test_per_kind": {"names": 1}, "vocabulary": 5, "sizes": {}},
+           "aoa_test_accuracy": kinds,
+           "baselines": {"most_frequent": kinds, "bigram": kinds},
+           "train": {"epochs": 1, "steps": 3, "minutes": 1.0, "parameters": 10,
+                     "final_val_accuracy": 0.5}}
+    text = reading.report(aoa)
+    assert "| **AoA Reader** (kerattn.zoo.aoa_reader) | 0.500 | 0.400 | 0.300 | 0.600 | 0.500 |" in text
