@@ -167,7 +167,9 @@ def report(r):
         "0.292 / 0.239 / 0.372, bigram 0.511 / 0.450 / 0.356 / 0.440 (names / "
         "nouns / verbs / prepositions). The recipe recomputes both on this test "
         "set (above); the AoA row is to be read against those.", "",
-        f"Training: {t['epochs']} epoch(s), {t['steps']:,} steps of 32 questions, "
+        f"Training: {t['steps']:,} steps of 32 questions "
+        f"({t['steps'] * 32 / m['questions']['train']:.1f} passes over the training "
+        f"questions; the time budget ended it), "
         f"{t['minutes']} min, {t['parameters']:,} parameters, Adam 1e-3, clipnorm "
         f"5 (as the paper), vocabulary {m['vocabulary']:,} lower-cased words; "
         f"last validation accuracy {t['final_val_accuracy']:.3f}.", "",
