@@ -1,5 +1,6 @@
 """The captioning recipe end to end (tiny), the other reports from fake results."""
 
+import functools
 import json
 import os
 
@@ -13,6 +14,8 @@ def test_captioning_recipe_end_to_end(tmp_path, monkeypatch):
     monkeypatch.setattr(captioning, "SIZES", dict(
         encoder_filters=(4,), encoder_pool_sizes=((8, 2),), embedding_dim=4,
         units=8, attention_units=4, dropout=0.0, doubly_stochastic=0.01))
+    pretrain = functools.partial(captioning.pretrained_encoder, epochs=1, copies=1)
+    monkeypatch.setattr(captioning, "pretrained_encoder", pretrain)
     results = captioning.main(["--attention", "both", "--train", "32", "--test", "8",
                                "--epochs", "1", "--out", str(tmp_path)])
     for attention in ("soft", "hard"):
@@ -26,6 +29,7 @@ def test_captioning_recipe_end_to_end(tmp_path, monkeypatch):
     with open(os.path.join(tmp_path, "RESULTS.md")) as f:
         text = f.read()
     assert "| soft | greedy |" in text and "| hard | beam 3 |" in text
+    assert "pretrained on single training digits, then fixed" in text
 
 
 def test_caption_arrays_shift_by_one():
@@ -58,3 +62,9 @@ def test_classification_and_reading_reports():
                      "final_val_accuracy": 0.5}}
     text = reading.report(aoa)
     assert "| **AoA Reader** (kerattn.zoo.aoa_reader) | 0.500 | 0.400 | 0.300 | 0.600 | 0.500 |" in text
+
+
+def test_pretrained_encoder_is_fixed():
+    encoder = captioning.pretrained_encoder((8, 45, 1), epochs=2, copies=2)
+    assert not encoder.trainable and encoder.trainable_weights == []
+    assert tuple(encoder.compute_output_shape((None, 8, 45, 1))) == (None, 1, 22, 64)
