@@ -17,7 +17,8 @@ def test_captioning_recipe_end_to_end(tmp_path, monkeypatch):
     pretrain = functools.partial(captioning.pretrained_encoder, epochs=1, copies=1)
     monkeypatch.setattr(captioning, "pretrained_encoder", pretrain)
     results = captioning.main(["--attention", "both", "--train", "32", "--test", "8",
-                               "--epochs", "1", "--out", str(tmp_path)])
+                               "--epochs", "1", "--pretrain-encoder",
+                               "--out", str(tmp_path)])
     for attention in ("soft", "hard"):
         r = results[attention]
         for beam in ("beam1", "beam3"):
