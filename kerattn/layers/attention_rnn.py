@@ -458,6 +458,7 @@ class AttentionRNN(keras.layers.Layer):
         cache = self.precompute(memory, memory_mask)
         states = self.get_initial_state(batch, initial_state)
         cell = self.cell
+        samples = None  # hard attention's locations (the sequential path only)
         if self.parallel:
             # Luong without input feeding: the recurrence ignores attention,
             # so run the cell over all steps, then attend once.
@@ -504,7 +505,7 @@ class AttentionRNN(keras.layers.Layer):
                 cell.emit_weights = cell.emit_samples = False
                 cell.noise_dim = 0
             outputs, final = result[0], list(result[1:-3])
-            weights = samples = None
+            weights = None
             if return_attention_scores or return_attention_samples:
                 out_dim = self._output_dim(memory.shape[-1])
                 weights = outputs[..., out_dim:]
