@@ -19,6 +19,16 @@ def _pyplot():
     return plt
 
 
+def _finish(plt, fig, path):
+    """Lay out `fig`; save it to `path` and close it (or return it if None)."""
+    fig.tight_layout()
+    if path is None:
+        return fig
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def attention_heatmap(weights, source_tokens, target_tokens, ax=None, title=None):
     """Draw a `(len(target_tokens), len(source_tokens))` weight matrix.
 
@@ -93,10 +103,7 @@ def save_attention_heatmaps(examples, path, columns=2):
         attention_heatmap(weights, src, tgt, ax=ax)
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _finish(plt, fig, path)
 
 
 def _upsample(weights, shape):
@@ -142,12 +149,7 @@ def attention_overlay(image, maps, words, path=None, alpha=0.6):
         ax.set_title(str(word).replace("\u2581", ""), fontsize=8)
     for ax in axes.flat:
         ax.axis("off")
-    fig.tight_layout()
-    if path is None:
-        return fig
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _finish(plt, fig, path)
 
 
 def document_highlight(sentences, word_weights, sentence_weights, path=None,
@@ -197,9 +199,4 @@ def document_highlight(sentences, word_weights, sentence_weights, path=None,
             x += len(word) + 1
     if title:
         ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    if path is None:
-        return fig
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _finish(plt, fig, path)

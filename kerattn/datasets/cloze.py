@@ -195,25 +195,24 @@ def _lemma(word, pos, lemmas, exceptions):
     return None
 
 
-def _wordnet_only(wordnet_dir, pos):
-    """Lemmas WordNet lists as `pos` and as no other part of speech."""
+_POS = ("noun", "verb", "adj", "adv")
+
+
+def _wordnet_lemmas(wordnet_dir):
+    """`{part of speech: set of lemmas}` from WordNet's four index files."""
     lemmas = {}
-    for p in ("noun", "verb", "adj", "adv"):
-        path = os.path.join(wordnet_dir, f"index.{p}")
+    for pos in _POS:
+        path = os.path.join(wordnet_dir, f"index.{pos}")
         with open(path, encoding="utf-8") as handle:
-            lemmas[p] = {line.split(" ", 1)[0] for line in handle
-                         if not line.startswith(" ")}
-    others = set().union(*(lemmas[p] for p in lemmas if p != pos))
-    return {w for w in lemmas[pos] - others if w.isalpha()}
-
-
-def _all_lemmas(wordnet_dir):
-    lemmas = set()
-    for p in ("noun", "verb", "adj", "adv"):
-        with open(os.path.join(wordnet_dir, f"index.{p}"), encoding="utf-8") as handle:
-            lemmas |= {line.split(" ", 1)[0] for line in handle
-                       if not line.startswith(" ")}
+            lemmas[pos] = {line.split(" ", 1)[0] for line in handle
+                           if not line.startswith(" ")}
     return lemmas
+
+
+def _only(lemmas, pos):
+    """Lemmas listed as `pos` and as no other part of speech."""
+    others = set().union(*(lemmas[p] for p in _POS if p != pos))
+    return {w for w in lemmas[pos] - others if w.isalpha()}
 
 
 def word_kinds(verses, wordnet_dir, name_share=0.95, min_name_count=2):
@@ -230,10 +229,12 @@ def word_kinds(verses, wordnet_dir, name_share=0.95, min_name_count=2):
              and len(w) > 1}  # not the pronoun "I" or the vocative "O"
     lower_names = {n.lower() for n in names}
     vocabulary = {w for words in tokens for w in words if w.isalpha() and w.islower()}
+    lemmas = _wordnet_lemmas(wordnet_dir)
+    every_lemma = set().union(*lemmas.values())
     kinds = {}
     for kind, pos in (("nouns", "noun"), ("verbs", "verb")):
-        only = _wordnet_only(wordnet_dir, pos)
-        other = _all_lemmas(wordnet_dir) - only
+        only = _only(lemmas, pos)
+        other = every_lemma - only
         exceptions = _inflections(wordnet_dir, pos, only)
         # An inflected form counts when its lemma is of this kind only and
         # the form itself is no lemma of another part of speech.

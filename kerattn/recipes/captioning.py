@@ -9,7 +9,6 @@ single digits, then measures on strips of held-out digits:
 """
 
 import argparse
-import json
 import os
 import time
 
@@ -17,6 +16,7 @@ import keras
 import numpy as np
 
 from kerattn.datasets import WordVocabulary, attention_on_own_digit, digit_strips
+from kerattn.recipes.common import write_results
 from kerattn.recipes.translation import TimeBudget
 
 SIZES = dict(encoder_filters=(32, 64), encoder_pool_sizes=((2, 2), (4, 1)),
@@ -201,9 +201,5 @@ def main(argv=None, out_dir=None):
             "jitter": args.jitter,
             "encoder": "pretrained on single training digits, then fixed"
                        if args.pretrain_encoder else "trained with the captioner"}
-    with open(os.path.join(args.out, "results.json"), "w") as handle:
-        json.dump({"meta": meta, "results": results}, handle, indent=1)
-    with open(os.path.join(args.out, "RESULTS.md"), "w") as handle:
-        handle.write(report(results, meta))
-    print(json.dumps(results, indent=1))
+    write_results(args.out, {"meta": meta, "results": results}, report(results, meta))
     return results

@@ -9,7 +9,6 @@ baseline and the majority class, with a highlighted test document.
 
 import argparse
 import collections
-import json
 import os
 import time
 
@@ -23,6 +22,7 @@ from kerattn.datasets import (
     encode_documents,
     tokenize_document,
 )
+from kerattn.recipes.common import write_results
 from kerattn.recipes.translation import TimeBudget
 
 SIZES = dict(embedding_dim=200, word_units=50, sentence_units=50,
@@ -168,11 +168,7 @@ def main(argv=None, out_dir=None):
                   "schedule": args.schedule if args.embeddings == "lsa" else "one stage",
                   "parameters": int(model.count_params())},
     }
-    with open(os.path.join(args.out, "results.json"), "w") as handle:
-        json.dump(results, handle, indent=1)
-    with open(os.path.join(args.out, "RESULTS.md"), "w") as handle:
-        handle.write(report(results))
-    print(json.dumps(results, indent=1))
+    write_results(args.out, results, report(results))
     return results
 
 

@@ -8,7 +8,6 @@ trains `kerattn.zoo.aoa_reader` and reports test accuracy per word kind.
 
 import argparse
 import collections
-import json
 import os
 import time
 
@@ -27,6 +26,7 @@ from kerattn.datasets import (
     write_cbt,
 )
 from kerattn.datasets.cloze import KINDS
+from kerattn.recipes.common import write_results
 from kerattn.recipes.translation import TimeBudget
 
 SIZES = dict(embedding_dim=128, units=128, dropout=0.1)
@@ -108,9 +108,9 @@ def main(argv=None, out_dir=None):
     minutes = round((time.time() - start) / 60, 2)
     model.save(os.path.join(args.out, "model.keras"))
 
-    probabilities = model.predict(ClozeBatches(arrays["test"], 128, shuffle=False),
-                                  verbose=0)
-    order = np.concatenate(ClozeBatches(arrays["test"], 128, shuffle=False).batches)
+    test_batches = ClozeBatches(arrays["test"], 128, shuffle=False)
+    probabilities = model.predict(test_batches, verbose=0)
+    order = np.concatenate(test_batches.batches)
     predicted = np.empty(len(test), "int64")
     predicted[order] = np.argmax(probabilities, -1)
     hits = collections.defaultdict(list)
@@ -132,11 +132,7 @@ def main(argv=None, out_dir=None):
                   "final_val_accuracy": round(float(
                       history.history["val_sparse_categorical_accuracy"][-1]), 4)},
     }
-    with open(os.path.join(args.out, "results.json"), "w") as handle:
-        json.dump(results, handle, indent=1)
-    with open(os.path.join(args.out, "RESULTS.md"), "w") as handle:
-        handle.write(report(results))
-    print(json.dumps(results, indent=1))
+    write_results(args.out, results, report(results))
     return results
 
 
