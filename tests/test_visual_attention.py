@@ -76,6 +76,28 @@ def test_hard_samples_are_one_hot_and_average_to_soft_weights():
     np.testing.assert_allclose(to_numpy(info["entropy"])[0], ent, atol=1e-5)
 
 
+def test_hard_samples_from_given_noise_are_gumbel_max():
+    """With `sample_noise` (what AttentionRNN passes inside its loop) the
+    location is argmax(log alpha - log(-log u)): the same distribution,
+    checked exactly against NumPy and by frequency against alpha."""
+    rng = np.random.default_rng(2)
+    n = 4000
+    h = np.repeat(rng.standard_normal((1, 6)).astype("float32"), n, 0)
+    a = np.repeat(rng.standard_normal((1, 5, 3)).astype("float32"), n, 0)
+    mask = np.repeat(lengths_mask([4], 5), n, 0)  # location 4 is padding
+    u = rng.random((n, 5)).astype("float32")
+    layer = HardVisualAttention(units=4, gating=False, seed=3)
+    _, alpha, info = layer(h, a, value_mask=mask, training=True, sample_noise=u,
+                           return_attention_scores=True, return_sample=True)
+    sample, alpha = to_numpy(info["sample"]), to_numpy(alpha)
+    logits = np.where(alpha > 0, np.log(np.maximum(alpha, 1e-12)), -1e9)
+    expected = np.argmax(logits - np.log(-np.log(np.clip(u, 1e-7, 1 - 1e-7))), -1)
+    np.testing.assert_array_equal(sample.argmax(-1), expected)
+    np.testing.assert_array_equal(sample.sum(-1), 1.0)
+    assert np.all(sample[:, 4] == 0)
+    np.testing.assert_allclose(sample.mean(0), alpha[0], atol=0.03)
+
+
 def test_hard_inference_expectation_and_argmax():
     rng = np.random.default_rng(2)
     h = rng.standard_normal((2, 3, 6)).astype("float32")
