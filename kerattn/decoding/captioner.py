@@ -91,6 +91,24 @@ class Captioner:
             maps.append({"words": self.vocab.tokens(out[:end]), "maps": weights})
         return captions, maps
 
+    def export(self, path, beam_width=1, max_length=None, batch_size=16,
+               **search_kwargs):
+        """Write a TensorFlow SavedModel: images in, caption strings out.
+
+        Its `serve` signature takes `images`, `(N, H, W, C)` float32, and
+        returns `{"caption": (N,) tf.string, "tokens": (N, max_length)}`.
+        See `kerattn.export.export_captioner` for the arguments.
+
+        Example:
+
+        >>> # captioner.export("exported/captioner", beam_width=3)
+        """
+        from kerattn.export import export_captioner
+
+        return export_captioner(self, path, beam_width=beam_width,
+                                max_length=max_length, batch_size=batch_size,
+                                **search_kwargs)
+
     def _search(self, beam_width, max_length, search_kwargs):
         key = (beam_width, max_length, tuple(sorted(search_kwargs.items())))
         if key in self._compiled:

@@ -113,6 +113,29 @@ class Translator:
             })
         return translations, alignments
 
+    def export(self, path, beam_width=1, max_length=None, max_source_length=64,
+               batch_size=16, **search_kwargs):
+        """Write a TensorFlow SavedModel that translates strings.
+
+        Its `serve` signature takes `text`, a `(N,)` `tf.string` batch, and
+        returns `{"translation": (N,) tf.string, "tokens": (N, max_length)}`;
+        tokenisation and the search run in the graph. It loads with
+        `tf.saved_model.load` where only tensorflow and tensorflow-text are
+        installed. Works from every backend (PyTorch: through the `.keras`
+        file under TensorFlow, in a subprocess). See
+        `kerattn.export.export_translator` for the arguments.
+
+        Example:
+
+        >>> # translator.export("exported/en_fr", beam_width=5)
+        """
+        from kerattn.export import export_translator
+
+        return export_translator(self, path, beam_width=beam_width,
+                                 max_length=max_length,
+                                 max_source_length=max_source_length,
+                                 batch_size=batch_size, **search_kwargs)
+
     def _search(self, beam_width, max_length, search_kwargs):
         """The (compiled) function `source ids -> search result`, cached."""
         key = (beam_width, max_length, tuple(sorted(search_kwargs.items())))

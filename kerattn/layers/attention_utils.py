@@ -10,6 +10,17 @@ import keras
 from keras import ops
 
 
+def project(x, kernel):
+    """`x @ kernel` for `x` of any rank >= 2 and a 2-D `kernel`.
+
+    An einsum, not `ops.matmul`: TensorFlow's matmul of a rank-3 tensor by a
+    matrix is a `tf.tensordot`, whose gradient inside an RNN's while loop
+    has a run-time transpose permutation that XLA (`jit_compile=True`)
+    rejects.
+    """
+    return ops.einsum("...i,ij->...j", x, kernel)
+
+
 def large_negative_number(dtype):
     """A masking constant that is finite and safe in `dtype`.
 

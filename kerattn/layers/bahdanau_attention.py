@@ -113,11 +113,11 @@ class BahdanauAttention(BaseAttention):
     def project_key(self, key):
         """`U_a h_j` for every source position: `(batch, Tv, units)`."""
         self._check_key(key)
-        return ops.matmul(key, self.U_a)
+        return utils.project(key, self.U_a)
 
     def _calculate_scores(self, query, key):
         # (batch, Tq, 1, units) + (batch, 1, Tv, units)
-        hidden = ops.expand_dims(ops.matmul(query, self.W_a), 2)
+        hidden = ops.expand_dims(utils.project(query, self.W_a), 2)
         hidden = hidden + ops.expand_dims(key, 1)
         v_a = self.v_a
         if self.normalize:

@@ -68,7 +68,7 @@ class AttentionPooling(keras.layers.Layer):
     def call(self, inputs, mask=None, return_attention_scores=False):
         utils.check_rank("inputs", inputs.shape, (3,), "(batch, T, dim)")
         utils.check_mask("mask", mask, tuple(inputs.shape[:2]))
-        u = ops.tanh(ops.matmul(inputs, self.W) + self.b)  # (batch, T, units)
+        u = ops.tanh(utils.project(inputs, self.W) + self.b)  # (batch, T, units)
         scores = ops.sum(u * self.u_w, axis=-1)  # (batch, T)
         alpha = utils.masked_softmax(scores, mask)
         pooled = ops.sum(ops.expand_dims(alpha, -1) * inputs, axis=1)

@@ -136,7 +136,7 @@ class LocalAttention(LuongAttention):
 
     def predict_positions(self, query, source_lengths):
         """local-p's `p_t = S * sigmoid(v_p^T tanh(W_p h_t))`, `(batch, Tq)`."""
-        hidden = ops.tanh(ops.matmul(query, self.W_p))
+        hidden = ops.tanh(utils.project(query, self.W_p))
         p = ops.sigmoid(ops.sum(hidden * self.v_p, axis=-1))
         return ops.expand_dims(source_lengths, -1) * p
 
@@ -230,7 +230,7 @@ class LocalAttention(LuongAttention):
             scores = ops.sum(ops.expand_dims(query, 2) * keys_w, axis=-1)
         else:  # concat
             q_dim = int(query.shape[-1])
-            hidden = ops.expand_dims(ops.matmul(query, self.W_a[:q_dim]), 2)
+            hidden = ops.expand_dims(utils.project(query, self.W_a[:q_dim]), 2)
             scores = ops.sum(ops.tanh(hidden + keys_w) * self.v_a, axis=-1)
         if self.scale:
             scores = scores * self.scale_factor

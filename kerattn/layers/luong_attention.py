@@ -161,10 +161,10 @@ class LuongAttention(BaseAttention):
         self._check_key(key)
         if self.score == "general":
             # (W_a h_s)^T for every s: (batch, Tv, query_dim).
-            return ops.matmul(key, ops.transpose(self.W_a))
+            return utils.project(key, ops.transpose(self.W_a))
         if self.score == "concat":
             q_dim = int(self._dims["query"])
-            return ops.matmul(key, self.W_a[q_dim:])
+            return utils.project(key, self.W_a[q_dim:])
         return key
 
     def _calculate_scores(self, query, key):
@@ -172,11 +172,11 @@ class LuongAttention(BaseAttention):
             scores = ops.matmul(query, ops.transpose(key, (0, 2, 1)))
         elif self.score == "concat":
             q_dim = int(query.shape[-1])
-            hidden = ops.expand_dims(ops.matmul(query, self.W_a[:q_dim]), 2)
+            hidden = ops.expand_dims(utils.project(query, self.W_a[:q_dim]), 2)
             hidden = ops.tanh(hidden + ops.expand_dims(key, 1))
             scores = ops.sum(hidden * self.v_a, axis=-1)
         else:  # location: one logit per source position, cut to Tv.
-            scores = ops.matmul(query, self.W_a)
+            scores = utils.project(query, self.W_a)
             scores = scores[:, :, : ops.shape(key)[1]]
         if self.scale:
             scores = scores * self.scale_factor

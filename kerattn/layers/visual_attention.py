@@ -96,10 +96,10 @@ class SoftVisualAttention(BaseAttention):
     def project_key(self, key):
         """`W_a a_i + b` for every location: `(batch, L, units)`."""
         self._check_key(key)
-        return ops.matmul(key, self.W_a) + self.b
+        return utils.project(key, self.W_a) + self.b
 
     def _calculate_scores(self, query, key):
-        hidden = ops.expand_dims(ops.matmul(query, self.W_h), 2)
+        hidden = ops.expand_dims(utils.project(query, self.W_h), 2)
         hidden = ops.tanh(hidden + ops.expand_dims(key, 1))
         return ops.sum(hidden * self.w, axis=-1)
 
@@ -107,7 +107,7 @@ class SoftVisualAttention(BaseAttention):
         """`beta_t = sigmoid(f_beta(h_{t-1}))`: `query.shape[:-1] + (1,)`."""
         if not self.gating:
             raise ValueError("`gate` needs a layer built with gating=True.")
-        return ops.sigmoid(ops.matmul(query, self.W_beta) + self.b_beta)
+        return ops.sigmoid(utils.project(query, self.W_beta) + self.b_beta)
 
     def _compute_attention(
         self, query, key, value, mask, training, return_attention_scores
