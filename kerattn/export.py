@@ -51,6 +51,8 @@ import tempfile
 import keras
 import numpy as np
 
+from kerattn.datasets.vocabulary import WordVocabulary
+
 # --- WordVocabulary.tokenize in RE2 (TensorFlow's regex engine) -------------
 # Python's `re` is Unicode-aware: \w is letters, numbers and "_", \s is
 # str.isspace(), \d is Nd. RE2's classes are ASCII, so they are spelled out.
@@ -172,7 +174,7 @@ class TextCodec:
         # Each piece after the first is a token and the spaces after it.
         tokens = tf.strings.regex_replace(pieces[:, 1:], f"[{_SPACE}]+$", "")
         spaced = tf.strings.regex_full_match(pieces[:, :-1], f"(?s).*[{_SPACE}]")
-        marker = tf.where(spaced.flat_values, self.vocab.SPACE, "")
+        marker = tf.where(spaced.flat_values, WordVocabulary.SPACE, "")
         return tokens.with_flat_values(
             tf.strings.join([marker, tokens.flat_values]))
 
@@ -207,7 +209,7 @@ class TextCodec:
         if self.wordpiece:
             words = tf.strings.regex_replace(words, "^##", "")
         text = tf.strings.reduce_join(tf.ragged.boolean_mask(words, keep), axis=1)
-        text = tf.strings.regex_replace(text, v.SPACE, " ")
+        text = tf.strings.regex_replace(text, WordVocabulary.SPACE, " ")
         return tf.strings.regex_replace(text, f"^[{_SPACE}]+|[{_SPACE}]+$", "")
 
 
@@ -367,7 +369,7 @@ def _write_string_model(model, decode, path, input_spec, source_vocab,
     module.core = core
     module.target = TextCodec(target_vocab)
     module.target_resources = module.target.resources
-    module.metadata = tf.constant(json.dumps(metadata))
+    module.metadata = tf.Variable(json.dumps(metadata), trainable=False)
     if source_vocab is not None:  # strings in
         module.source = TextCodec(source_vocab)
         module.source_resources = module.source.resources
@@ -422,9 +424,34 @@ def export_model(model, path, format="tf_saved_model", **kwargs):
             raise ValueError("From the torch backend, `export_model` takes no "
                              f"extra arguments; got {sorted(kwargs)}.")
         return _export_via_tensorflow("model", model, path, {})
+    if format == "onnx" and not getattr(model, "_called", True):
+        # Keras' JAX and torch ONNX exporters want a model called once.
+        model(_zeros_like_inputs(model, kwargs.get("input_signature")))
     with stablehlo_for_tensorflow():
         model.export(path, format=format, verbose=False, **kwargs)
     return path
+
+
+def _zeros_like_inputs(model, signature=None):
+    specs = signature[0] if signature else model.input
+    if isinstance(specs, (list, tuple)) and len(specs) == 1 and isinstance(
+            specs[0], dict):
+        specs = specs[0]
+    return keras.tree.map_structure(
+        lambda s: np.zeros([2 if d is None else d for d in s.shape], s.dtype),
+        specs)
+
+
+def input_signature_like(inputs):
+    """Fixed-shape `keras.InputSpec`s for a dict of example arrays.
+
+    Keras' torch ONNX exporter fixes every unknown dimension to 1; export at
+    the shapes you will serve instead:
+    `export_model(model, "m.onnx", "onnx", input_signature=input_signature_like(x))`.
+    """
+    return [{k: keras.InputSpec(shape=np.shape(v), dtype=str(np.asarray(v).dtype),
+                                name=k)
+             for k, v in inputs.items()}]
 
 
 # --- PyTorch: through the .keras file, under TensorFlow --------------------

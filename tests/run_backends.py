@@ -45,6 +45,8 @@ def run_backend(backend, pytest_args, workdir):
     env = dict(os.environ)
     env["KERAS_BACKEND"] = backend
     env["KERAS_HOME"] = os.path.join(workdir, f"keras_home_{backend}")
+    # .keras files saved under each backend, shared by the three processes.
+    env["KERATTN_SHARED_TEST_DIR"] = os.path.join(workdir, "shared")
     env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     env.setdefault("PYTHONUNBUFFERED", "1")

@@ -175,13 +175,26 @@ def dot_product_attention(
     return output
 
 
+def known_dim(dim):
+    """`dim` as an int, or None when unknown or symbolic.
+
+    Under `jax.export` (and so `model.export` on JAX) a dimension can be a
+    symbol such as `batch`: it is not known, so nothing is checked against it.
+    """
+    if dim is None:
+        return None
+    try:
+        return int(dim)
+    except Exception:  # jax's InconclusiveDimensionOperation, for a symbol
+        return None
+
+
 def static_dim(x, axis):
     """The static size of `x` along `axis`, or None."""
     shape = getattr(x, "shape", None)
     if shape is None:
         return None
-    dim = shape[axis]
-    return None if dim is None else int(dim)
+    return known_dim(shape[axis])
 
 
 def check_rank(name, shape, ranks, what):
@@ -232,8 +245,8 @@ def check_mask(name, mask, expected_shape):
         return
     shape = tuple(mask.shape)
     ok = len(shape) == len(expected_shape) and all(
-        a is None or b is None or int(a) == int(b)
-        for a, b in zip(shape, expected_shape)
+        a is None or b is None or a == b
+        for a, b in zip(map(known_dim, shape), map(known_dim, expected_shape))
     )
     if not ok:
         raise ValueError(
@@ -244,7 +257,8 @@ def check_mask(name, mask, expected_shape):
 
 def check_same(name_a, a, name_b, b, what):
     """Raise a ValueError when two known sizes differ."""
-    if a is not None and b is not None and int(a) != int(b):
+    a, b = known_dim(a), known_dim(b)
+    if a is not None and b is not None and a != b:
         raise ValueError(
             f"`{name_a}` and `{name_b}` must have the same {what}; "
             f"received {a} and {b}."

@@ -57,11 +57,11 @@ class PositionEmbedding(keras.layers.Layer):
 
     def call(self, inputs, start_index=0):
         utils.check_rank("inputs", inputs.shape, (2, 3), "(batch, T, dim)")
-        length = inputs.shape[-2]
+        length = utils.known_dim(inputs.shape[-2])
         if (
             length is not None
             and isinstance(start_index, int)
-            and start_index + int(length) > self.sequence_length
+            and start_index + length > self.sequence_length
         ):
             raise ValueError(
                 f"`inputs` has {length} positions from start_index="
@@ -70,11 +70,11 @@ class PositionEmbedding(keras.layers.Layer):
                 f"{self.sequence_length}."
             )
         shape = ops.shape(inputs)
-        embeddings = ops.slice(
-            ops.convert_to_tensor(self.embeddings),
-            (start_index, 0),
-            (shape[-2], shape[-1]),
-        )
+        # A gather, not a slice: a slice of symbolic size T (jax.export's
+        # shape polymorphism) would need T <= sequence_length proven.
+        positions = ops.arange(shape[-2], dtype="int32") + start_index
+        embeddings = ops.take(ops.convert_to_tensor(self.embeddings),
+                              positions, axis=0)
         return ops.broadcast_to(ops.cast(embeddings, self.compute_dtype), shape)
 
     def compute_output_shape(self, input_shape):

@@ -1,0 +1,142 @@
+"""Every zoo model at a tiny size, with inputs, targets and a loss.
+
+Used by the export and cross-backend tests, and run as a script to write
+each model's `.keras` file (compiled, trained one step) with its inputs and
+outputs under the current backend:
+
+    KERAS_BACKEND=torch python tests/zoo_cases.py OUT_DIR
+"""
+
+import os
+import sys
+
+import keras
+import numpy as np
+
+from kerattn import zoo
+from kerattn.losses import MaskedSparseCrossentropy
+
+B = 4  # batch
+
+
+def _translation(rng, vocab=30):
+    src = rng.integers(4, vocab, (B, 7)).astype("int32")
+    src[1, 4:] = 0
+    tgt = rng.integers(4, vocab, (B, 6)).astype("int32")
+    tgt[:, 0] = 2
+    tgt[2, 3:] = 0
+    y = np.concatenate([tgt[:, 1:], np.full((B, 1), 3, "int32")], 1) * (tgt > 0)
+    return {"source_ids": src, "target_in_ids": tgt}, y
+
+
+def _captioning(rng, hard=False):
+    images = rng.uniform(0, 1, (B, 8, 20, 1)).astype("float32")
+    caption_in = rng.integers(4, 12, (B, 5)).astype("int32")
+    caption_in[:, 0] = 2
+    caption_out = np.concatenate([caption_in[:, 1:], np.full((B, 1), 3, "int32")], 1)
+    x = {"images": images, "caption_in_ids": caption_in}
+    if hard:
+        x["caption_out_ids"] = caption_out
+    return x, caption_out
+
+
+def _han(rng):
+    docs = rng.integers(1, 40, (B, 3, 5)).astype("int32")
+    docs[0, 2] = 0       # an empty sentence
+    docs[1, :, 3:] = 0   # short sentences
+    return {"document_ids": docs}, rng.integers(0, 3, (B,)).astype("int32")
+
+
+def _aoa(rng):
+    docs = rng.integers(4, 30, (B, 12)).astype("int32")
+    docs[1, 9:] = 0
+    candidates = docs[:, :3].copy()
+    query = rng.integers(4, 30, (B, 5)).astype("int32")
+    x = {"document_ids": docs, "query_ids": query, "candidate_ids": candidates}
+    return x, np.zeros((B,), "int32")
+
+
+SAT = dict(image_shape=(8, 20, 1), encoder_filters=(4, 8),
+           encoder_pool_sizes=((2, 2), (2, 2)), embedding_dim=8, units=12,
+           attention_units=8, seed=1)
+
+# name -> (build, data(rng) -> (x, y), loss)
+CASES = {
+    "bahdanau_nmt": (lambda: zoo.bahdanau_nmt(
+        30, 30, embedding_dim=8, units=12, alignment_units=8, maxout_units=6),
+        _translation, "seq"),
+    "luong_nmt": (lambda: zoo.luong_nmt(30, 30, units=12, embedding_dim=8,
+                                        num_layers=2), _translation, "seq"),
+    "luong_nmt_local_p": (lambda: zoo.luong_nmt(
+        30, 30, attention="local-p", units=12, embedding_dim=8, num_layers=1,
+        window=2), _translation, "seq"),
+    "seq2seq": (lambda: zoo.seq2seq(30, 30, num_layers=2, units=12,
+                                    embedding_dim=8), _translation, "seq"),
+    "cho_encoder_decoder": (lambda: zoo.cho_encoder_decoder(
+        30, 30, embedding_dim=8, units=12, maxout_units=6), _translation, "seq"),
+    "transformer_nmt": (lambda: zoo.transformer_nmt(
+        30, 30, num_layers=2, d_model=16, num_heads=2, ff_dim=32),
+        _translation, "seq"),
+    "convs2s_nmt": (lambda: zoo.convs2s_nmt(
+        30, 30, embedding_dim=8, hidden_dim=16, encoder_layers=2,
+        decoder_layers=2, kernel_size=3), _translation, "seq"),
+    "show_attend_tell_soft": (lambda: zoo.show_attend_tell(12, **SAT),
+                              _captioning, "seq"),
+    "show_attend_tell_hard": (lambda: zoo.show_attend_tell(
+        12, attention="hard", **SAT), lambda rng: _captioning(rng, hard=True),
+        "seq"),
+    "han_classifier": (lambda: zoo.han_classifier(
+        40, 3, embedding_dim=8, word_units=6, sentence_units=6,
+        attention_units=8), _han, "probabilities"),
+    "aoa_reader": (lambda: zoo.aoa_reader(30, embedding_dim=8, units=6),
+                   _aoa, "pointer"),
+}
+
+
+def loss_for(kind):
+    if kind == "seq":
+        return MaskedSparseCrossentropy()
+    if kind == "pointer":
+        return MaskedSparseCrossentropy(pad_id=-1, from_logits=False)
+    return keras.losses.SparseCategoricalCrossentropy()
+
+
+def build(name, seed=0):
+    """`(model compiled with Adam, x, y)` for the named case."""
+    keras.utils.set_random_seed(seed)
+    make, data, kind = CASES[name]
+    model = make()
+    model.compile(keras.optimizers.Adam(1e-3), loss_for(kind))
+    x, y = data(np.random.default_rng(seed))
+    return model, x, y
+
+
+def to_numpy(x):
+    return keras.ops.convert_to_numpy(x)
+
+
+def predict(model, x):
+    return to_numpy(model.predict(x, batch_size=B, verbose=0))
+
+
+def save_all(directory):
+    """Each case trained one step, then `<name>.keras` and `<name>.npz`."""
+    backend = keras.backend.backend()
+    os.makedirs(directory, exist_ok=True)
+    for name in CASES:
+        model, x, y = build(name)
+        model.fit(x, y, batch_size=B, epochs=1, verbose=0)
+        model.save(os.path.join(directory, f"{backend}-{name}.keras"))
+        np.savez(os.path.join(directory, f"{backend}-{name}.npz"),
+                 output=predict(model, x), y=y,
+                 **{f"x_{k}": v for k, v in x.items()})
+
+
+def load_case(directory, backend, name):
+    data = np.load(os.path.join(directory, f"{backend}-{name}.npz"))
+    x = {k[2:]: data[k] for k in data.files if k.startswith("x_")}
+    return os.path.join(directory, f"{backend}-{name}.keras"), x, data["y"], data["output"]
+
+
+if __name__ == "__main__":
+    save_all(sys.argv[1])
