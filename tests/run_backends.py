@@ -63,10 +63,25 @@ def run_backend(backend, pytest_args, workdir):
         f"junit_suite_name={backend}",
         *pytest_args,
     ]
-    print(f"\n===== backend: {backend} =====", flush=True)
+    log_path = os.path.join(workdir, f"log_{backend}.txt")
     start = time.time()
-    code = subprocess.call(cmd, cwd=REPO, env=env)
-    return code, _counts(junit), time.time() - start
+    log = open(log_path, "w")
+    process = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log,
+                               stderr=subprocess.STDOUT)
+    return process, log, log_path, junit, start
+
+
+def finish(backend, job):
+    """Wait for a backend's pytest, print its log; (code, counts, seconds)."""
+    process, log, log_path, junit, start = job
+    code = process.wait()
+    seconds = time.time() - start
+    log.close()
+    print(f"\n===== backend: {backend} ({seconds:.0f} s) =====", flush=True)
+    with open(log_path) as f:
+        sys.stdout.write(f.read())
+    sys.stdout.flush()
+    return code, _counts(junit), seconds
 
 
 def main(argv=None):
@@ -76,6 +91,8 @@ def main(argv=None):
         default=",".join(BACKENDS),
         help="comma-separated subset of " + ",".join(BACKENDS),
     )
+    parser.add_argument("--jobs", type=int, default=2,
+                        help="backends tested at the same time (default 2)")
     parser.add_argument("pytest_args", nargs="*", help="passed to pytest")
     args, extra = parser.parse_known_args(argv)
     extra = [a for a in extra if a != "--"]
@@ -87,8 +104,22 @@ def main(argv=None):
 
     results = {}
     with tempfile.TemporaryDirectory(prefix="kerattn_tests_") as workdir:
-        for backend in backends:
-            results[backend] = run_backend(backend, pytest_args, workdir)
+        # Two pytest processes at a time (the machines have 2 cores; small
+        # models are bound by Python dispatch, not by the math libraries).
+        pending, running = list(backends), {}
+        while pending or running:
+            while pending and len(running) < args.jobs:
+                backend = pending.pop(0)
+                running[backend] = run_backend(backend, pytest_args, workdir)
+                print(f"started: {backend}", flush=True)
+            done = None
+            while done is None:
+                done = next((b for b, job in running.items()
+                             if job[0].poll() is not None), None)
+                if done is None:
+                    time.sleep(1)
+            results[done] = finish(done, running.pop(done))
+        results = {b: results[b] for b in backends}
 
     print("\n===== summary =====")
     print(f"{'backend':<12}{'passed':>8}{'failed':>8}{'errors':>8}"

@@ -1,5 +1,6 @@
 """Export: string SavedModels, forward passes, ONNX, .keras across backends."""
 
+import fcntl
 import json
 import os
 import subprocess
@@ -261,6 +262,15 @@ def keras_files(tmp_path_factory):
     directory = os.environ.get("KERATTN_SHARED_TEST_DIR") or str(
         tmp_path_factory.mktemp("keras_files"))
     os.makedirs(directory, exist_ok=True)
+    # The backends' pytest processes may run at once: one writes, others wait.
+    with open(os.path.join(directory, "lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _write_keras_files(directory)
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    return directory
+
+
+def _write_keras_files(directory):
     for backend in BACKENDS:
         done = os.path.join(directory, f"{backend}.done")
         if os.path.exists(done):
@@ -275,7 +285,6 @@ def keras_files(tmp_path_factory):
                  directory], env=env, capture_output=True, text=True, timeout=900)
             assert result.returncode == 0, result.stderr[-3000:]
         open(done, "w").close()
-    return directory
 
 
 @pytest.mark.slow
