@@ -61,31 +61,29 @@ def _random_ids(vocab, seed):
     return ids
 
 
+def _assert_codec_matches(vocab, texts, length, seed):
+    """TextCodec's encode and decode equal the Python vocabulary's."""
+    codec = TextCodec(vocab)
+    got = codec.encode(tf.constant(texts), length).numpy()
+    want = _padded(vocab.encode_batch(texts), length, vocab.pad_id, vocab.unk_id)
+    for text, g, w in zip(texts, got, want):
+        assert g.tolist() == w.tolist(), repr(text)
+    ids = _random_ids(vocab, seed)
+    decoded = [s.decode() for s in codec.decode(tf.constant(ids)).numpy()]
+    assert decoded == [vocab.decode(row) for row in ids]
+
+
 @pytest.mark.parametrize("lowercase", [False, True])
 def test_text_codec_matches_word_vocabulary(lowercase):
     texts = TEXTS + _fuzz(0)
     vocab = WordVocabulary.build(texts[::2] + ["Open", "FILE"], lowercase=lowercase)
-    codec = TextCodec(vocab)
-    got = codec.encode(tf.constant(texts), 16).numpy()
-    want = _padded(vocab.encode_batch(texts), 16, vocab.pad_id, vocab.unk_id)
-    for text, g, w in zip(texts, got, want):
-        assert g.tolist() == w.tolist(), repr(text)
-    ids = _random_ids(vocab, 1)
-    decoded = [s.decode() for s in codec.decode(tf.constant(ids)).numpy()]
-    assert decoded == [vocab.decode(row) for row in ids]
+    _assert_codec_matches(vocab, texts, 16, seed=1)
 
 
 def test_text_codec_matches_wordpiece_vocabulary():
     texts = TEXTS + _fuzz(1, 100)
     vocab = WordPieceVocabulary.build(texts[::2] * 3, vocabulary_size=60)
-    codec = TextCodec(vocab)
-    got = codec.encode(tf.constant(texts), 24).numpy()
-    want = _padded(vocab.encode_batch(texts), 24, vocab.pad_id, vocab.unk_id)
-    for text, g, w in zip(texts, got, want):
-        assert g.tolist() == w.tolist(), repr(text)
-    ids = _random_ids(vocab, 2)
-    decoded = [s.decode() for s in codec.decode(tf.constant(ids)).numpy()]
-    assert decoded == [vocab.decode(row) for row in ids]
+    _assert_codec_matches(vocab, texts, 24, seed=2)
     assert vocabulary_from_json(vocab.to_json()).itos == vocab.itos
 
 
