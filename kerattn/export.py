@@ -258,10 +258,10 @@ def _search_fn(incremental, vocab, beam_width, max_length, search_kwargs,
                       max_length=max_length)
         if beam_width == 1 and not search_kwargs:
             return ops.cast(greedy_search(**common)["tokens"], "int32")
+        options = dict(search_kwargs)  # per trace: no stale mask tensor kept
         if source_pad_id is not None:
-            search_kwargs.setdefault("source_mask",
-                                     ops.not_equal(source, source_pad_id))
-        result = beam_search(beam_width=beam_width, **common, **search_kwargs)
+            options["source_mask"] = ops.not_equal(source, source_pad_id)
+        result = beam_search(beam_width=beam_width, **common, **options)
         return ops.cast(result["tokens"][:, 0], "int32")
 
     return decode
