@@ -1,0 +1,121 @@
+"""Figure 4: beam search vs keras-hub's `BeamSampler` on the same model step.
+
+`bahdanau_nmt` at the recipes' size (vocabularies 8,000, embeddings 128,
+256 units), random weights (speed does not depend on them), a batch of 32
+random sources of 20 tokens, beam width 5, at most 50 target tokens.
+Both searches drive the same `kerattn.zoo.incremental(model).step` (one
+decoder step, keys precomputed at encode time) and are compiled the same
+way (`kerattn.decoding.compile_decoder`: XLA, `jax.jit`, torch eager
+under `inference_mode`); the figure is sentences per second.
+
+- ours: `kerattn.decoding.beam_search` with `never_worse_than_greedy=False`
+  (keras-hub does not run the extra greedy pass) and no penalties;
+- peer: `keras_hub.samplers.BeamSampler(num_beams=5)`, the prompt a
+  `(batch, 51)` buffer with BOS at position 0, `stop_token_ids=[EOS]`.
+
+Both run up to the full 50 steps here: random weights rarely end every
+hypothesis early. A second row gives the cost of beam 5 over greedy
+(`kerattn.decoding.greedy_search`) in the same process.
+"""
+
+import numpy as np
+
+from benchmarks import common
+
+SIZE = dict(vocab=8000, embedding_dim=128, units=256, alignment_units=256,
+            maxout_units=256, batch=32, source_length=20, max_length=50,
+            beam_width=5)
+QUICK_SIZE = dict(vocab=50, embedding_dim=8, units=8, alignment_units=8,
+                  maxout_units=4, batch=2, source_length=5, max_length=6,
+                  beam_width=2)
+BOS, EOS, PAD = 2, 3, 0
+
+
+def searches(model, s):
+    """`{"ours_beam", "ours_greedy", "keras_hub_beam"}`: source -> tokens."""
+    import keras
+    import keras_hub
+    from keras import ops
+
+    import kerattn
+    from kerattn.decoding import beam_search, compile_decoder, greedy_search
+
+    inc = kerattn.zoo.incremental(model)
+    common_args = dict(step_fn=inc.step, batch_size=s["batch"], bos_id=BOS,
+                       eos_id=EOS, pad_id=PAD, max_length=s["max_length"])
+
+    def ours_beam(source):
+        out = beam_search(state=inc.encode(source), beam_width=s["beam_width"],
+                          never_worse_than_greedy=False, **common_args)
+        return out["tokens"][:, 0]
+
+    def ours_greedy(source):
+        return greedy_search(state=inc.encode(source), **common_args)["tokens"]
+
+    sampler = keras_hub.samplers.BeamSampler(num_beams=s["beam_width"])
+    banned = np.isin(np.arange(s["vocab"]), [PAD, BOS])
+
+    def keras_hub_beam(source):
+        def next(prompt, cache, index):
+            tokens = ops.take(prompt, index - 1, axis=1)
+            logits, cache, _ = inc.step(tokens, cache, index - 1)
+            # As ours: PAD and BOS are never generated.
+            return ops.where(banned, -1e9, logits), None, cache
+
+        batch, length = s["batch"], s["max_length"] + 1
+        prompt = ops.concatenate(
+            [ops.full((batch, 1), BOS, "int32"),
+             ops.zeros((batch, length - 1), "int32")], axis=1)
+        mask = ops.concatenate(
+            [ops.ones((batch, 1), "bool"), ops.zeros((batch, length - 1), "bool")],
+            axis=1)
+        out = sampler(next, prompt, cache=inc.encode(source), index=1,
+                      mask=mask, stop_token_ids=[EOS])
+        return out[:, 1:]
+
+    return {name: compile_decoder(fn, model.variables)
+            for name, fn in (("ours_beam", ours_beam),
+                             ("ours_greedy", ours_greedy),
+                             ("keras_hub_beam", keras_hub_beam))}
+
+
+def _until_eos(tokens):
+    """Tokens after the first EOS set to PAD (keras-hub keeps extending)."""
+    after = np.cumsum(np.cumsum(tokens == EOS, axis=-1), axis=-1) > 1
+    return np.where(after, PAD, tokens)
+
+
+def run(quick=False):
+    import keras
+
+    import kerattn
+
+    s = QUICK_SIZE if quick else SIZE
+    repeats, warmup = (1, 1) if quick else (5, 1)
+    keras.utils.set_random_seed(0)
+    model = kerattn.zoo.bahdanau_nmt(
+        s["vocab"], s["vocab"], embedding_dim=s["embedding_dim"],
+        units=s["units"], alignment_units=s["alignment_units"],
+        maxout_units=s["maxout_units"])
+    source = keras.ops.convert_to_tensor(np.random.default_rng(0).integers(
+        4, s["vocab"], (s["batch"], s["source_length"])).astype("int32"))
+    fns = searches(model, s)
+    seconds = {name: common.median_time(lambda: fn(source), repeats, warmup)
+               for name, fn in fns.items()}
+    ours_tokens = keras.ops.convert_to_numpy(fns["ours_beam"](source))
+    hub_tokens = keras.ops.convert_to_numpy(fns["keras_hub_beam"](source))
+    same = float(np.mean(np.all(_until_eos(ours_tokens) == _until_eos(hub_tokens),
+                                axis=-1)))
+    extra = dict(same_best_hypothesis=same, **s)
+    n = s["batch"]
+    return [
+        common.row(4, f"beam {s['beam_width']}, batch {n}, max {s['max_length']}",
+                   n / seconds["ours_beam"], n / seconds["keras_hub_beam"],
+                   "keras_hub.samplers.BeamSampler", "sent/s", target=1.5,
+                   higher_is_better=True, **extra,
+                   notes=f"same best hypothesis for {same:.0%} of sentences"),
+        common.row(4, f"beam {s['beam_width']} time / greedy time",
+                   seconds["ours_beam"] / seconds["ours_greedy"], None,
+                   None, "x", greedy_ms=1000 * seconds["ours_greedy"],
+                   beam_ms=1000 * seconds["ours_beam"]),
+    ]
