@@ -261,7 +261,10 @@ def _search_fn(incremental, vocab, beam_width, max_length, search_kwargs,
         options = dict(search_kwargs)  # per trace: no stale mask tensor kept
         if source_pad_id is not None:
             options["source_mask"] = ops.not_equal(source, source_pad_id)
-        result = beam_search(beam_width=beam_width, **common, **options)
+        result = beam_search(
+            beam_width=beam_width,
+            beam_invariant=getattr(incremental, "beam_invariant", ()),
+            **common, **options)
         return ops.cast(result["tokens"][:, 0], "int32")
 
     return decode

@@ -122,7 +122,9 @@ class Captioner:
                           eos_id=v.eos_id, pad_id=v.pad_id, max_length=max_length)
             if beam_width == 1 and not search_kwargs:
                 return greedy_search(**common)
-            return beam_search(beam_width=beam_width, **common, **search_kwargs)
+            return beam_search(beam_width=beam_width,
+                               beam_invariant=getattr(self.incremental, "beam_invariant", ()),
+                               **common, **search_kwargs)
 
         self._compiled[key] = compile_decoder(run, self.model.variables,
                                               self.jit_compile)

@@ -198,7 +198,8 @@ def gnmt_coverage_penalty(coverage, beta, mask=None):
 def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
                 beam_width=4, max_length=50, min_length=0, length_penalty=0.0,
                 coverage_penalty=0.0, no_repeat_ngram_size=0, num_return=1,
-                source_mask=None, never_worse_than_greedy=True):
+                source_mask=None, never_worse_than_greedy=True,
+                beam_invariant=()):
     """Beam search with the GNMT scoring of Wu et al. (2016), section 7.
 
     Hypotheses are ranked, while searching and at the end, by
@@ -225,6 +226,11 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
         num_return: int in [1, K], the n-best hypotheses returned per input.
         source_mask: optional boolean `(batch, S)` for the coverage penalty.
         never_worse_than_greedy: bool, see above.
+        beam_invariant: names of entries of a dict `state` that are the same
+            for every hypothesis of a sentence and that `step_fn` returns
+            unchanged (the encoder's memory): they are repeated once and
+            never reordered, which saves copying the memory at every step.
+            The zoo's incremental adapters name theirs (`beam_invariant`).
 
     Returns:
         A dict: `tokens` `(batch, num_return, max_length)`, `scores`
@@ -251,6 +257,22 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
     initial_state = state
     bk = batch_size * k
     tile = lambda x: ops.repeat(x, k, axis=0)  # (B, ...) -> (B*K, ...)
+    invariant = set(beam_invariant or ())
+    if invariant and not (isinstance(state, dict) and invariant <= set(state)):
+        raise ValueError(
+            "`beam_invariant` must name entries of a dict `state`; got "
+            f"{sorted(invariant)} for a state with entries "
+            f"{sorted(state) if isinstance(state, dict) else type(state).__name__}.")
+
+    def reorder(state, rows):
+        """Each hypothesis' state from its parent `rows` (invariants kept)."""
+        take = lambda x: ops.take(x, rows, axis=0)
+        if not invariant:
+            return keras.tree.map_structure(take, state)
+        return {key: value if key in invariant
+                else keras.tree.map_structure(take, value)
+                for key, value in state.items()}
+
     state = keras.tree.map_structure(tile, state)
     tokens = ops.full((bk,), bos_id, dtype="int32")
     logits, state, attention = _call(step_fn, tokens, state, 0)
@@ -323,7 +345,7 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
                 (batch_size, k, -1))
             att_history = _write_attention(ops.take(att_history, rows, axis=0), t,
                                            ops.take(att, rows, axis=0))
-        state = keras.tree.map_structure(lambda x: ops.take(x, rows, axis=0), state)
+        state = reorder(state, rows)
         logits, state, new_attention = _call(step_fn, ops.reshape(token, (bk,)),
                                              state, t + 1)
         attention = new_attention if use_attention else attention

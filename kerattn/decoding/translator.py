@@ -155,6 +155,7 @@ class Translator:
             if beam_width == 1 and not search_kwargs:
                 return greedy_search(**common)
             return beam_search(beam_width=beam_width,
+                               beam_invariant=getattr(self.incremental, "beam_invariant", ()),
                                source_mask=ops.not_equal(source, pad_id),
                                **common, **search_kwargs)
 

@@ -15,10 +15,13 @@ ORDERS = ("bahdanau", "luong")
 class AttentionRNNCell(keras.layers.Layer):
     """One step of `AttentionRNN`, for `keras.layers.RNN`.
 
-    The states are `[*cell_states, (feed,) step, keys, values, memory_mask]`:
-    the encoder's projected keys, values and mask ride along as extra states
-    that come back unchanged (Keras' RNN has no `constants` argument any
-    more), and `step` counts decoder steps (local-m needs `t`). The output is
+    The states are `[*cell_states, (feed,) step]`; `step` counts decoder
+    steps (local-m needs `t`). The encoder's projected keys, values and mask
+    (`memory`) are set on the cell by `AttentionRNN` for the duration of a
+    call and read by every step as loop constants (Keras' RNN has no
+    `constants` argument any more). They used to ride along as extra states,
+    which Keras' RNN masks and carries at every step: 20-25% of a
+    `bahdanau_nmt` training step on JAX and torch (`benchmarks/README.md`). The output is
     the step's output (see `AttentionRNN`), followed by the step's attention
     weights when `emit_weights` is set.
     """
@@ -57,7 +60,7 @@ class AttentionRNNCell(keras.layers.Layer):
         self.noise_dim = 0  # hard attention in training: noise rides on the inputs
         self._noise = None
         self.skip_attention = False  # the parallel Luong form
-        self.memory_dims = None  # (key_dim, value_dim), set per call
+        self.memory = None  # (keys, values, float mask), set per call
 
     @property
     def rnn_cell(self):
@@ -87,12 +90,10 @@ class AttentionRNNCell(keras.layers.Layer):
 
     @property
     def state_size(self):
-        # The memory states' sizes are placeholders: AttentionRNN always
-        # passes them explicitly.
         sizes = [self.units] * self.num_cell_states
         if self.order == "luong" and self.input_feeding:
             sizes.append(self.attentional_units)
-        return sizes + [1, 1, 1, 1]
+        return sizes + [1]
 
     @property
     def output_size(self):
@@ -120,7 +121,12 @@ class AttentionRNNCell(keras.layers.Layer):
         # Built by AttentionRNN.build (it knows the memory size).
         self.built = True
 
-    def attend(self, query, keys, values, memory_mask, step):
+    def attend(self, query, step):
+        if self.memory is None:
+            raise ValueError("AttentionRNNCell runs inside AttentionRNN, which "
+                             "sets its memory; call AttentionRNN instead.")
+        keys, values, memory_mask = self.memory
+        memory_mask = memory_mask > 0.5
         kwargs = {}
         if isinstance(self.attention, LocalAttention):
             kwargs["query_start"] = ops.cast(step[0, 0], "int32")
@@ -149,19 +155,13 @@ class AttentionRNNCell(keras.layers.Layer):
         feed = None
         if self.order == "luong" and self.input_feeding:
             feed, rest = rest[0], rest[1:]
-        step, keys, values, memory_mask = rest
-        # The memory rides flattened to (batch, S * dim): Keras' RNN masks
-        # states with a (batch, 1) mask, which broadcasts over rank 2 only.
-        batch = ops.shape(keys)[0]
-        keys = ops.reshape(keys, (batch, -1, self.memory_dims[0]))
-        values = ops.reshape(values, (batch, -1, self.memory_dims[1]))
-        mask_bool = memory_mask > 0.5
+        (step,) = rest
         weights = None
 
         if self.order == "bahdanau":
             # c_i from s_{i-1}; s_i = f(s_{i-1}, y_{i-1}, c_i).
             s_prev = self.top_hidden(cell_states)
-            context, weights = self.attend(s_prev, keys, values, mask_bool, step)
+            context, weights = self.attend(s_prev, step)
             h, new_cell = self.run_stack(ops.concatenate([inputs, context], -1),
                                          cell_states, training=training)
             # [s_{i-1}; c_i]: what the deep output layer reads (appendix A);
@@ -174,12 +174,12 @@ class AttentionRNNCell(keras.layers.Layer):
             if self.skip_attention:
                 output = h
             else:
-                context, weights = self.attend(h, keys, values, mask_bool, step)
+                context, weights = self.attend(h, step)
                 output = self.attentional(ops.concatenate([context, h], -1))
         new_states = list(new_cell)
         if feed is not None:
             new_states = new_states + [output]
-        new_states = new_states + [step + 1.0] + rest[1:]
+        new_states = new_states + [step + 1.0]
         if self.emit_weights and weights is not None:
             output = ops.concatenate([output, ops.cast(weights, output.dtype)], -1)
             if self.emit_samples:
@@ -390,13 +390,9 @@ class AttentionRNN(keras.layers.Layer):
             "mask": ops.cast(memory_mask, self.compute_dtype),
         }
 
-    def _memory_states(self, cache):
-        """The cache as the cell's three trailing (rank-2) states."""
-        keys, values = cache["keys"], cache["values"]
-        self.cell.memory_dims = (int(keys.shape[-1]), int(values.shape[-1]))
-        batch = ops.shape(values)[0]
-        return [ops.reshape(keys, (batch, -1)), ops.reshape(values, (batch, -1)),
-                cache["mask"]]
+    def _memory(self, cache):
+        """The cache as the cell's loop constants `(keys, values, mask)`."""
+        return cache["keys"], cache["values"], cache["mask"]
 
     def get_initial_state(self, batch_size, initial_state=None):
         """`[*cell_states, (feed,) step]` at the first step."""
@@ -438,13 +434,14 @@ class AttentionRNN(keras.layers.Layer):
         """
         self.cell.emit_weights = True
         self.cell.skip_attention = False
+        self.cell.memory = self._memory(cache)
         try:
-            full = list(states) + self._memory_states(cache)
-            output, new_states = self.cell(inputs, full, training=training)
+            output, new_states = self.cell(inputs, list(states), training=training)
         finally:
             self.cell.emit_weights = False
+            self.cell.memory = None
         out_dim = self._output_dim(cache["values"].shape[-1])
-        return output[:, :out_dim], list(new_states[:-3]), output[:, out_dim:]
+        return output[:, :out_dim], list(new_states), output[:, out_dim:]
 
     # --- the whole sequence --------------------------------------------------
 
@@ -462,15 +459,13 @@ class AttentionRNN(keras.layers.Layer):
         if self.parallel:
             # Luong without input feeding: the recurrence ignores attention,
             # so run the cell over all steps, then attend once.
-            dummy = ops.zeros((batch, 1), self.compute_dtype)
-            cell.memory_dims = (1, 1)
             cell.skip_attention, cell.emit_weights = True, False
             try:
-                result = self.rnn(inputs, initial_state=states + [dummy] * 3,
+                result = self.rnn(inputs, initial_state=states,
                                   mask=inputs_mask, training=training)
             finally:
                 cell.skip_attention = False
-            h, final = result[0], list(result[1:-3])
+            h, final = result[0], list(result[1:])
             kwargs = {}
             if isinstance(self.attention, LocalAttention):
                 kwargs["query_start"] = 0
@@ -495,16 +490,15 @@ class AttentionRNN(keras.layers.Layer):
                     seed=self.attention.seed_generator, dtype=inputs.dtype)
                 rnn_inputs = ops.concatenate([inputs, noise], axis=-1)
                 cell.noise_dim = int(memory.shape[1])
+            cell.memory = self._memory(cache)
             try:
-                result = self.rnn(
-                    rnn_inputs,
-                    initial_state=states + self._memory_states(cache),
-                    mask=inputs_mask, training=training,
-                )
+                result = self.rnn(rnn_inputs, initial_state=states,
+                                  mask=inputs_mask, training=training)
             finally:
                 cell.emit_weights = cell.emit_samples = False
                 cell.noise_dim = 0
-            outputs, final = result[0], list(result[1:-3])
+                cell.memory = None
+            outputs, final = result[0], list(result[1:])
             weights = None
             if return_attention_scores or return_attention_samples:
                 out_dim = self._output_dim(memory.shape[-1])

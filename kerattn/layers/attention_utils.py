@@ -13,12 +13,19 @@ from keras import ops
 def project(x, kernel):
     """`x @ kernel` for `x` of any rank >= 2 and a 2-D `kernel`.
 
-    An einsum, not `ops.matmul`: TensorFlow's matmul of a rank-3 tensor by a
-    matrix is a `tf.tensordot`, whose gradient inside an RNN's while loop
-    has a run-time transpose permutation that XLA (`jit_compile=True`)
-    rejects.
+    One 2-D matmul over the flattened leading axes. Not `ops.matmul` of
+    the rank-3 tensor: on TensorFlow that is a `tf.tensordot`, whose
+    gradient inside an RNN's while loop has a run-time transpose
+    permutation that XLA (`jit_compile=True`) rejects. Not an einsum
+    `"...i,ij->...j"` either: TensorFlow's einsum gradient with an ellipsis
+    made `bahdanau_nmt`'s training step 6x slower under XLA
+    (`benchmarks/README.md`, figure 3).
     """
-    return ops.einsum("...i,ij->...j", x, kernel)
+    if len(x.shape) == 2:
+        return ops.matmul(x, kernel)
+    shape = ops.shape(x)
+    flat = ops.matmul(ops.reshape(x, (-1, shape[-1])), kernel)
+    return ops.reshape(flat, tuple(shape[:-1]) + (kernel.shape[-1],))
 
 
 def large_negative_number(dtype):

@@ -114,6 +114,9 @@ def bahdanau_nmt(
 class BahdanauIncremental:
     """Encode once, then one decoder step at a time (shared weights)."""
 
+    # State entries fixed per source sentence (beam search never reorders them).
+    beam_invariant = ("cache",)
+
     def __init__(self, model, pad_id=0):
         get = model.get_layer
         self.source_embedding = get("source_embedding")

@@ -92,6 +92,9 @@ def cho_encoder_decoder(source_vocab_size=15000, target_vocab_size=15000,
 class ChoIncremental:
     """Encode once (the summary c), then one GRU step per token."""
 
+    # State entries fixed per source sentence (beam search never reorders them).
+    beam_invariant = ("c",)
+
     def __init__(self, model, pad_id=0):
         get = model.get_layer
         self.source_embedding = get("source_embedding")

@@ -139,6 +139,9 @@ def convs2s_nmt(source_vocab_size=40000, target_vocab_size=40000,
 class ConvS2SIncremental:
     """Encode once; each step convolves only the last `k` inputs per layer."""
 
+    # State entries fixed per source sentence (beam search never reorders them).
+    beam_invariant = ("z", "e", "mask")
+
     def __init__(self, model, pad_id=0):
         layers = {layer.name: layer for layer in model.layers}
 

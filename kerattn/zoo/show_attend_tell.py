@@ -228,6 +228,9 @@ class ShowAttendTellIncremental:
     annotations and initial states), so no encoder code is repeated.
     """
 
+    # State entries fixed per source sentence (beam search never reorders them).
+    beam_invariant = ("cache",)
+
     def __init__(self, model, pad_id=0):
         get = model.get_layer
         self.decoder = get("decoder")

@@ -100,6 +100,9 @@ def transformer_nmt(source_vocab_size=37000, target_vocab_size=37000,
 class TransformerIncremental:
     """Encode once; each step attends over a cache of past keys/values."""
 
+    # State entries fixed per source sentence (beam search never reorders them).
+    beam_invariant = ("memory", "mask")
+
     def __init__(self, model, pad_id=0):
         layers = {layer.name: layer for layer in model.layers}
 
