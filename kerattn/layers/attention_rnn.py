@@ -21,8 +21,8 @@ class AttentionRNNCell(keras.layers.Layer):
     call and read by every step as loop constants (Keras' RNN has no
     `constants` argument any more). They used to ride along as extra states,
     which Keras' RNN masks and carries at every step: 20-25% of a
-    `bahdanau_nmt` training step on JAX and torch (`benchmarks/README.md`). The output is
-    the step's output (see `AttentionRNN`), followed by the step's attention
+    `bahdanau_nmt` training step on JAX and torch (`benchmarks/bahdanau.py`).
+    The output is the step's output (see `AttentionRNN`), followed by the step's attention
     weights when `emit_weights` is set.
     """
 

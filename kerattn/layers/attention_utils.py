@@ -19,7 +19,7 @@ def project(x, kernel):
     permutation that XLA (`jit_compile=True`) rejects. Not an einsum
     `"...i,ij->...j"` either: TensorFlow's einsum gradient with an ellipsis
     made `bahdanau_nmt`'s training step 6x slower under XLA
-    (`benchmarks/README.md`, figure 3).
+    (`benchmarks/bahdanau.py`, figure 3).
     """
     if len(x.shape) == 2:
         return ops.matmul(x, kernel)
