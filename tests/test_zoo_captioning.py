@@ -225,12 +225,17 @@ def test_overfits_a_tiny_real_slice(strips, attention):
     model = build(vocab, attention=attention, dropout=0.0, doubly_stochastic=0.01,
                   units=64, attention_units=32, embedding_dim=16,
                   encoder_filters=(16, 32))
-    model.compile(keras.optimizers.Adam(1e-2), MaskedSparseCrossentropy())
+    # Clipped: unclipped Adam at 1e-2 sometimes spikes and stalls, and which
+    # seed does depends on float round-off (a JAX scan change flipped seed 0).
+    model.compile(keras.optimizers.Adam(1e-2, clipnorm=1.0), MaskedSparseCrossentropy())
     x, c_out = inputs_for(model, images, vocab, captions)
-    model.fit(x, c_out, batch_size=24, epochs=300, verbose=0)
+    # Hard attention learns from one sampled location per word, so more
+    # slowly: at 300 epochs some seeds are still at 0.1-0.4; at 500, seeds
+    # 0-3 all reach >= 0.95 on JAX.
+    epochs = 300 if attention == "soft" else 500
+    model.fit(x, c_out, batch_size=24, epochs=epochs, verbose=0)
     predicted = Captioner(model, vocab, max_length=8)(images)
-    # Whole captions of 3-5 digit words (chance is ~0). Hard attention
-    # learns from one sampled location per word, so more slowly.
+    # Whole captions of 3-5 digit words (chance is ~0).
     accuracy = np.mean([p == c for p, c in zip(predicted, captions)])
     assert accuracy >= (0.7 if attention == "soft" else 0.5), (
         accuracy, predicted[:4], captions[:4])
