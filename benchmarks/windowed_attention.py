@@ -32,6 +32,23 @@ REPO = os.path.dirname(HERE)
 CHILD = r"""
 import json, resource, sys, time
 import numpy as np
+
+
+def peak_rss_kib():
+    # VmHWM belongs to this process' address space, which exec makes anew.
+    # ru_maxrss does not: on Linux it keeps the parent's peak across
+    # fork+exec, so a child of a large process (run.py's worker) would
+    # measure no growth at all.
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+
+
 import keras
 from kerattn import layers
 
@@ -46,14 +63,14 @@ elif method == "restricted":
 else:
     layer = layers.LocalAttention("predictive", window=8)
     run = lambda: layer(x, x)
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+base = peak_rss_kib()
 keras.ops.convert_to_numpy(run())  # build + warm-up
 times = []
 for _ in range(repeats):
     t = time.perf_counter()
     keras.ops.convert_to_numpy(run())
     times.append(time.perf_counter() - t)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = peak_rss_kib()
 print(json.dumps({"seconds": float(np.median(times)),
                   "peak_mib": (peak - base) / 1024.0}))
 """

@@ -33,6 +33,10 @@ def test_runner_quick_on_this_backend(tmp_path):
         assert r["ours"] > 0 and math.isfinite(r["ours"]), r
         if r["peer"] is not None:
             assert math.isclose(r["ratio"], r["ours"] / r["peer"]), r
+    # Figure 5 measures memory in a fresh process per (layer, n): a peak
+    # inherited from the worker (ru_maxrss survives fork+exec) read as 0 MiB.
+    sizes = [r for r in rows if r["figure"] == 5 and "peer_mib" in r]
+    assert sizes and all(r["ours_mib"] > 0 and r["peer_mib"] > 0 for r in sizes), sizes
     # The beam search peer decodes the same hypotheses (PAD/BOS banned on
     # both sides, tokens compared up to the first EOS).
     beam = next(r for r in rows if r["figure"] == 4 and r["peer"])
