@@ -78,7 +78,7 @@ def searches(model, s):
             [ops.ones((batch, 1), "bool"), ops.zeros((batch, length - 1), "bool")],
             axis=1)
         out = sampler(next, prompt, cache=inc.encode(source), index=1,
-                      mask=mask, stop_token_ids=[EOS])
+                      mask=mask, stop_token_ids=[EOS], model=model)
         return out[:, 1:]
 
     return {name: compile_decoder(fn, model.variables)

@@ -18,7 +18,7 @@ Three things a user wants from a trained kerattn model, each one call:
 
 How each backend gets there:
 
-- TensorFlow: the decode function (`keras.ops` code, `fori_loop`s) is traced
+- TensorFlow: the decode function (`keras.ops` code, `while_loop`s) is traced
   by Keras' `ExportArchive` into a `tf.function`.
 - JAX: the same `ExportArchive` converts it with `jax2tf` (StableHLO inside
   an `XlaCallModule` op). A JAX newer than the installed TensorFlow writes

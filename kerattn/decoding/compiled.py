@@ -1,7 +1,7 @@
 """Compiled decoding: one function per backend's own compiler.
 
-The loops of `kerattn.decoding.search` are `keras.ops.fori_loop`s over a
-fixed maximum length, so a whole "encode, then search" function compiles:
+The loops of `kerattn.decoding.search` are `keras.ops.while_loop`s over
+fixed-size buffers, so a whole "encode, then search" function compiles:
 
 - TensorFlow: `tf.function(jit_compile=True)` (XLA).
 - JAX: `jax.jit`, with the model's variables passed in as arguments

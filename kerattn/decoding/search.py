@@ -9,10 +9,12 @@ where `tokens` is `(batch,)` int32 (the previous token, BOS at index 0),
 `state` any nest of tensors with the batch as leading axis (RNN states,
 encoder keys, a key/value cache), `logits` `(batch, vocab)` and `attention`
 `(batch, source_length)` (the alignment that produced the logits; kept for
-the chosen hypothesis). The loops are `keras.ops.fori_loop` over a fixed
-maximum length (finished hypotheses extend with PAD at zero cost), so they
-compile under `tf.function(jit_compile=True)` and `jax.jit` (see
-`kerattn.decoding.compile`) and run eagerly on torch.
+the chosen hypothesis). The loops are `keras.ops.while_loop`s over
+fixed-size buffers of `max_length` tokens (finished hypotheses extend with
+PAD at zero cost) that stop as soon as every hypothesis has finished, so
+they compile under `tf.function(jit_compile=True)` and `jax.jit` (see
+`kerattn.decoding.compiled`), run eagerly on torch, and a batch of short
+sentences costs its longest output, not `max_length` steps.
 """
 
 from keras import ops
@@ -27,6 +29,25 @@ def _call(step_fn, tokens, state, index):
         return result
     logits, state = result
     return logits, state, None
+
+
+def _loop(body, carry, max_length, finished_of):
+    """`carry = body(t, carry)` for t = 0, 1, ... while t < max_length and
+    some hypothesis is unfinished (`finished_of(carry)`, any shape).
+
+    The output is the same as running all `max_length` steps: a finished
+    hypothesis only appends PAD at zero cost. The stopping test runs on the
+    device inside compiled loops; on torch it reads one bool per step.
+    """
+    def cond(t, carry):
+        return ops.logical_and(ops.less(t, max_length),
+                               ops.logical_not(ops.all(finished_of(carry))))
+
+    def step(t, carry):
+        return t + 1, body(t, carry)
+
+    _, carry = ops.while_loop(cond, step, (0, carry))
+    return carry
 
 
 def _check_common(bos_id, eos_id, pad_id, max_length, min_length):
@@ -168,7 +189,7 @@ def _one_hypothesis_loop(step_fn, state, batch_size, bos_id, eos_id, pad_id,
         return (logits, state, attention, history, att_history, finished,
                 score, length)
 
-    carry = ops.fori_loop(0, max_length, body, carry)
+    carry = _loop(body, carry, max_length, lambda c: c[5])
     result = {"tokens": carry[3], "scores": carry[6], "lengths": carry[7]}
     if use_attention:
         result["attention"] = carry[4]
@@ -352,7 +373,7 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
         return (logits, state, attention, history, att_history, coverage, raw,
                 finished, lengths)
 
-    carry = ops.fori_loop(0, max_length, body, carry)
+    carry = _loop(body, carry, max_length, lambda c: c[7])
     (_, _, _, history, att_history, coverage, raw, finished, lengths) = carry
     final = score_of(raw, lengths, coverage)
     order = ops.argsort(-final, axis=1)[:, :num_return]  # best first
