@@ -34,8 +34,6 @@ def _data(s, length, seed=0):
 
 
 def _keras_models(s, length):
-    import keras
-
     import kerattn
     from benchmarks.peers.keras_tutorial_nmt import TutorialNMT
 

@@ -78,7 +78,9 @@ def run(quick=False):
                      max_abs_diff=diff)
         rows.append(common.row(
             1, f"MHA fwd+bwd, T={length}", 1000 * t_ours, 1000 * t_theirs,
-            "keras.layers.MultiHeadAttention", "ms/step", target=1.0, **extra))
+            "keras.layers.MultiHeadAttention", "ms/step", target=1.0,
+            notes="flash attention " + ("used" if flash else "not available"),
+            **extra))
         if common.backend() == "torch":
             t_native = _torch_native_step_time(x, y, repeats, warmup)
             rows.append(common.row(

@@ -111,7 +111,7 @@ def main():
         json.dump({"machine": platform.platform(), "cpus": os.cpu_count(),
                    "results": results}, f, indent=1)
 
-    print(f"\n| backend | method | " + " | ".join(f"n={n}" for n in lengths) + " |")
+    print("\n| backend | method | " + " | ".join(f"n={n}" for n in lengths) + " |")
     print("|---|---|" + "---|" * len(lengths))
     for backend in args.backends.split(","):
         for method in args.methods.split(","):
