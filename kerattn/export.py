@@ -247,25 +247,17 @@ def _check_positive(**values):
 
 def _search_fn(incremental, vocab, beam_width, max_length, search_kwargs,
                source_pad_id=None, encode_kwargs=None):
-    from kerattn.decoding.search import beam_search, greedy_search
+    from kerattn.decoding.search import search_incremental
     from keras import ops
 
     def decode(source):
-        state = incremental.encode(source, **(encode_kwargs or {}))
-        common = dict(step_fn=incremental.step, state=state,
-                      batch_size=int(source.shape[0]), bos_id=vocab.bos_id,
-                      eos_id=vocab.eos_id, pad_id=vocab.pad_id,
-                      max_length=max_length)
-        if beam_width == 1 and not search_kwargs:
-            return ops.cast(greedy_search(**common)["tokens"], "int32")
-        options = dict(search_kwargs)  # per trace: no stale mask tensor kept
-        if source_pad_id is not None:
-            options["source_mask"] = ops.not_equal(source, source_pad_id)
-        result = beam_search(
-            beam_width=beam_width,
-            beam_invariant=getattr(incremental, "beam_invariant", ()),
-            **common, **options)
-        return ops.cast(result["tokens"][:, 0], "int32")
+        tokens = search_incremental(
+            incremental, source, vocab, beam_width, max_length,
+            source_pad_id=source_pad_id, encode_kwargs=encode_kwargs,
+            **search_kwargs)["tokens"]
+        if len(tokens.shape) == 3:  # beam search: the best hypothesis
+            tokens = tokens[:, 0]
+        return ops.cast(tokens, "int32")
 
     return decode
 

@@ -8,6 +8,7 @@ from kerattn.decoding.search import (
     gnmt_length_penalty,
     greedy_search,
     sample,
+    search_incremental,
 )
 from kerattn.decoding.translator import Translator
 
@@ -15,6 +16,7 @@ __all__ = [
     "greedy_search",
     "beam_search",
     "sample",
+    "search_incremental",
     "gnmt_length_penalty",
     "gnmt_coverage_penalty",
     "Translator",

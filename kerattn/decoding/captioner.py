@@ -4,7 +4,7 @@ import numpy as np
 from keras import ops
 
 from kerattn.decoding.compiled import compile_decoder
-from kerattn.decoding.search import beam_search, greedy_search
+from kerattn.decoding.search import search_incremental
 from kerattn.decoding.translator import _bucket
 
 
@@ -113,18 +113,9 @@ class Captioner:
         key = (beam_width, max_length, tuple(sorted(search_kwargs.items())))
         if key in self._compiled:
             return self._compiled[key]
-        v = self.vocab
-
         def run(images):
-            state = self.incremental.encode(images)
-            common = dict(step_fn=self.incremental.step, state=state,
-                          batch_size=int(images.shape[0]), bos_id=v.bos_id,
-                          eos_id=v.eos_id, pad_id=v.pad_id, max_length=max_length)
-            if beam_width == 1 and not search_kwargs:
-                return greedy_search(**common)
-            return beam_search(beam_width=beam_width,
-                               beam_invariant=getattr(self.incremental, "beam_invariant", ()),
-                               **common, **search_kwargs)
+            return search_incremental(self.incremental, images, self.vocab,
+                                      beam_width, max_length, **search_kwargs)
 
         self._compiled[key] = compile_decoder(run, self.model.variables,
                                               self.jit_compile)

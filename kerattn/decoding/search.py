@@ -417,6 +417,46 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
     return out
 
 
+def search_incremental(incremental, inputs, vocab, beam_width=1, max_length=50,
+                       source_pad_id=None, encode_kwargs=None, **search_kwargs):
+    """Encode with a zoo incremental adapter, then greedy or beam search.
+
+    The one "encode, then search" of `Translator`, `Captioner` and the
+    exported SavedModels (`kerattn.export`); compile it whole with
+    `compile_decoder`.
+
+    Args:
+        incremental: `kerattn.zoo.incremental(model)`: `encode(inputs,
+            **encode_kwargs) -> state` and `step`; its `beam_invariant`
+            names the state entries beam search never reorders.
+        inputs: `(batch, ...)` source ids or images.
+        vocab: the target vocabulary (`bos_id`, `eos_id`, `pad_id`).
+        beam_width: 1 with no `search_kwargs` is greedy search.
+        max_length: int, the number of tokens generated.
+        source_pad_id: for source ids, the padding id: beam search gets
+            `source_mask` (the coverage penalty reads it).
+        encode_kwargs: extra keyword arguments of `encode`.
+        **search_kwargs: options of `beam_search`.
+
+    Returns:
+        The dict of `greedy_search` (`tokens` `(batch, max_length)`) or of
+        `beam_search` (`tokens` `(batch, num_return, max_length)`).
+    """
+    state = incremental.encode(inputs, **(encode_kwargs or {}))
+    common = dict(step_fn=incremental.step, state=state,
+                  batch_size=int(inputs.shape[0]), bos_id=vocab.bos_id,
+                  eos_id=vocab.eos_id, pad_id=vocab.pad_id, max_length=max_length)
+    if beam_width == 1 and not search_kwargs:
+        return greedy_search(**common)
+    if source_pad_id is not None:
+        # Built per call (per trace): no mask tensor outlives its trace.
+        search_kwargs = dict(search_kwargs,
+                             source_mask=ops.not_equal(inputs, source_pad_id))
+    return beam_search(beam_width=beam_width,
+                       beam_invariant=getattr(incremental, "beam_invariant", ()),
+                       **common, **search_kwargs)
+
+
 def _filter_logits(logits, temperature, top_k, top_p):
     logits = ops.cast(logits, "float32") / temperature
     if top_k:

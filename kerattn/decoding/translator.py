@@ -6,7 +6,7 @@ import numpy as np
 from keras import ops
 
 from kerattn.decoding.compiled import compile_decoder
-from kerattn.decoding.search import beam_search, greedy_search
+from kerattn.decoding.search import search_incremental
 
 
 def _bucket(n, minimum):
@@ -141,23 +141,13 @@ class Translator:
         key = (beam_width, max_length, tuple(sorted(search_kwargs.items())))
         if key in self._compiled:
             return self._compiled[key]
-        v, pad_id = self.target_vocab, self.source_vocab.pad_id
+        encode_kwargs = {"max_length": max_length} if self._encode_takes_length else {}
 
         def run(source):
-            if self._encode_takes_length:
-                state = self.incremental.encode(source, max_length=max_length)
-            else:
-                state = self.incremental.encode(source)
-            common = dict(step_fn=self.incremental.step, state=state,
-                          batch_size=int(source.shape[0]), bos_id=v.bos_id,
-                          eos_id=v.eos_id, pad_id=v.pad_id,
-                          max_length=max_length)
-            if beam_width == 1 and not search_kwargs:
-                return greedy_search(**common)
-            return beam_search(beam_width=beam_width,
-                               beam_invariant=getattr(self.incremental, "beam_invariant", ()),
-                               source_mask=ops.not_equal(source, pad_id),
-                               **common, **search_kwargs)
+            return search_incremental(
+                self.incremental, source, self.target_vocab, beam_width,
+                max_length, source_pad_id=self.source_vocab.pad_id,
+                encode_kwargs=encode_kwargs, **search_kwargs)
 
         self._compiled[key] = compile_decoder(run, self.model.variables,
                                               self.jit_compile)
