@@ -279,3 +279,47 @@ def test_step_functions_without_attention():
     assert "attention" not in greedy and "attention" not in beam
     np.testing.assert_array_equal(_tokens(beam, 0), _tokens(greedy))
     assert _tokens(drawn).shape == (2, 5)
+
+
+@pytest.mark.parametrize("search", ["greedy", "beam", "sample"])
+def test_loops_stop_once_every_hypothesis_has_finished(search):
+    # A chain BOS -> 4 -> 5 -> EOS (then PAD): the best hypothesis ends after
+    # 3 tokens, so the loop must stop early, not run max_length = 20 steps.
+    # Step calls are counted where the loop body runs once per step: eager
+    # TensorFlow and torch, and JAX with jit disabled (lax.while_loop then
+    # runs as a Python loop).
+    table = np.full((7, 7), -30.0, "float32")
+    table[:, EOS] = 0.0  # second best everywhere: the other beams end too
+    table[BOS, 4] = table[4, 5] = table[5, EOS] = table[EOS, EOS] = 30.0
+    inner = markov_step(table)
+    calls = []
+
+    def step(tokens, state, index):
+        calls.append(index)
+        return inner(tokens, state, index)
+
+    def run():
+        state = ops.zeros((2,))
+        if search == "greedy":
+            return greedy_search(step, state, 2, BOS, EOS, PAD, max_length=20)
+        if search == "sample":
+            return sample(step, state, 2, BOS, EOS, PAD, max_length=20, seed=1)
+        return beam_search(step, state, 2, BOS, EOS, PAD, beam_width=3,
+                           max_length=20, num_return=3,
+                           never_worse_than_greedy=False)
+
+    if keras.backend.backend() == "jax":
+        import jax
+
+        with jax.disable_jit():
+            result = run()
+    else:
+        result = run()
+    tokens = to_numpy(result["tokens"]).reshape(-1, 20)
+    # The outputs are those of the full-length loop: PAD after EOS.
+    np.testing.assert_array_equal(tokens[0], [4, 5, EOS] + [PAD] * 17)
+    # The first step, then one per token of the longest hypothesis (beam
+    # search goes on until all its K beams have ended).
+    longest = int(np.max(to_numpy(result["lengths"])))
+    assert longest < 20 and (search == "beam" or longest == 3), longest
+    assert len(calls) == 1 + longest, calls
