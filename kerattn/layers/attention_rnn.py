@@ -60,7 +60,7 @@ class AttentionRNNCell(keras.layers.Layer):
         self.noise_dim = 0  # hard attention in training: noise rides on the inputs
         self._noise = None
         self.skip_attention = False  # the parallel Luong form
-        self.memory = None  # (keys, values, float mask), set per call
+        self.memory = None  # (keys, values, bool mask), set per call
 
     @property
     def rnn_cell(self):
@@ -126,7 +126,6 @@ class AttentionRNNCell(keras.layers.Layer):
             raise ValueError("AttentionRNNCell runs inside AttentionRNN, which "
                              "sets its memory; call AttentionRNN instead.")
         keys, values, memory_mask = self.memory
-        memory_mask = memory_mask > 0.5
         kwargs = {}
         if isinstance(self.attention, LocalAttention):
             kwargs["query_start"] = ops.cast(step[0, 0], "int32")
@@ -391,8 +390,11 @@ class AttentionRNN(keras.layers.Layer):
         }
 
     def _memory(self, cache):
-        """The cache as the cell's loop constants `(keys, values, mask)`."""
-        return cache["keys"], cache["values"], cache["mask"]
+        """The cache as the cell's loop constants `(keys, values, bool mask)`.
+
+        The mask is made boolean here, once per call, not at every step.
+        """
+        return cache["keys"], cache["values"], cache["mask"] > 0.5
 
     def get_initial_state(self, batch_size, initial_state=None):
         """`[*cell_states, (feed,) step]` at the first step."""
