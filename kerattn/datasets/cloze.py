@@ -98,13 +98,20 @@ def read_cbt(path):
                     raise ValueError(
                         f"{path}:{number}: a question line is 'query\\tanswer\\t\\t"
                         f"candidates'; got {len(parts)} tab-separated fields.")
+                candidates = [c for c in parts[3].split("|") if c]
+                if parts[1] not in candidates:
+                    raise ValueError(
+                        f"{path}:{number}: the answer {parts[1]!r} is not among "
+                        f"the candidates {candidates}.")
                 questions.append({
                     "context": context, "query": parts[0], "answer": parts[1],
-                    "candidates": [c for c in parts[3].split("|") if c],
+                    "candidates": candidates,
                 })
                 context = []
             else:
                 context.append(text)
+    if not questions:
+        raise ValueError(f"{path}: no question in the file.")
     return questions
 
 
@@ -272,6 +279,13 @@ def kjv_cloze(root, wordnet_dir=None, context_size=20, num_candidates=10,
         `{"train": [...], "valid": [...], "test": [...]}`; each question a
         dict with `context`, `query`, `answer`, `candidates`, `kind`, `book`.
     """
+    for name, value, low in (("context_size", context_size, 1),
+                             ("num_candidates", num_candidates, 2), ("step", step, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"`{name}` must be an int >= {low}; got {value!r}.")
+    if wordnet_dir is not None and not os.path.isdir(wordnet_dir):
+        raise FileNotFoundError(f"`wordnet_dir`={wordnet_dir!r} is not a directory "
+                                "(WordNet's dict directory).")
     wordnet_dir = wordnet_dir or os.path.join(root, "usr", "share", "wordnet")
     verses = read_kjv(root)
     kinds = word_kinds(verses, wordnet_dir)
@@ -372,6 +386,26 @@ def encode_cloze(questions, vocab, max_document=None, max_query=None):
         `candidate_ids` `(n, C)` and `answer_index` `(n,)` (the answer's
         position among the candidates).
     """
+    if not hasattr(vocab, "stoi") or not hasattr(vocab, "unk_id"):
+        raise ValueError("`vocab` must be a kerattn.datasets.WordVocabulary; got "
+                         f"{type(vocab).__name__}.")
+    for name, value in (("max_document", max_document), ("max_query", max_query)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 1):
+            raise ValueError(f"`{name}` must be a positive int or None; got {value!r}.")
+    questions = list(questions)
+    if not questions:
+        raise ValueError("`questions` must hold at least one question.")
+    for i, q in enumerate(questions):
+        missing = [k for k in ("query", "answer", "candidates") if k not in q]
+        missing += [] if "context" in q else ["context"]
+        if missing:
+            raise ValueError(f"`questions`[{i}] lacks {missing}: each "
+                             "question needs context, query, answer and candidates.")
+        if q["answer"] not in q["candidates"]:
+            raise ValueError(f"`questions`[{i}]: the answer {q['answer']!r} is not "
+                             "among its candidates.")
+
     def ids(words):
         return [vocab.stoi.get(w.lower(), vocab.unk_id) for w in words]
 

@@ -134,6 +134,13 @@ def digit_strips(train_count=8000, test_count=1000, min_digits=3, max_digits=5,
     >>> train["images"].shape
     (4, 8, 45, 1)
     """
+    for name, value in (("train_count", train_count), ("test_count", test_count),
+                        ("min_digits", min_digits), ("max_digits", max_digits)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"`{name}` must be a positive int; got {value!r}.")
+    if min_digits > max_digits:
+        raise ValueError(f"`min_digits`={min_digits} must be <= `max_digits`="
+                         f"{max_digits}.")
     (train_x, train_y), (test_x, test_y) = split_digits(test_digits, seed)
     train = compose_strips(train_x, train_y, train_count, min_digits,
                            max_digits, seed=seed + 1, jitter=train_jitter)

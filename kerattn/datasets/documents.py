@@ -94,12 +94,14 @@ def debian_descriptions(lists_dir=LISTS_DIR):
         FileNotFoundError: when the lists (with English descriptions) are
             not there; the message gives the `apt-get update` command.
     """
+    if not isinstance(lists_dir, (str, os.PathLike)):
+        raise ValueError(f"`lists_dir` must be a directory path; got {lists_dir!r}.")
     packages = sorted(glob.glob(os.path.join(lists_dir, "*_Packages*")))
     translations = sorted(glob.glob(os.path.join(lists_dir, "*_Translation-en*")))
     if not packages or not translations:
         raise FileNotFoundError(
-            f"No apt package lists with English descriptions under "
-            f"{lists_dir!r} (need *_Packages and *_i18n_Translation-en). "
+            f"`lists_dir`={lists_dir!r} has no apt package lists with English "
+            f"descriptions (need *_Packages and *_i18n_Translation-en). "
             "Fetch them with: apt-get update -o Acquire::Languages=en"
         )
     descriptions = {}
@@ -146,6 +148,12 @@ def debian_topical10(lists_dir=LISTS_DIR, sections=TOPICAL10):
         FileNotFoundError: when the lists (with English descriptions) are
             not there; the message gives the `apt-get update` command.
     """
+    if isinstance(sections, str) or not all(isinstance(s, str) for s in sections):
+        raise ValueError("`sections` must be a list of Debian section names; got "
+                         f"{sections!r}.")
+    if len(set(sections)) < 2:
+        raise ValueError("`sections` must name at least two sections (the classes); "
+                         f"got {sections!r}.")
     wanted = set(sections)
     splits = {"train": [], "valid": [], "test": []}
     for doc in debian_descriptions(lists_dir):
@@ -181,13 +189,21 @@ def read_jsonl(path, text_key="text", label_key="label"):
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
-            record = json.loads(line)
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}:{number}: not a JSON line ({error}).") from None
+            if not isinstance(record, dict):
+                raise ValueError(f"{path}:{number}: each line must be a JSON object; "
+                                 f"got {type(record).__name__}.")
             if text_key not in record or label_key not in record:
                 raise ValueError(
                     f"{path}:{number}: each line needs the keys {text_key!r} and "
                     f"{label_key!r} (`text_key`, `label_key`); got {sorted(record)}.")
             texts.append(record[text_key])
             labels.append(record[label_key])
+    if not texts:
+        raise ValueError(f"{path}: no example in the file.")
     return texts, labels
 
 
@@ -240,6 +256,15 @@ def encode_documents(documents, vocab, max_sentences, max_words):
     for name, value in (("max_sentences", max_sentences), ("max_words", max_words)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"`{name}` must be a positive int; got {value!r}.")
+    if not hasattr(vocab, "stoi") or not hasattr(vocab, "pad_id"):
+        raise ValueError("`vocab` must be a kerattn.datasets.WordVocabulary; got "
+                         f"{type(vocab).__name__}.")
+    if isinstance(documents, str) or any(
+            isinstance(doc, str) or any(isinstance(s, str) for s in doc)
+            for doc in documents):
+        raise ValueError("`documents` must be tokenised: a list of documents, each "
+                         "a list of sentences, each a list of words (see "
+                         "`tokenize_document`).")
     ids = np.full((len(documents), max_sentences, max_words), vocab.pad_id, "int32")
     for d, doc in enumerate(documents):
         for s, sentence in enumerate(doc[:max_sentences]):

@@ -132,4 +132,9 @@ def gettext_pairs(
             seen.add((source, target))
             split = split_of(source, valid_fraction, test_fraction)
             splits[split].append((source, target))
+    if not seen:
+        raise ValueError(
+            f"No message pairs could be read from the {len(files)} catalogs at "
+            f"{pattern!r} (corrupt or not gettext .mo files?): "
+            f"{[os.path.basename(f) for f in files[:5]]}. Check `locale_dir`.")
     return splits

@@ -25,8 +25,18 @@ def translation_arrays(pairs, source_vocab, target_vocab, max_tokens=None):
     """
     if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
         raise ValueError(f"`max_tokens` must be a positive int or None; got {max_tokens!r}.")
+    for name, vocab in (("source_vocab", source_vocab), ("target_vocab", target_vocab)):
+        if not hasattr(vocab, "encode_batch") or not hasattr(vocab, "pad_id"):
+            raise ValueError(f"`{name}` must be a kerattn.datasets vocabulary (with "
+                             f"encode_batch); got {type(vocab).__name__}.")
     encoded, kept = [], []
     pairs = list(pairs)
+    if not pairs:
+        raise ValueError("`pairs` must hold at least one (source, target) pair.")
+    if not all(isinstance(p, (tuple, list)) and len(p) == 2
+               and all(isinstance(t, str) for t in p) for p in pairs):
+        raise ValueError("`pairs` must be (source, target) string pairs; got "
+                         f"{pairs[0]!r} first.")
     sources = source_vocab.encode_batch([s for s, _ in pairs])
     targets = target_vocab.encode_batch([t for _, t in pairs])
     for (source, target), s, t in zip(pairs, sources, targets):
@@ -85,9 +95,19 @@ class LengthBucketedBatches(keras.utils.PyDataset):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(
                     f"`{name}` must be a positive int; got {value!r}.")
+        if not isinstance(inputs, dict) or not {"source_ids", "target_in_ids"} <= set(inputs):
+            raise ValueError("`inputs` must be a dict with source_ids and target_in_ids "
+                             "(as translation_arrays returns).")
         self.source = np.asarray(inputs["source_ids"])
         self.target_in = np.asarray(inputs["target_in_ids"])
         self.labels = np.asarray(labels)
+        if len(self.source) != len(self.target_in):
+            raise ValueError(f"`inputs` must have as many source_ids rows "
+                             f"({len(self.source)}) as target_in_ids rows "
+                             f"({len(self.target_in)}).")
+        if len(self.labels) != len(self.source):
+            raise ValueError(f"`labels` must have one row per example "
+                             f"({len(self.source)}); got {len(self.labels)}.")
         self.batch_size, self.bucket_width = batch_size, bucket_width
         self.shuffle, self.pad_id = shuffle, pad_id
         self.length = np.maximum(_lengths(self.source, pad_id),

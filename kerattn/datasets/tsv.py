@@ -34,8 +34,14 @@ def tsv_pairs(path, source_column=0, target_column=1, max_words=None,
                          f"pairs; {path!r} does not exist.")
     need = max(source_column, target_column) + 1
     pairs = []
-    with open(path, encoding=encoding) as f:
-        for number, line in enumerate(f, start=1):
+    try:
+        with open(path, encoding=encoding) as f:
+            lines = f.readlines()
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"{path}: not a text file in `encoding`={encoding!r} ({error}).") from None
+    if True:
+        for number, line in enumerate(lines, start=1):
             line = line.rstrip("\n").rstrip("\r")
             if not line.strip():
                 continue

@@ -31,6 +31,15 @@ class WordVocabulary:
 
     def __init__(self, tokens, lowercase=False):
         specials = [self.PAD, self.UNK, self.BOS, self.EOS]
+        if isinstance(tokens, str):
+            raise ValueError("`tokens` must be a list of tokens, not one string; "
+                             f"got {tokens[:40]!r}.")
+        tokens = list(tokens)
+        bad = [t for t in tokens if not isinstance(t, str) or not t
+               or any(c.isspace() for c in t)]
+        if bad:
+            raise ValueError("`tokens` must be non-empty strings without spaces "
+                             f"(as `tokenize` makes them); got {bad[:3]!r}.")
         tokens = [t for t in tokens if t not in specials]
         if len(set(tokens)) != len(tokens):
             raise ValueError("`tokens` must not contain duplicates.")
@@ -76,6 +85,10 @@ class WordVocabulary:
                 f"`max_size` must be an integer >= 5 (4 special tokens + 1); "
                 f"got {max_size!r}."
             )
+        if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
+            raise ValueError(f"`min_count` must be a positive int; got {min_count!r}.")
+        if isinstance(texts, str):
+            raise ValueError("`texts` must be a list of strings, not one string.")
         counts = collections.Counter()
         for text in texts:
             counts.update(cls.tokenize(text, lowercase))

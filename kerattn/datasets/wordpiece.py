@@ -53,6 +53,8 @@ class WordPieceVocabulary:
 
     def __init__(self, vocabulary, lowercase=False):
         specials = [self.PAD, self.UNK, self.BOS, self.EOS]
+        if isinstance(vocabulary, str):
+            raise ValueError("`vocabulary` must be a list of pieces, not one string.")
         vocabulary = list(vocabulary)
         if vocabulary[:4] != specials:
             raise ValueError(
@@ -81,6 +83,8 @@ class WordPieceVocabulary:
             raise ValueError("`vocabulary_size` must be an integer >= 5; got "
                              f"{vocabulary_size!r}.")
         tf, _, compute_word_piece_vocabulary = _keras_hub()
+        if isinstance(texts, str):
+            raise ValueError("`texts` must be a list of strings, not one string.")
         words = [WordVocabulary.tokenize(t, lowercase) for t in texts]
         words = [w for w in words if w]
         if not words:

@@ -46,11 +46,18 @@ class Captioner:
     def __init__(self, model, vocab, max_length=20, jit_compile=True):
         from kerattn.zoo.show_attend_tell import ShowAttendTellIncremental
 
+        from kerattn.zoo.checks import check_model
+
+        check_model(model, "a kerattn.zoo.show_attend_tell model")
         names = {layer.name for layer in model.layers}
         if not {"decoder", "embedding", "deep_output_h", "output_projection"} <= names:
             raise ValueError(
                 "`model` must be a kerattn.zoo.show_attend_tell model; got a "
                 f"model named {model.name!r} with layers {sorted(names)}.")
+        from kerattn.decoding.search import check_positive, check_vocabulary
+
+        check_vocabulary("vocab", vocab)
+        check_positive("max_length", max_length)
         self.model = model
         self.vocab = vocab
         self.max_length = max_length

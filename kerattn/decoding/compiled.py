@@ -33,6 +33,14 @@ def compile_decoder(fn, variables, jit_compile=True):
         A function with the signature of `fn`. Each new input shape compiles
         once (callers pad inputs to a few shapes).
     """
+    if not callable(fn):
+        raise ValueError(f"`fn` must be a function of tensors; got {fn!r}.")
+    if not isinstance(jit_compile, bool):
+        raise ValueError(f"`jit_compile` must be a bool; got {jit_compile!r}.")
+    if not isinstance(variables, (list, tuple)) or not all(
+            isinstance(v, keras.Variable) for v in variables):
+        raise ValueError("`variables` must be a list of keras.Variable (e.g. "
+                         f"`model.variables`); got {type(variables).__name__}.")
     backend = keras.backend.backend()
     if not jit_compile:
         return fn

@@ -17,7 +17,10 @@ they compile under `tf.function(jit_compile=True)` and `jax.jit` (see
 sentences costs its longest output, not `max_length` steps.
 """
 
+import numpy as np
 from keras import ops
+
+from kerattn.layers.attention_utils import known_dim
 import keras
 
 NEG = -1e9  # "impossible" in float32 arithmetic without inf - inf = NaN
@@ -26,9 +29,38 @@ NEG = -1e9  # "impossible" in float32 arithmetic without inf - inf = NaN
 def _call(step_fn, tokens, state, index):
     result = step_fn(tokens, state, index)
     if len(result) == 3:
-        return result
-    logits, state = result
-    return logits, state, None
+        logits, state, attention = result
+    else:
+        (logits, state), attention = result, None
+    rows = known_dim(tokens.shape[0])
+    got = known_dim(logits.shape[0]) if len(logits.shape) else None
+    if rows is not None and got is not None and rows != got:
+        raise ValueError(
+            f"`step_fn` must return logits of shape (batch, vocab) for the "
+            f"{rows} rows of tokens it was given; it returned shape "
+            f"{tuple(logits.shape)}. Check `batch_size` against the state.")
+    return logits, state, attention
+
+
+def check_vocabulary(name, vocab, methods=("decode",)):
+    """A ValueError unless `vocab` has the special ids and `methods`."""
+    needed = ("bos_id", "eos_id", "pad_id") + tuple(methods)
+    missing = [m for m in needed if not hasattr(vocab, m)]
+    if missing:
+        raise ValueError(
+            f"`{name}` must be a vocabulary (kerattn.datasets.WordVocabulary "
+            f"or WordPieceVocabulary) with {', '.join(needed)}; received "
+            f"{type(vocab).__name__} without {', '.join(missing)}.")
+
+
+def check_positive(name, value):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"`{name}` must be a positive int; got {value!r}.")
+
+
+def _check_number(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ValueError(f"`{name}` must be a non-negative float; got {value!r}.")
 
 
 def _loop(body, carry, max_length, finished_of):
@@ -50,7 +82,12 @@ def _loop(body, carry, max_length, finished_of):
     return carry
 
 
-def _check_common(bos_id, eos_id, pad_id, max_length, min_length):
+def _check_common(bos_id, eos_id, pad_id, max_length, min_length,
+                  step_fn=None, batch_size=1):
+    if not callable(step_fn):
+        raise ValueError("`step_fn` must be a function `(tokens, state, index) "
+                         f"-> (logits, state[, attention])`; got {step_fn!r}.")
+    check_positive("batch_size", batch_size)
     for name, value in (("bos_id", bos_id), ("eos_id", eos_id),
                         ("pad_id", pad_id)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -141,7 +178,8 @@ def greedy_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
         included), and `attention` `(batch, max_length, S)` when the step
         function returns attention.
     """
-    _check_common(bos_id, eos_id, pad_id, max_length, min_length)
+    _check_common(bos_id, eos_id, pad_id, max_length, min_length, step_fn,
+                  batch_size)
 
     def choose(logp, t):  # logp: finished rows allow PAD only
         return ops.cast(ops.argmax(logp, axis=-1), "int32")
@@ -198,6 +236,12 @@ def _one_hypothesis_loop(step_fn, state, batch_size, bos_id, eos_id, pad_id,
 
 def gnmt_length_penalty(lengths, alpha):
     """Wu et al. (2016), eq. 14: `lp(Y) = (5 + |Y|)^alpha / (5 + 1)^alpha`."""
+    _check_number("alpha", alpha)
+    if isinstance(lengths, str):
+        raise ValueError(f"`lengths` must be a tensor of lengths; got {lengths!r}.")
+    if isinstance(lengths, (np.ndarray, list, int, float)) and np.any(
+            np.asarray(lengths) < 0):
+        raise ValueError(f"`lengths` must be >= 0; got {lengths!r}.")
     lengths = ops.cast(lengths, "float32")
     return ops.power((5.0 + lengths) / 6.0, alpha)
 
@@ -210,6 +254,12 @@ def gnmt_coverage_penalty(coverage, beta, mask=None):
         beta: the penalty's weight.
         mask: optional boolean `(..., S)`; padded source positions are left out.
     """
+    _check_number("beta", beta)
+    if isinstance(coverage, str):
+        raise ValueError(f"`coverage` must be a tensor (..., S); got {coverage!r}.")
+    if mask is not None and tuple(mask.shape) != tuple(coverage.shape):
+        raise ValueError(f"`mask` must have shape {tuple(coverage.shape)} (that of "
+                         f"`coverage`); received shape {tuple(mask.shape)}.")
     clipped = ops.log(ops.clip(coverage, 1e-10, 1.0))
     if mask is not None:
         clipped = ops.where(mask, clipped, 0.0)
@@ -260,7 +310,8 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
         num_return, max_length, S)` when the step function returns it;
         best first.
     """
-    _check_common(bos_id, eos_id, pad_id, max_length, min_length)
+    _check_common(bos_id, eos_id, pad_id, max_length, min_length, step_fn,
+                  batch_size)
     k = beam_width
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"`beam_width` must be a positive int; got {k!r}.")
@@ -442,6 +493,24 @@ def search_incremental(incremental, inputs, vocab, beam_width=1, max_length=50,
         The dict of `greedy_search` (`tokens` `(batch, max_length)`) or of
         `beam_search` (`tokens` `(batch, num_return, max_length)`).
     """
+    if not (callable(getattr(incremental, "encode", None))
+            and callable(getattr(incremental, "step", None))):
+        raise ValueError(
+            "`incremental` must have `encode` and `step` (use "
+            f"kerattn.zoo.incremental(model)); received {type(incremental).__name__}.")
+    check_vocabulary("vocab", vocab)
+    check_positive("beam_width", beam_width)
+    check_positive("max_length", max_length)
+    if len(inputs.shape) < 2:
+        raise ValueError("`inputs` must have rank >= 2, shaped (batch, ...); "
+                         f"received shape {tuple(inputs.shape)}.")
+    from kerattn.zoo.show_attend_tell import ShowAttendTellIncremental
+
+    if not isinstance(incremental, ShowAttendTellIncremental):
+        dtype = keras.backend.standardize_dtype(inputs.dtype)
+        if "int" not in dtype:
+            raise ValueError("`inputs` must hold integer token ids; received "
+                             f"dtype {dtype}.")
     state = incremental.encode(inputs, **(encode_kwargs or {}))
     common = dict(step_fn=incremental.step, state=state,
                   batch_size=int(inputs.shape[0]), bos_id=vocab.bos_id,
@@ -497,7 +566,8 @@ def sample(step_fn, state, batch_size, bos_id, eos_id, pad_id=0, max_length=50,
         As `greedy_search`; `scores` are the log-probabilities of the drawn
         tokens under the unfiltered model.
     """
-    _check_common(bos_id, eos_id, pad_id, max_length, min_length)
+    _check_common(bos_id, eos_id, pad_id, max_length, min_length, step_fn,
+                  batch_size)
     if not isinstance(temperature, (int, float)) or temperature <= 0:
         raise ValueError(f"`temperature` must be a positive float; got {temperature!r}.")
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:

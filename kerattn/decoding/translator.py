@@ -56,6 +56,22 @@ class Translator:
                  jit_compile=True):
         from kerattn import zoo
 
+        from kerattn.decoding.search import check_positive, check_vocabulary
+        from kerattn.zoo.checks import check_model
+
+        check_model(model, "a kerattn.zoo translation model")
+        check_vocabulary("source_vocab", source_vocab, ("encode_batch", "unk_id"))
+        check_vocabulary("target_vocab", target_vocab)
+        check_positive("max_length", max_length)
+        specs = getattr(model, "_specs", None)
+        for name, vocab, key in (("source_vocab", source_vocab, "source_ids"),
+                                 ("target_vocab", target_vocab, "target_in_ids")):
+            size = specs()[key][2] if specs and key in specs() else None
+            if size is not None and len(vocab) > size:
+                raise ValueError(
+                    f"`{name}` has {len(vocab)} tokens, more than the model's "
+                    f"{key} vocabulary of {size}: ids past {size - 1} would "
+                    "have no embedding.")
         self.model = model
         self.source_vocab = source_vocab
         self.target_vocab = target_vocab

@@ -66,6 +66,8 @@ class AttentionOverAttention(keras.layers.Layer):
     def call(self, document, query, document_mask=None, query_mask=None,
              return_attention_scores=False):
         self._validate(document.shape, query.shape)
+        utils.check_nonempty("document", document)
+        utils.check_nonempty("query", query)
         utils.check_mask("document_mask", document_mask, tuple(document.shape[:2]))
         utils.check_mask("query_mask", query_mask, tuple(query.shape[:2]))
         m = ops.matmul(document, ops.transpose(query, (0, 2, 1)))  # (b, D, Q)
@@ -107,6 +109,14 @@ class AttentionOverAttention(keras.layers.Layer):
         utils.check_rank("s", s.shape, (2,), "(batch, |D|)")
         utils.check_rank("document_ids", document_ids.shape, (2,), "(batch, |D|)")
         utils.check_rank("candidate_ids", candidate_ids.shape, (2,), "(batch, C)")
+        utils.check_integer("document_ids", document_ids)
+        utils.check_integer("candidate_ids", candidate_ids)
+        utils.check_same("s", s.shape[1], "document_ids", document_ids.shape[1],
+                         "length |D|")
+        utils.check_same("s", s.shape[0], "document_ids", document_ids.shape[0],
+                         "batch size")
+        utils.check_same("document_ids", document_ids.shape[0], "candidate_ids",
+                         candidate_ids.shape[0], "batch size")
         hits = ops.equal(
             ops.expand_dims(candidate_ids, -1), ops.expand_dims(document_ids, 1)
         )  # (b, C, D)

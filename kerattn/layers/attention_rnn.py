@@ -11,6 +11,31 @@ CELLS = ("gru", "lstm")
 ORDERS = ("bahdanau", "luong")
 
 
+def _check_args(units, attention, cell, order, attentional_units,
+                num_layers, output_state):
+    """The arguments AttentionRNN and its cell share; the attention layer."""
+    utils.check_positive_int("units", units)
+    utils.check_positive_int("num_layers", num_layers)
+    utils.check_positive_int("attentional_units", attentional_units,
+                             allow_none=True)
+    if isinstance(attention, dict):
+        attention = keras.saving.deserialize_keras_object(attention)
+    if not isinstance(attention, BaseAttention):
+        raise ValueError(
+            "`attention` must be a single-head kerattn attention layer "
+            "(a kerattn.layers.BaseAttention, e.g. BahdanauAttention or "
+            f"LuongAttention); received {attention!r}."
+        )
+    if cell not in CELLS:
+        raise ValueError(f"`cell` must be one of {CELLS}; received {cell!r}.")
+    if order not in ORDERS:
+        raise ValueError(f"`order` must be one of {ORDERS}; received {order!r}.")
+    if output_state not in ("previous", "current"):
+        raise ValueError("`output_state` must be 'previous' or 'current'; "
+                         f"received {output_state!r}.")
+    return attention
+
+
 @keras.saving.register_keras_serializable(package="kerattn")
 class AttentionRNNCell(keras.layers.Layer):
     """One step of `AttentionRNN`, for `keras.layers.RNN`.
@@ -30,6 +55,8 @@ class AttentionRNNCell(keras.layers.Layer):
                  attentional_units, num_layers=1, output_state="previous",
                  **kwargs):
         super().__init__(**kwargs)
+        attention = _check_args(units, attention, cell, order, attentional_units,
+                                num_layers, output_state)
         self.output_state = output_state
         self.cell_type = cell
         self.units = units
@@ -285,25 +312,8 @@ class AttentionRNN(keras.layers.Layer):
                  input_feeding=True, attentional_units=None, num_layers=1,
                  output_state="previous", return_state=False, **kwargs):
         super().__init__(**kwargs)
-        utils.check_positive_int("units", units)
-        utils.check_positive_int("num_layers", num_layers)
-        utils.check_positive_int("attentional_units", attentional_units,
-                                 allow_none=True)
-        if isinstance(attention, dict):
-            attention = keras.saving.deserialize_keras_object(attention)
-        if not isinstance(attention, BaseAttention):
-            raise ValueError(
-                "`attention` must be a single-head kerattn attention layer "
-                "(a kerattn.layers.BaseAttention, e.g. BahdanauAttention or "
-                f"LuongAttention); received {attention!r}."
-            )
-        if cell not in CELLS:
-            raise ValueError(f"`cell` must be one of {CELLS}; received {cell!r}.")
-        if order not in ORDERS:
-            raise ValueError(f"`order` must be one of {ORDERS}; received {order!r}.")
-        if output_state not in ("previous", "current"):
-            raise ValueError("`output_state` must be 'previous' or 'current'; "
-                             f"received {output_state!r}.")
+        attention = _check_args(units, attention, cell, order, attentional_units,
+                                num_layers, output_state)
         self.output_state = output_state
         for name, flag in (("input_feeding", input_feeding),
                            ("return_state", return_state)):
@@ -355,6 +365,7 @@ class AttentionRNN(keras.layers.Layer):
     def _check(self, inputs, memory, inputs_mask=None, memory_mask=None):
         utils.check_rank("inputs", inputs.shape, (3,), "(batch, T, input_dim)")
         utils.check_rank("memory", memory.shape, (3,), "(batch, S, memory_dim)")
+        utils.check_nonempty("memory", memory)
         utils.check_same("inputs", inputs.shape[0], "memory", memory.shape[0],
                          "batch size")
         dims = getattr(self, "_dims", None)

@@ -228,6 +228,9 @@ def prepare_query(query, value, query_mask=None, value_mask=None,
         `(query, query_mask, attention_mask, single_step)`.
     """
     single_step = len(query.shape) == 2
+    check_nonempty("value", value)
+    if not single_step:
+        check_nonempty("query", query)
     batch = static_dim(query, 0)
     if single_step:
         check_mask("query_mask", query_mask, (batch,))
@@ -318,3 +321,28 @@ def scatter_positions(weights, positions, length):
     """
     one_hot = ops.one_hot(positions, length, dtype=weights.dtype)
     return ops.sum(ops.expand_dims(weights, -1) * one_hot, axis=-2)
+
+
+def check_nonempty(name, x, axes=(1,), what="time step"):
+    """Raise a ValueError when a known size of `x` along `axes` is 0."""
+    shape = getattr(x, "shape", None)
+    if shape is None:
+        return
+    for axis in axes:
+        if axis < len(shape) and known_dim(shape[axis]) == 0:
+            raise ValueError(
+                f"`{name}` must have at least one {what} (axis {axis}); "
+                f"received shape {tuple(shape)}. Pad an empty sequence to "
+                "length 1 and mask it instead.")
+
+
+def check_integer(name, x):
+    """Raise a ValueError unless `x` holds integers (token ids)."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        return
+    dtype = keras.backend.standardize_dtype(dtype)
+    if "int" not in dtype:
+        raise ValueError(
+            f"`{name}` must hold integer token ids (int32 or int64); "
+            f"received dtype {dtype}.")

@@ -67,6 +67,7 @@ class AttentionPooling(keras.layers.Layer):
 
     def call(self, inputs, mask=None, return_attention_scores=False):
         utils.check_rank("inputs", inputs.shape, (3,), "(batch, T, dim)")
+        utils.check_nonempty("inputs", inputs)
         utils.check_mask("mask", mask, tuple(inputs.shape[:2]))
         u = ops.tanh(utils.project(inputs, self.W) + self.b)  # (batch, T, units)
         scores = ops.sum(u * self.u_w, axis=-1)  # (batch, T)
@@ -189,6 +190,7 @@ class HierarchicalAttention(keras.layers.Layer):
     def call(self, inputs, mask=None, return_attention_scores=False):
         utils.check_rank("inputs", inputs.shape, (4,),
                          "(batch, sentences, words, dim)")
+        utils.check_nonempty("inputs", inputs, (1, 2), "sentence and word")
         utils.check_mask("mask", mask, tuple(inputs.shape[:3]))
         shape = ops.shape(inputs)
         batch, sentences, words = shape[0], shape[1], shape[2]

@@ -41,7 +41,15 @@ class Maxout(keras.layers.Layer):
         self.built = True
 
     def _check(self, shape):
+        if len(shape) < 2:
+            raise ValueError(
+                "`inputs` must have rank >= 2, shaped (batch, ..., features); "
+                f"received shape {tuple(shape)}.")
         dim = shape[-1]
+        if dim is not None and int(dim) == 0:
+            raise ValueError(
+                "`inputs` must have a last dimension of at least pool_size="
+                f"{self.pool_size}; received shape {tuple(shape)}.")
         if dim is not None and int(dim) % self.pool_size:
             raise ValueError(
                 f"`inputs` must have a last dimension divisible by pool_size="

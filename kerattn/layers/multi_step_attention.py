@@ -92,6 +92,7 @@ class GLUConvBlock(keras.layers.Layer):
 
     def call(self, inputs, mask=None, training=None):
         utils.check_rank("inputs", inputs.shape, (3,), "(batch, T, dim)")
+        utils.check_nonempty("inputs", inputs)
         x = inputs
         if mask is not None:
             keep = ops.expand_dims(ops.cast(mask, x.dtype), -1)

@@ -38,6 +38,8 @@ class RepeatOverTime(keras.layers.Layer):
     def call(self, vector, sequence):
         utils.check_rank("vector", vector.shape, (2,), "(batch, dim)")
         utils.check_rank("sequence", sequence.shape, (2, 3), "(batch, T, ...)")
+        utils.check_same("vector", vector.shape[0], "sequence", sequence.shape[0],
+                         "batch size")
         shape = ops.shape(sequence)
         return ops.broadcast_to(ops.expand_dims(vector, 1),
                                 (shape[0], shape[1], vector.shape[-1]))

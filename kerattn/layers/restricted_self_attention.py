@@ -94,6 +94,11 @@ class RestrictedSelfAttention(keras.layers.Layer):
         utils.check_rank("inputs", inputs_shape, (3,), "(batch, n, dim)")
         dim = inputs_shape[-1]
         key_dim = self.key_dim or dim // self.num_heads
+        if self.key_dim is None and dim is not None and dim % self.num_heads:
+            raise ValueError(
+                f"`num_heads`={self.num_heads} must divide the input size "
+                f"{dim} (each head gets dim / num_heads features), or pass "
+                "an explicit `key_dim`.")
         if key_dim < 1:
             raise ValueError(
                 f"`num_heads`={self.num_heads} is larger than the input size "
@@ -136,6 +141,7 @@ class RestrictedSelfAttention(keras.layers.Layer):
 
     def call(self, inputs, mask=None, return_attention_scores=False, training=None):
         utils.check_rank("inputs", inputs.shape, (3,), "(batch, n, dim)")
+        utils.check_nonempty("inputs", inputs)
         utils.check_mask(
             "mask", mask, (utils.static_dim(inputs, 0), utils.static_dim(inputs, 1))
         )

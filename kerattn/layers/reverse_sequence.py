@@ -46,6 +46,14 @@ class ReverseSequence(keras.layers.Layer):
     def call(self, inputs, mask=None):
         utils.check_rank("inputs", inputs.shape, (2, 3),
                          "(batch, T) ids or (batch, T, dim) features")
+        utils.check_mask("mask", mask, tuple(inputs.shape[:2]))
+        if mask is None and len(inputs.shape) == 2:
+            dtype = keras.backend.standardize_dtype(inputs.dtype)
+            if "int" not in dtype:
+                raise ValueError(
+                    "`inputs` of rank 2 must hold integer token ids (padding "
+                    f"is read from pad_id={self.pad_id}); received dtype "
+                    f"{dtype}. Pass features as (batch, T, dim), or a `mask`.")
         length = ops.shape(inputs)[1]
         if mask is None:
             if len(inputs.shape) == 2:

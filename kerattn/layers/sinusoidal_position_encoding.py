@@ -59,6 +59,9 @@ class SinusoidalPositionEncoding(keras.layers.Layer):
 
     def call(self, inputs, start_index=0):
         utils.check_rank("inputs", inputs.shape, (2, 3), "(batch, T, d_model)")
+        if isinstance(start_index, int) and start_index < 0:
+            raise ValueError(
+                f"`start_index` must be >= 0; received {start_index}.")
         shape = ops.shape(inputs)
         length, dim = shape[-2], shape[-1]
         positions = ops.cast(ops.arange(length) + start_index, "float32")

@@ -54,6 +54,8 @@ class TransformerEmbedding(keras.layers.Layer):
         self.built = True
 
     def call(self, inputs, start_index=0):
+        utils.check_rank("inputs", inputs.shape, (2,), "(batch, T) token ids")
+        utils.check_integer("inputs", inputs)
         x = self.embedding(inputs) * ops.cast(math.sqrt(self.d_model),
                                               self.compute_dtype)
         return x + self.position(x, start_index=start_index)

@@ -320,6 +320,8 @@ class MovingAverageBaseline(keras.layers.Layer):
         )
 
     def call(self, rewards, training=None):
+        utils.check_rank("rewards", rewards.shape, (1,), "(batch,)")
+        utils.check_nonempty("rewards", rewards, (0,), "example")
         # A copy read before the update (not an alias of the variable).
         current = ops.multiply(ops.convert_to_tensor(self.baseline), 1.0)
         if training:
@@ -394,6 +396,9 @@ def doubly_stochastic_penalty(alphas, lam=1.0, step_mask=None, location_mask=Non
         The penalty averaged over the batch (a scalar).
     """
     utils.check_rank("alphas", alphas.shape, (3,), "(batch, T, L)")
+    utils.check_mask("step_mask", step_mask, tuple(alphas.shape[:2]))
+    utils.check_mask("location_mask", location_mask,
+                     (alphas.shape[0], alphas.shape[2]))
     alphas = ops.convert_to_tensor(alphas)
     if step_mask is not None:
         alphas = alphas * ops.expand_dims(ops.cast(step_mask, alphas.dtype), -1)
@@ -489,6 +494,16 @@ class HardAttentionReinforce(keras.layers.Layer):
         self.built = True
 
     def call(self, logits, targets, alphas, samples, training=None):
+        utils.check_rank("logits", logits.shape, (3,), "(batch, T, V)")
+        utils.check_rank("targets", targets.shape, (2,), "(batch, T)")
+        utils.check_integer("targets", targets)
+        utils.check_rank("alphas", alphas.shape, (3,), "(batch, T, L)")
+        utils.check_same("targets", targets.shape[1], "logits", logits.shape[1],
+                         "length T")
+        if tuple(alphas.shape) != tuple(samples.shape):
+            raise ValueError(
+                "`alphas` and `samples` must have the same shape (batch, T, L);"
+                f" received {tuple(alphas.shape)} and {tuple(samples.shape)}.")
         if not training:
             return logits
         step_mask = ops.cast(ops.not_equal(targets, self.pad_id), "float32")

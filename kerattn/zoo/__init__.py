@@ -7,6 +7,7 @@ from kerattn.zoo.bahdanau_nmt import BahdanauIncremental, bahdanau_nmt
 from kerattn.zoo.convs2s_nmt import ConvS2SIncremental, convs2s_nmt
 from kerattn.zoo.cho_encoder_decoder import ChoIncremental, cho_encoder_decoder
 from kerattn.zoo.han_classifier import han_attention, han_classifier
+from kerattn.zoo.model import ZooModel
 from kerattn.zoo.luong_nmt import LuongIncremental, luong_nmt
 from kerattn.zoo.seq2seq import Seq2SeqIncremental, seq2seq
 from kerattn.zoo.show_attend_tell import ShowAttendTellIncremental, show_attend_tell
@@ -24,6 +25,11 @@ def incremental(model, pad_id=0):
     Raises:
         ValueError: when `model` is not a zoo translation model.
     """
+    from kerattn.zoo.checks import check_model
+
+    check_model(model, "a kerattn.zoo translation model")
+    if isinstance(pad_id, bool) or not isinstance(pad_id, int) or pad_id < 0:
+        raise ValueError(f"`pad_id` must be a non-negative int; received {pad_id!r}.")
     names = {layer.name for layer in model.layers}
     if {"summary", "decoder", "deep_output", "maxout"} <= names:
         return ChoIncremental(model, pad_id=pad_id)
@@ -45,6 +51,6 @@ def incremental(model, pad_id=0):
     )
 
 
-__all__ = ["cho_encoder_decoder", "seq2seq", "bahdanau_nmt", "luong_nmt",
+__all__ = ["ZooModel", "cho_encoder_decoder", "seq2seq", "bahdanau_nmt", "luong_nmt",
            "transformer_nmt", "convs2s_nmt", "incremental", "show_attend_tell",
            "han_classifier", "han_attention", "aoa_reader", "aoa_attention"]

@@ -27,7 +27,8 @@ prediction is the argmax over the given candidates.
 import keras
 
 from kerattn.layers import AttentionOverAttention, PointerSum
-from kerattn.zoo.checks import check_builder_args
+from kerattn.zoo.checks import check_builder_args, check_model
+from kerattn.zoo.model import ZooModel
 
 
 def aoa_reader(
@@ -81,7 +82,7 @@ def aoa_reader(
     # (With the weights, so that aoa_attention's call has the same outputs.)
     s, _ = attention(h_doc, h_query, return_attention_scores=True)         # (B, D)
     probabilities = pointer_sum(s, document_ids, candidate_ids)           # (B, C)
-    return keras.Model(
+    return ZooModel(
         {"document_ids": document_ids, "query_ids": query_ids,
          "candidate_ids": candidate_ids},
         probabilities, name=name)
@@ -97,6 +98,7 @@ def aoa_attention(model):
         `{"probabilities": (B, C), "s": (B, |D|), "alpha": (B, |D|, |Q|),
         "beta": (B, |Q|)}`.
     """
+    check_model(model, "a kerattn.zoo.aoa_reader model")
     names = {layer.name for layer in model.layers}
     needed = {"embedding", "document_encoder", "query_encoder", "attention",
               "pointer_sum"}
@@ -112,6 +114,6 @@ def aoa_attention(model):
     s, weights = get("attention")(h_doc, h_query, return_attention_scores=True)
     probabilities = get("pointer_sum")(s, inputs["document_ids"],
                                        inputs["candidate_ids"])
-    return keras.Model(inputs, {"probabilities": probabilities, "s": s,
+    return ZooModel(inputs, {"probabilities": probabilities, "s": s,
                                 "alpha": weights["alpha"], "beta": weights["beta"]},
                        name=f"{model.name}_attention")

@@ -28,6 +28,7 @@ from keras import ops
 
 from kerattn.layers import AttentionRNN, BahdanauAttention, Maxout
 from kerattn.zoo.checks import check_builder_args
+from kerattn.zoo.model import ZooModel
 
 
 def bahdanau_nmt(
@@ -106,7 +107,7 @@ def bahdanau_nmt(
     t = deep_output(keras.layers.Concatenate(name="deep_input")([out, y]))
     t = output_dropout(maxout(t))                          # (B, T, l)
     logits = output_projection(t)                          # (B, T, V_y)
-    return keras.Model(
+    return ZooModel(
         {"source_ids": source_ids, "target_in_ids": target_in_ids},
         logits, name=name)
 

@@ -10,6 +10,14 @@ def check_builder_args(dropout=0.0, **sizes):
         raise ValueError(f"`dropout` must be in [0, 1); got {dropout!r}.")
 
 
+def check_model(model, what):
+    """A ValueError unless `model` is a `keras.Model` (`what` names it)."""
+    import keras
+
+    if not isinstance(model, keras.Model):
+        raise ValueError(f"`model` must be {what}; received {model!r}.")
+
+
 def numbered_layers(model, prefix):
     """The layers named `<prefix>_1`, `<prefix>_2`, ... of `model`, in order."""
     import re

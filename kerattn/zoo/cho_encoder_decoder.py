@@ -21,6 +21,7 @@ from keras import ops
 
 from kerattn.layers import Maxout, RepeatOverTime
 from kerattn.zoo.checks import check_builder_args
+from kerattn.zoo.model import ZooModel
 
 
 def cho_encoder_decoder(source_vocab_size=15000, target_vocab_size=15000,
@@ -84,7 +85,7 @@ def cho_encoder_decoder(source_vocab_size=15000, target_vocab_size=15000,
                 initial_state=[initial_state(c)])           # (B, T, n)
     s = deep_output(keras.layers.Concatenate(name="deep_input")([h, y, c_t]))
     logits = output_projection(output_dropout(maxout(s)))   # (B, T, V_y)
-    return keras.Model(
+    return ZooModel(
         {"source_ids": source_ids, "target_in_ids": target_in_ids},
         logits, name=name)
 

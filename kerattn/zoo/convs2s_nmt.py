@@ -42,6 +42,7 @@ from keras import ops
 
 from kerattn.layers import GLUConvBlock, MultiStepAttention, PositionEmbedding
 from kerattn.zoo.checks import check_builder_args, numbered_layers
+from kerattn.zoo.model import ZooModel
 
 
 def convs2s_nmt(source_vocab_size=40000, target_vocab_size=40000,
@@ -131,7 +132,7 @@ def convs2s_nmt(source_vocab_size=40000, target_vocab_size=40000,
         h = decoder(h)                                        # (B, T, d)
         h = attention(h, g, z, e, source_mask=source_mask)    # (B, T, d)
     logits = output_projection(output_dropout(decoder_output(h)))  # (B, T, V_y)
-    return keras.Model(
+    return ZooModel(
         {"source_ids": source_ids, "target_in_ids": target_in_ids},
         logits, name=name)
 

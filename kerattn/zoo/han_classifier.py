@@ -26,7 +26,8 @@ class prior of the bias (never NaN).
 import keras
 
 from kerattn.layers import HierarchicalAttention
-from kerattn.zoo.checks import check_builder_args
+from kerattn.zoo.checks import check_builder_args, check_model
+from kerattn.zoo.model import ZooModel
 
 
 def han_classifier(
@@ -71,6 +72,9 @@ def han_classifier(
         dropout=dropout, vocab_size=vocab_size, num_classes=num_classes,
         embedding_dim=embedding_dim, word_units=word_units,
         sentence_units=sentence_units, attention_units=attention_units)
+    if num_classes < 2:
+        raise ValueError("`num_classes` must be >= 2 (a softmax over one class is "
+                         f"always 1); got {num_classes}.")
     for arg, value in (("max_sentences", max_sentences), ("max_words", max_words)):
         if value is not None:
             check_builder_args(**{arg: value})
@@ -93,7 +97,7 @@ def han_classifier(
     # the same outputs (han_attention calls it again and keeps them).
     v, _ = encoder(x, return_attention_scores=True)  # (B, 2u')
     probabilities = classifier(document_dropout(v))  # (B, classes)
-    return keras.Model({"document_ids": document_ids}, probabilities, name=name)
+    return ZooModel({"document_ids": document_ids}, probabilities, name=name)
 
 
 def han_attention(model):
@@ -107,6 +111,7 @@ def han_attention(model):
         `{"probabilities": (B, classes), "word_weights": (B, S, W),
         "sentence_weights": (B, S)}`. Padded positions have weight 0.
     """
+    check_model(model, "a kerattn.zoo.han_classifier model")
     names = {layer.name for layer in model.layers}
     if not {"embedding", "encoder", "classifier"} <= names or not isinstance(
             model.get_layer("encoder"), HierarchicalAttention):
@@ -118,7 +123,7 @@ def han_attention(model):
     x = model.get_layer("embedding")(document_ids)
     v, weights = model.get_layer("encoder")(x, return_attention_scores=True)
     probabilities = model.get_layer("classifier")(v)
-    return keras.Model(
+    return ZooModel(
         {"document_ids": document_ids},
         {"probabilities": probabilities, "word_weights": weights["word"],
          "sentence_weights": weights["sentence"]},

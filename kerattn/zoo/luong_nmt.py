@@ -26,6 +26,7 @@ from keras import ops
 
 from kerattn.layers import AttentionRNN, LocalAttention, LuongAttention
 from kerattn.zoo.checks import check_builder_args
+from kerattn.zoo.model import ZooModel
 
 ATTENTIONS = ("global", "local-m", "local-p")
 
@@ -118,7 +119,7 @@ def luong_nmt(
     y = dropout_layer(target_embedding(target_in_ids))     # (B, T, e)
     h_tilde = decoder(y, h_s, initial_state=states)        # (B, T, n)
     logits = output_projection(dropout_layer(h_tilde))     # (B, T, V_y)
-    return keras.Model(
+    return ZooModel(
         {"source_ids": source_ids, "target_in_ids": target_in_ids},
         logits, name=name)
 

@@ -21,6 +21,7 @@ from keras import ops
 
 from kerattn.layers import ReverseSequence
 from kerattn.zoo.checks import check_builder_args
+from kerattn.zoo.model import ZooModel
 
 
 def seq2seq(source_vocab_size=160000, target_vocab_size=80000, num_layers=4,
@@ -86,7 +87,7 @@ def seq2seq(source_vocab_size=160000, target_vocab_size=80000, num_layers=4,
     for decoder, state in zip(decoders, states):
         y, _, _ = decoder(y, initial_state=state)          # (B, T, n)
     logits = output_projection(dropout_layer(y))           # (B, T, V_y)
-    return keras.Model(
+    return ZooModel(
         {"source_ids": source_ids, "target_in_ids": target_in_ids},
         logits, name=name)
 

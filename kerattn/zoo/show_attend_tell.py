@@ -49,6 +49,7 @@ from kerattn.layers import (
     SoftVisualAttention,
 )
 from kerattn.zoo.checks import check_builder_args
+from kerattn.zoo.model import ZooModel
 
 ATTENTIONS = ("soft", "hard")
 
@@ -218,7 +219,7 @@ def show_attend_tell(
             doubly_stochastic, name="doubly_stochastic")(
                 alphas, step_mask=step_mask, passthrough=logits)
     logits = keras.layers.Identity(name="logits")(logits)
-    return keras.Model(inputs, logits, name=name or f"show_attend_tell_{attention}")
+    return ZooModel(inputs, logits, name=name or f"show_attend_tell_{attention}")
 
 
 class ShowAttendTellIncremental:

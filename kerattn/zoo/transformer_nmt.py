@@ -27,6 +27,7 @@ from kerattn.layers import (
     TransformerEncoderBlock,
 )
 from kerattn.zoo.checks import check_builder_args, numbered_layers
+from kerattn.zoo.model import ZooModel
 
 
 def transformer_nmt(source_vocab_size=37000, target_vocab_size=37000,
@@ -92,7 +93,7 @@ def transformer_nmt(source_vocab_size=37000, target_vocab_size=37000,
     for decoder in decoders:
         y = decoder(y, x)                                  # (B, T, d)
     logits = output_projection(y)                          # (B, T, V_y)
-    return keras.Model(
+    return ZooModel(
         {"source_ids": source_ids, "target_in_ids": target_in_ids},
         logits, name=name)
 

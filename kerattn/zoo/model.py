@@ -1,0 +1,213 @@
+"""`ZooModel`: the functional model every zoo builder returns.
+
+A `keras.Model` built the functional way (`ZooModel(inputs, outputs)`),
+with one addition: it checks what it is given before the backend sees it.
+A user's mistake gets a `ValueError` that names the input and says what was
+expected, instead of a backend stack trace or, worse, silently wrong output
+(Keras casts float ids to int32 without a word; JAX clamps an
+out-of-vocabulary id, or gathers NaN).
+
+What is checked, and when:
+
+- always, including inside `fit`'s compiled step on every backend (these
+  need only the static shape and dtype): each input's rank, its fixed
+  sizes, no zero-length axis, and integer dtype for token-id inputs;
+- the values of token ids, in `[0, vocab_size)`, and one batch size for
+  all inputs: when the data arrive as NumPy arrays (or lists), in
+  `model(x)`, `fit`, `evaluate`, `predict` and the `*_on_batch` methods.
+  A backend tensor or a `tf.data.Dataset` is not read back to the host
+  for this (a device sync per step); there, TensorFlow and PyTorch raise
+  their own error for an id past the vocabulary, and JAX does not.
+
+The vocabulary size of a token-id input is read from the embedding that
+consumes it (`keras.layers.Embedding.input_dim`, or
+`TransformerEmbedding.vocab_size`), so the checks also hold on a model
+loaded from a `.keras` file.
+"""
+
+import keras
+import numpy as np
+
+from keras import tree
+
+
+def _vocab_size(layer):
+    if isinstance(layer, keras.layers.Embedding):
+        return int(layer.input_dim)
+    size = getattr(layer, "vocab_size", None)
+    return int(size) if isinstance(size, int) else None
+
+
+def _is_array_like(x):
+    return isinstance(x, (np.ndarray, list, tuple, int, float, np.generic))
+
+
+@keras.saving.register_keras_serializable(package="kerattn")
+class ZooModel(keras.Model):
+    """A functional `keras.Model` that validates its inputs.
+
+    Built exactly as `keras.Model(inputs, outputs, name=...)`; everything
+    else (compile, fit, save, export) is Keras'. See the module docstring
+    for what is checked.
+
+    Args:
+        inputs: a dict of `keras.Input`s, by name.
+        outputs: the output tensor(s).
+        **kwargs: forwarded to `keras.Model` (e.g. `name`).
+
+    Example:
+    >>> import keras
+    >>> ids = keras.Input((None,), dtype="int32", name="ids")
+    >>> x = keras.layers.Embedding(10, 4)(ids)
+    >>> model = ZooModel({"ids": ids}, keras.layers.Dense(2)(x))
+    >>> model({"ids": [[1, 2, 10]]})
+    Traceback (most recent call last):
+    ...
+    ValueError: `ids` must hold token ids in [0, 10) (the vocabulary of ...
+    """
+
+    # The signature of `Functional.__init__`, so that `Model.from_config`
+    # revives a saved ZooModel as a functional model.
+    def __init__(self, inputs, outputs, name=None, **kwargs):
+        super().__init__(inputs, outputs, name=name, **kwargs)
+        self._input_specs = None
+
+    # --- What the inputs must be ----------------------------------------
+
+    def _specs(self):
+        """`{name: (shape, is_ids, vocab_size)}`, from the graph, cached."""
+        if getattr(self, "_input_specs", None) is not None:
+            return self._input_specs
+        inputs = tree.flatten(self._inputs_struct)
+        consumers = {id(t): [] for t in inputs}
+        for layer in self.layers:
+            for node in getattr(layer, "_inbound_nodes", []):
+                for t in node.input_tensors:
+                    if id(t) in consumers:
+                        consumers[id(t)].append(layer)
+        vocab_sizes = [v for v in map(_vocab_size, self.layers) if v]
+        fallback = max(vocab_sizes) if vocab_sizes else None
+        specs = {}
+        for t in inputs:
+            is_ids = "int" in keras.backend.standardize_dtype(t.dtype)
+            vocab = None
+            if is_ids:
+                direct = [v for v in map(_vocab_size, consumers[id(t)]) if v]
+                vocab = min(direct) if direct else fallback
+            specs[t.name] = (tuple(t.shape), is_ids, vocab)
+        self._input_specs = specs
+        return specs
+
+    def _named(self, x):
+        """`x` as `{input name: value}`, or None when it can't be matched."""
+        specs = self._specs()
+        if isinstance(x, dict):
+            return {k: v for k, v in x.items() if k in specs}
+        flat = tree.flatten(x) if isinstance(x, (list, tuple)) and len(
+            specs) > 1 else [x]
+        if len(flat) != len(specs):
+            return None
+        return dict(zip(specs, flat))
+
+    def check_inputs(self, x, values=True):
+        """Raise a ValueError when `x` is not what this model takes.
+
+        Args:
+            x: the model's inputs (a dict by input name, as `fit` takes).
+            values: also read NumPy values (token-id ranges, batch sizes).
+        """
+        named = self._named(x)
+        if not named:
+            return
+        batch_sizes = {}
+        for name, value in named.items():
+            if value is None or isinstance(value, keras.KerasTensor):
+                continue
+            shape, is_ids, vocab = self._specs()[name]
+            as_array = values and _is_array_like(value)
+            if as_array:
+                value = np.asarray(value)
+            got = tuple(getattr(value, "shape", ()) or ())
+            dtype = getattr(value, "dtype", None)
+            expected = "(batch, " + ", ".join(
+                "time" if d is None else str(d) for d in shape[1:]) + ")"
+            if len(got) != len(shape):
+                raise ValueError(
+                    f"`{name}` must have rank {len(shape)}, shaped {expected};"
+                    f" received shape {got}.")
+            for want, have in zip(shape[1:], got[1:]):
+                try:
+                    have = int(have)
+                except Exception:  # a symbolic dimension (jax.export)
+                    continue
+                if want is not None and have != want:
+                    raise ValueError(
+                        f"`{name}` must have shape {expected}; received shape "
+                        f"{got}.")
+                if have == 0:
+                    raise ValueError(
+                        f"`{name}` must have at least one position on every "
+                        f"axis after the batch, shaped {expected}; received "
+                        f"shape {got} (pad empty sequences to length 1 with "
+                        "id 0 instead).")
+            if dtype is not None:
+                dtype = keras.backend.standardize_dtype(dtype)
+                if is_ids and "int" not in dtype:
+                    raise ValueError(
+                        f"`{name}` must hold integer token ids (int32 or "
+                        f"int64); received dtype {dtype}. Cast with "
+                        "`.astype('int32')` if the floats are whole numbers.")
+                if not is_ids and dtype in ("bool", "string"):
+                    raise ValueError(
+                        f"`{name}` must be numeric; received dtype {dtype}.")
+            if not as_array:
+                continue
+            if got:
+                batch_sizes[name] = got[0]
+            if is_ids and value.size:
+                low, high = int(value.min()), int(value.max())
+                if low < 0 or (vocab is not None and high >= vocab):
+                    bad = low if low < 0 else high
+                    raise ValueError(
+                        f"`{name}` must hold token ids in [0, {vocab}) (the "
+                        f"vocabulary of this model's embedding; 0 is PAD); "
+                        f"received id {bad}.")
+        if len(set(batch_sizes.values())) > 1:
+            raise ValueError(
+                "All inputs must have the same batch size; received "
+                + ", ".join(f"`{k}` {v}" for k, v in batch_sizes.items())
+                + ".")
+
+    # --- Where the checks run -------------------------------------------
+
+    def call(self, inputs, training=None, mask=None, **kwargs):
+        self.check_inputs(inputs)
+        return super().call(inputs, training=training, mask=mask, **kwargs)
+
+    def _check_data(self, x):
+        if isinstance(x, dict) or _is_array_like(x):
+            self.check_inputs(x)
+
+    def fit(self, x=None, *args, **kwargs):
+        self._check_data(x)
+        return super().fit(x, *args, **kwargs)
+
+    def evaluate(self, x=None, *args, **kwargs):
+        self._check_data(x)
+        return super().evaluate(x, *args, **kwargs)
+
+    def predict(self, x, *args, **kwargs):
+        self._check_data(x)
+        return super().predict(x, *args, **kwargs)
+
+    def train_on_batch(self, x, *args, **kwargs):
+        self._check_data(x)
+        return super().train_on_batch(x, *args, **kwargs)
+
+    def test_on_batch(self, x, *args, **kwargs):
+        self._check_data(x)
+        return super().test_on_batch(x, *args, **kwargs)
+
+    def predict_on_batch(self, x):
+        self._check_data(x)
+        return super().predict_on_batch(x)

@@ -1,0 +1,849 @@
+"""The bad-input suite: every public layer, zoo builder, decoder and loader.
+
+Each target gets at least five mistakes a user makes (wrong rank, float or
+out-of-vocabulary token ids, a batch mismatch, a mask of the wrong shape,
+zero-length sequences, sizes that don't divide, unknown option strings, a
+missing or corrupt data file). Each must raise a ValueError whose message
+names the argument (the `match` pattern), or the documented error
+(FileNotFoundError for a missing file), never a backend stack trace and
+never silently wrong output. `test_every_target_has_five_cases` keeps the
+table complete as the library grows; the count goes in the README.
+"""
+
+import collections
+import os
+
+import keras
+import numpy as np
+import pytest
+
+import kerattn
+from kerattn import datasets, decoding, layers, zoo
+from kerattn.datasets import WordVocabulary
+
+CASES = collections.defaultdict(list)  # target -> [(case, fn, error, match)]
+
+
+def case(target, name, fn, match, error=ValueError):
+    CASES[target].append((name, fn, error, match))
+
+
+def x(*shape, dtype="float32"):
+    return np.zeros(shape, dtype)
+
+
+def ids(*shape, high=9):
+    return np.random.default_rng(0).integers(1, high, shape).astype("int32")
+
+
+# === Single-head and multi-head attention: (query, value) layers ===
+
+ATTENTION = {
+    "BahdanauAttention": (lambda: layers.BahdanauAttention(units=5), 6, 4),
+    "LuongAttention": (lambda: layers.LuongAttention("general"), 6, 4),
+    "ScaledDotProductAttention": (lambda: layers.ScaledDotProductAttention(), 4, 4),
+    "MultiHeadAttention": (lambda: layers.MultiHeadAttention(2, 3), 6, 4),
+    "LocalAttention": (lambda: layers.LocalAttention("predictive", 2), 4, 4),
+    "SoftVisualAttention": (lambda: layers.SoftVisualAttention(3), 6, 4),
+    "HardVisualAttention": (lambda: layers.HardVisualAttention(3, seed=0), 6, 4),
+}
+for _name, (_make, _dq, _dv) in ATTENTION.items():
+    case(_name, "query of rank 4",
+         lambda m=_make, q=_dq, v=_dv: m()(x(2, 3, 1, q), x(2, 5, v)),
+         "`query` must have rank 2 or 3")
+    case(_name, "value of rank 2",
+         lambda m=_make, q=_dq, v=_dv: m()(x(2, 3, q), x(2, v)),
+         "`value` must have rank 3")
+    case(_name, "batch of query and value differ",
+         lambda m=_make, q=_dq, v=_dv: m()(x(2, 3, q), x(3, 5, v)),
+         "`query` and `value` must have the same batch")
+    case(_name, "value_mask of the wrong shape",
+         lambda m=_make, q=_dq, v=_dv: m()(x(2, 3, q), x(2, 5, v),
+                                           value_mask=np.ones((2, 6), bool)),
+         "`value_mask` must have shape")
+    case(_name, "zero-length value",
+         lambda m=_make, q=_dq, v=_dv: m()(x(2, 3, q), x(2, 0, v)),
+         "`value` must have at least one")
+    case(_name, "query feature size differs from the build",
+         lambda m=_make, q=_dq, v=_dv: (lambda l: (l(x(2, 3, q), x(2, 5, v)),
+                                                   l(x(2, 3, q + 1), x(2, 5, v))))(m()),
+         "`query`.*last dimension")
+
+case("BahdanauAttention", "units 0", lambda: layers.BahdanauAttention(0), "`units`")
+case("LuongAttention", "unknown score", lambda: layers.LuongAttention("bilinear"), "`score`")
+case("LuongAttention", "location without max_length",
+     lambda: layers.LuongAttention("location"), "`max_length`")
+case("ScaledDotProductAttention", "negative scale",
+     lambda: layers.ScaledDotProductAttention(scale=-1.0), "`scale`")
+case("MultiHeadAttention", "num_heads 0", lambda: layers.MultiHeadAttention(0, 4),
+     "`num_heads`")
+case("LocalAttention", "unknown mode", lambda: layers.LocalAttention("sideways", 2),
+     "`mode`")
+case("LocalAttention", "negative window", lambda: layers.LocalAttention("monotonic", -1),
+     "`window`")
+case("SoftVisualAttention", "gating not a bool",
+     lambda: layers.SoftVisualAttention(3, gating="yes"), "`gating`")
+case("HardVisualAttention", "unknown inference",
+     lambda: layers.HardVisualAttention(3, inference="mode"), "`inference`")
+
+
+# === Self-attention, pooling and hierarchical layers ===
+
+case("RestrictedSelfAttention", "inputs of rank 2",
+     lambda: layers.RestrictedSelfAttention(2)(x(2, 8)), "`inputs` must have rank 3")
+case("RestrictedSelfAttention", "mask of the wrong shape",
+     lambda: layers.RestrictedSelfAttention(2)(x(2, 5, 4), mask=np.ones((2, 6), bool)),
+     "`mask` must have shape")
+case("RestrictedSelfAttention", "negative window",
+     lambda: layers.RestrictedSelfAttention(-2), "`window`")
+case("RestrictedSelfAttention", "num_heads not dividing the model dim",
+     lambda: layers.RestrictedSelfAttention(2, num_heads=3)(x(2, 5, 8)), "`num_heads`")
+case("RestrictedSelfAttention", "zero-length inputs",
+     lambda: layers.RestrictedSelfAttention(2)(x(2, 0, 4)), "`inputs` must have at least one")
+case("RestrictedSelfAttention", "causal not a bool",
+     lambda: layers.RestrictedSelfAttention(2, causal=1), "`causal`")
+
+case("AttentionPooling", "units 0", lambda: layers.AttentionPooling(0), "`units`")
+case("AttentionPooling", "inputs of rank 2",
+     lambda: layers.AttentionPooling(3)(x(2, 4)), "`inputs` must have rank 3")
+case("AttentionPooling", "inputs of rank 4",
+     lambda: layers.AttentionPooling(3)(x(2, 4, 5, 6)), "`inputs` must have rank 3")
+case("AttentionPooling", "mask of the wrong shape",
+     lambda: layers.AttentionPooling(3)(x(2, 4, 5), mask=np.ones((2, 5), bool)),
+     "`mask` must have shape")
+case("AttentionPooling", "zero-length inputs",
+     lambda: layers.AttentionPooling(3)(x(2, 0, 5)), "`inputs` must have at least one")
+
+case("HierarchicalAttention", "word_units 0",
+     lambda: layers.HierarchicalAttention(0, 2), "`word_units`")
+case("HierarchicalAttention", "sentence_units -1",
+     lambda: layers.HierarchicalAttention(2, -1), "`sentence_units`")
+case("HierarchicalAttention", "inputs of rank 3",
+     lambda: layers.HierarchicalAttention(2, 2)(x(2, 3, 4)), "`inputs` must have rank 4")
+case("HierarchicalAttention", "mask of the wrong shape",
+     lambda: layers.HierarchicalAttention(2, 2)(x(2, 3, 4, 5), mask=np.ones((2, 3), bool)),
+     "`mask` must have shape")
+case("HierarchicalAttention", "zero words per sentence",
+     lambda: layers.HierarchicalAttention(2, 2)(x(2, 3, 0, 5)),
+     "`inputs` must have at least one")
+
+case("AttentionOverAttention", "document of rank 2",
+     lambda: layers.AttentionOverAttention()(x(2, 4), x(2, 3, 4)), "`document` must have rank 3")
+case("AttentionOverAttention", "query of rank 4",
+     lambda: layers.AttentionOverAttention()(x(2, 5, 4), x(2, 3, 4, 1)), "`query` must have rank 3")
+case("AttentionOverAttention", "batch mismatch",
+     lambda: layers.AttentionOverAttention()(x(2, 5, 4), x(3, 3, 4)), "same batch size")
+case("AttentionOverAttention", "document_mask of the wrong shape",
+     lambda: layers.AttentionOverAttention()(x(2, 5, 4), x(2, 3, 4),
+                                             document_mask=np.ones((2, 4), bool)),
+     "`document_mask` must have shape")
+case("AttentionOverAttention", "zero-length query",
+     lambda: layers.AttentionOverAttention()(x(2, 5, 4), x(2, 0, 4)),
+     "`query` must have at least one")
+
+case("PointerSum", "s of rank 3",
+     lambda: layers.PointerSum()(x(2, 5, 1), ids(2, 5), ids(2, 3)), "`s` must have rank 2")
+case("PointerSum", "float document ids",
+     lambda: layers.PointerSum()(x(2, 5), x(2, 5), ids(2, 3)), "`document_ids` must hold integer")
+case("PointerSum", "float candidate ids",
+     lambda: layers.PointerSum()(x(2, 5), ids(2, 5), x(2, 3)), "`candidate_ids` must hold integer")
+case("PointerSum", "s and document_ids of different lengths",
+     lambda: layers.PointerSum()(x(2, 5), ids(2, 6), ids(2, 3)), "`s` and `document_ids`")
+case("PointerSum", "batch mismatch",
+     lambda: layers.PointerSum()(x(2, 5), ids(2, 5), ids(3, 3)), "same batch size")
+
+
+# === Convolutional (ConvS2S) layers ===
+
+case("GLUConvBlock", "filters 0", lambda: layers.GLUConvBlock(0, 3), "`filters`")
+case("GLUConvBlock", "even kernel, not causal",
+     lambda: layers.GLUConvBlock(4, 2), "`kernel_size`")
+case("GLUConvBlock", "dropout 1", lambda: layers.GLUConvBlock(4, 3, dropout=1.0), "`dropout`")
+case("GLUConvBlock", "inputs of rank 2",
+     lambda: layers.GLUConvBlock(4, 3)(x(2, 4)), "`inputs` must have rank 3")
+case("GLUConvBlock", "zero-length inputs",
+     lambda: layers.GLUConvBlock(4, 3)(x(2, 0, 4)), "`inputs` must have at least one")
+
+_MSA = layers.MultiStepAttention
+case("MultiStepAttention", "scale not a bool", lambda: _MSA(scale="yes"), "`scale`")
+case("MultiStepAttention", "encoder_outputs of rank 2",
+     lambda: _MSA()(x(2, 3, 4), x(2, 3, 4), x(2, 4), x(2, 5, 4)),
+     "`encoder_outputs` must have rank 3")
+case("MultiStepAttention", "embedding sizes differ",
+     lambda: _MSA()(x(2, 3, 4), x(2, 3, 4), x(2, 5, 6), x(2, 5, 6)),
+     "`encoder_outputs` and `target_embeddings`")
+case("MultiStepAttention", "source lengths differ",
+     lambda: _MSA()(x(2, 3, 4), x(2, 3, 4), x(2, 5, 4), x(2, 6, 4)), "length S")
+case("MultiStepAttention", "source_mask of the wrong shape",
+     lambda: _MSA()(x(2, 3, 4), x(2, 3, 4), x(2, 5, 4), x(2, 5, 4),
+                    source_mask=np.ones((2, 4), bool)), "`source_mask` must have shape")
+
+
+# === The recurrent attention decoder ===
+
+def _rnn(**kw):
+    return layers.AttentionRNN(4, layers.BahdanauAttention(3), **kw)
+
+
+case("AttentionRNN", "units 0", lambda: layers.AttentionRNN(0, layers.BahdanauAttention(3)),
+     "`units`")
+case("AttentionRNN", "attention not a kerattn layer",
+     lambda: layers.AttentionRNN(4, keras.layers.Dense(3)), "`attention`")
+case("AttentionRNN", "unknown cell", lambda: _rnn(cell="rnn"), "`cell`")
+case("AttentionRNN", "memory of rank 2",
+     lambda: _rnn()(x(2, 3, 5), x(2, 4)), "`memory` must have rank 3")
+case("AttentionRNN", "batch mismatch",
+     lambda: _rnn()(x(2, 3, 5), x(3, 4, 6)), "same batch size")
+case("AttentionRNN", "memory_mask of the wrong shape",
+     lambda: _rnn()(x(2, 3, 5), x(2, 4, 6), memory_mask=np.ones((2, 3), bool)),
+     "`memory_mask` must have shape")
+case("AttentionRNN", "zero-length memory",
+     lambda: _rnn()(x(2, 3, 5), x(2, 0, 6)), "`memory` must have at least one")
+
+def _cell(cell="gru", units=4, attention=None, order="bahdanau"):
+    return layers.AttentionRNNCell(cell, units, attention or layers.BahdanauAttention(3),
+                                   order, False, None)
+
+
+case("AttentionRNNCell", "called directly",
+     lambda: _cell()(x(2, 5), [x(2, 4), np.zeros((2,), "int32")]), "call AttentionRNN instead")
+case("AttentionRNNCell", "units 0", lambda: _cell(units=0), "`units`")
+case("AttentionRNNCell", "attention not a kerattn layer",
+     lambda: _cell(attention=keras.layers.Dense(3)), "`attention`")
+case("AttentionRNNCell", "unknown cell", lambda: _cell(cell="rnn"), "`cell`")
+case("AttentionRNNCell", "unknown order", lambda: _cell(order="sideways"), "`order`")
+
+
+# === Small building blocks ===
+
+case("Maxout", "pool_size 0", lambda: layers.Maxout(0), "`pool_size`")
+case("Maxout", "pool_size a float", lambda: layers.Maxout(2.0), "`pool_size`")
+case("Maxout", "last dim not divisible", lambda: layers.Maxout(2)(x(2, 5)), "divisible by pool_size")
+case("Maxout", "scalar inputs", lambda: layers.Maxout(2)(x(2)), "`inputs` must have rank")
+case("Maxout", "zero-size last dim", lambda: layers.Maxout(2)(x(2, 0)),
+     "`inputs` must have a last dimension")
+
+case("ReverseSequence", "pad_id a string", lambda: layers.ReverseSequence(pad_id="0"), "`pad_id`")
+case("ReverseSequence", "inputs of rank 1", lambda: layers.ReverseSequence()(ids(4)),
+     "`inputs` must have rank 2 or 3")
+case("ReverseSequence", "inputs of rank 4", lambda: layers.ReverseSequence()(x(2, 3, 4, 5)),
+     "`inputs` must have rank 2 or 3")
+case("ReverseSequence", "mask of the wrong shape",
+     lambda: layers.ReverseSequence()(x(2, 3, 4), mask=np.ones((2, 4), bool)),
+     "`mask` must have shape")
+case("ReverseSequence", "float ids without a mask",
+     lambda: layers.ReverseSequence()(x(2, 3)), "`inputs` of rank 2 must hold integer")
+
+case("RepeatOverTime", "vector of rank 3",
+     lambda: layers.RepeatOverTime()(x(2, 3, 4), x(2, 5, 4)), "`vector` must have rank 2")
+case("RepeatOverTime", "sequence of rank 1",
+     lambda: layers.RepeatOverTime()(x(2, 4), x(2)), "`sequence` must have rank 2 or 3")
+case("RepeatOverTime", "batch mismatch",
+     lambda: layers.RepeatOverTime()(x(2, 4), x(3, 5, 4)), "same batch size")
+case("RepeatOverTime", "vector of rank 1",
+     lambda: layers.RepeatOverTime()(x(4), x(2, 5, 4)), "`vector` must have rank 2")
+case("RepeatOverTime", "sequence of rank 4",
+     lambda: layers.RepeatOverTime()(x(2, 4), x(2, 5, 4, 1)), "`sequence` must have rank 2 or 3")
+
+case("SinusoidalPositionEncoding", "max_wavelength 0",
+     lambda: layers.SinusoidalPositionEncoding(max_wavelength=0), "`max_wavelength`")
+case("SinusoidalPositionEncoding", "inputs of rank 4",
+     lambda: layers.SinusoidalPositionEncoding()(x(2, 3, 4, 5)), "`inputs` must have rank 2 or 3")
+case("SinusoidalPositionEncoding", "inputs of rank 1",
+     lambda: layers.SinusoidalPositionEncoding()(x(4)), "`inputs` must have rank 2 or 3")
+case("SinusoidalPositionEncoding", "max_wavelength negative",
+     lambda: layers.SinusoidalPositionEncoding(max_wavelength=-5.0), "`max_wavelength`")
+case("SinusoidalPositionEncoding", "negative start_index",
+     lambda: layers.SinusoidalPositionEncoding()(x(2, 3, 4), start_index=-1), "`start_index`")
+
+case("PositionEmbedding", "sequence_length 0",
+     lambda: layers.PositionEmbedding(0), "`sequence_length`")
+case("PositionEmbedding", "inputs of rank 1",
+     lambda: layers.PositionEmbedding(8)(x(4)), "`inputs` must have rank 2 or 3")
+case("PositionEmbedding", "longer than sequence_length",
+     lambda: layers.PositionEmbedding(4)(x(2, 6, 3)), "positions from start_index")
+case("PositionEmbedding", "start_index past the end",
+     lambda: layers.PositionEmbedding(4)(x(2, 2, 3), start_index=3), "positions from start_index")
+case("PositionEmbedding", "sequence_length a float",
+     lambda: layers.PositionEmbedding(4.0), "`sequence_length`")
+
+case("TransformerEmbedding", "vocab_size 0",
+     lambda: layers.TransformerEmbedding(0, 8), "`vocab_size`")
+case("TransformerEmbedding", "d_model -1",
+     lambda: layers.TransformerEmbedding(10, -1), "`d_model`")
+case("TransformerEmbedding", "float token ids",
+     lambda: layers.TransformerEmbedding(10, 8)(x(2, 3)), "`inputs` must hold integer")
+case("TransformerEmbedding", "ids of rank 3",
+     lambda: layers.TransformerEmbedding(10, 8)(ids(2, 3, 1)), "`inputs` must have rank 2")
+case("TransformerEmbedding", "vocab_size a float",
+     lambda: layers.TransformerEmbedding(10.0, 8), "`vocab_size`")
+
+case("TransformerEncoderBlock", "num_heads not dividing d_model",
+     lambda: layers.TransformerEncoderBlock(3, 16)(x(2, 4, 8)), "`num_heads`")
+case("TransformerEncoderBlock", "ff_dim 0",
+     lambda: layers.TransformerEncoderBlock(2, 0), "`ff_dim`")
+case("TransformerEncoderBlock", "dropout 1",
+     lambda: layers.TransformerEncoderBlock(2, 8, dropout=1.0), "`dropout`")
+case("TransformerEncoderBlock", "inputs of rank 2",
+     lambda: layers.TransformerEncoderBlock(2, 8)(x(2, 8)), "`inputs` must have rank 3")
+case("TransformerEncoderBlock", "mask of the wrong shape",
+     lambda: layers.TransformerEncoderBlock(2, 8)(x(2, 4, 8), mask=np.ones((2, 5), bool)),
+     "`query_mask` must have shape")
+
+case("TransformerDecoderBlock", "num_heads not dividing d_model",
+     lambda: layers.TransformerDecoderBlock(3, 16)(x(2, 4, 8), x(2, 5, 8)), "`num_heads`")
+case("TransformerDecoderBlock", "memory of rank 2",
+     lambda: layers.TransformerDecoderBlock(2, 8)(x(2, 4, 8), x(2, 8)), "`memory` must have rank 3")
+case("TransformerDecoderBlock", "batch of inputs and memory differ",
+     lambda: layers.TransformerDecoderBlock(2, 8)(x(2, 4, 8), x(3, 5, 8)), "same batch")
+case("TransformerDecoderBlock", "memory_mask of the wrong shape",
+     lambda: layers.TransformerDecoderBlock(2, 8)(x(2, 4, 8), x(2, 5, 8),
+                                                  memory_mask=np.ones((2, 4), bool)),
+     "`value_mask` must have shape")
+case("TransformerDecoderBlock", "ff_dim -1",
+     lambda: layers.TransformerDecoderBlock(2, -1), "`ff_dim`")
+
+
+# === Training helpers of Show, Attend and Tell ===
+
+case("MovingAverageBaseline", "decay 1", lambda: layers.MovingAverageBaseline(1.0), "`decay`")
+case("MovingAverageBaseline", "decay negative", lambda: layers.MovingAverageBaseline(-0.1),
+     "`decay`")
+case("MovingAverageBaseline", "decay a string", lambda: layers.MovingAverageBaseline("0.9"),
+     "`decay`")
+case("MovingAverageBaseline", "rewards of rank 2",
+     lambda: layers.MovingAverageBaseline()(x(2, 3)), "`rewards` must have rank 1")
+case("MovingAverageBaseline", "empty rewards",
+     lambda: layers.MovingAverageBaseline()(x(0)), "`rewards` must have at least one")
+
+case("DoublyStochasticRegularization", "negative lam",
+     lambda: layers.DoublyStochasticRegularization(-1.0), "`lam`")
+case("DoublyStochasticRegularization", "lam a string",
+     lambda: layers.DoublyStochasticRegularization("1"), "`lam`")
+case("DoublyStochasticRegularization", "alphas of rank 2",
+     lambda: layers.DoublyStochasticRegularization()(x(2, 3)), "`alphas` must have rank 3")
+case("DoublyStochasticRegularization", "step_mask of the wrong shape",
+     lambda: layers.DoublyStochasticRegularization()(x(2, 3, 4), step_mask=np.ones((2, 4), bool)),
+     "`step_mask` must have shape")
+case("DoublyStochasticRegularization", "alphas of rank 4",
+     lambda: layers.DoublyStochasticRegularization()(x(2, 3, 4, 1)), "`alphas` must have rank 3")
+
+_HAR = layers.HardAttentionReinforce
+case("HardAttentionReinforce", "negative lambda_r", lambda: _HAR(lambda_r=-1.0), "`lambda_r`")
+case("HardAttentionReinforce", "logits of rank 2",
+     lambda: _HAR()(x(2, 7), ids(2, 3), x(2, 3, 4), x(2, 3, 4)), "`logits` must have rank 3")
+case("HardAttentionReinforce", "float targets",
+     lambda: _HAR()(x(2, 3, 7), x(2, 3), x(2, 3, 4), x(2, 3, 4)), "`targets` must hold integer")
+case("HardAttentionReinforce", "alphas and samples differ",
+     lambda: _HAR()(x(2, 3, 7), ids(2, 3), x(2, 3, 4), x(2, 3, 5)), "`alphas` and `samples`")
+case("HardAttentionReinforce", "targets and logits of different lengths",
+     lambda: _HAR()(x(2, 3, 7), ids(2, 4), x(2, 3, 4), x(2, 3, 4)), "`targets` and `logits`")
+
+
+# === Zoo builders: arguments, then the data a user feeds ===
+
+TRANSLATION = {
+    "bahdanau_nmt": lambda **kw: zoo.bahdanau_nmt(
+        20, 20, embedding_dim=4, units=6, alignment_units=4, maxout_units=3, **kw),
+    "luong_nmt": lambda **kw: zoo.luong_nmt(20, 20, units=6, embedding_dim=4,
+                                            num_layers=1, **kw),
+    "seq2seq": lambda **kw: zoo.seq2seq(20, 20, num_layers=1, units=6, embedding_dim=4, **kw),
+    "cho_encoder_decoder": lambda **kw: zoo.cho_encoder_decoder(
+        20, 20, embedding_dim=4, units=6, maxout_units=3, **kw),
+    "transformer_nmt": lambda **kw: zoo.transformer_nmt(
+        20, 20, num_layers=1, d_model=8, num_heads=2, ff_dim=8, **kw),
+    "convs2s_nmt": lambda **kw: zoo.convs2s_nmt(
+        20, 20, embedding_dim=4, hidden_dim=8, encoder_layers=1, decoder_layers=1,
+        kernel_size=3, **kw),
+}
+_SRC, _TGT = ids(2, 5, high=20), ids(2, 4, high=20)
+for _name, _make in TRANSLATION.items():
+    case(_name, "dropout 1", lambda m=_make: m(dropout=1.0), "`dropout`")
+    case(_name, "float token ids",
+         lambda m=_make: m()({"source_ids": _SRC.astype("float32"), "target_in_ids": _TGT}),
+         "`source_ids` must hold integer token ids")
+    case(_name, "negative token ids",
+         lambda m=_make: m()({"source_ids": -_SRC, "target_in_ids": _TGT}),
+         r"`source_ids` must hold token ids in \[0, 20\)")
+    case(_name, "token ids >= vocabulary size",
+         lambda m=_make: m().predict({"source_ids": _SRC, "target_in_ids": _TGT + 20},
+                                     verbose=0),
+         r"`target_in_ids` must hold token ids in \[0, 20\)")
+    case(_name, "source of rank 3",
+         lambda m=_make: m()({"source_ids": _SRC[..., None], "target_in_ids": _TGT}),
+         "`source_ids` must have rank 2")
+    case(_name, "batch of source and target differ",
+         lambda m=_make: m()({"source_ids": _SRC[:1], "target_in_ids": _TGT}),
+         "same batch size")
+    case(_name, "zero-length source",
+         lambda m=_make: m()({"source_ids": _SRC[:, :0], "target_in_ids": _TGT}),
+         "`source_ids` must have at least one")
+
+case("bahdanau_nmt", "units 0", lambda: zoo.bahdanau_nmt(20, 20, units=0), "`units`")
+case("luong_nmt", "unknown attention",
+     lambda: zoo.luong_nmt(20, 20, attention="nearby"), "`attention`")
+case("luong_nmt", "unknown score", lambda: zoo.luong_nmt(20, 20, score="bilinear"), "`score`")
+case("seq2seq", "num_layers 0", lambda: zoo.seq2seq(20, 20, num_layers=0), "`num_layers`")
+case("cho_encoder_decoder", "source vocabulary 0",
+     lambda: zoo.cho_encoder_decoder(0, 20), "`source_vocab_size`")
+case("transformer_nmt", "num_heads not dividing d_model",
+     lambda: zoo.transformer_nmt(20, 20, d_model=10, num_heads=4), "`num_heads`")
+case("convs2s_nmt", "even kernel", lambda: zoo.convs2s_nmt(20, 20, kernel_size=4),
+     "`kernel_size`")
+
+_SAT = dict(image_shape=(8, 20, 1), encoder_filters=(4,), encoder_pool_sizes=((2, 2),),
+            embedding_dim=4, units=6, attention_units=4)
+_IMAGES = np.zeros((2, 8, 20, 1), "float32")
+case("show_attend_tell", "unknown attention",
+     lambda: zoo.show_attend_tell(12, attention="glance", **_SAT), "`attention`")
+case("show_attend_tell", "vocab_size 0", lambda: zoo.show_attend_tell(0, **_SAT), "`vocab_size`")
+case("show_attend_tell", "float caption ids",
+     lambda: zoo.show_attend_tell(12, **_SAT)(
+         {"images": _IMAGES, "caption_in_ids": x(2, 3)}), "`caption_in_ids` must hold integer")
+case("show_attend_tell", "caption ids >= vocabulary",
+     lambda: zoo.show_attend_tell(12, **_SAT)(
+         {"images": _IMAGES, "caption_in_ids": ids(2, 3) + 12}),
+     r"`caption_in_ids` must hold token ids in \[0, 12\)")
+case("show_attend_tell", "images of the wrong size",
+     lambda: zoo.show_attend_tell(12, **_SAT)(
+         {"images": np.zeros((2, 8, 21, 1), "float32"), "caption_in_ids": ids(2, 3)}),
+     "images.*expected shape")
+case("show_attend_tell", "batch mismatch",
+     lambda: zoo.show_attend_tell(12, **_SAT)(
+         {"images": _IMAGES, "caption_in_ids": ids(3, 3)}), "same batch size")
+
+_HAN = dict(embedding_dim=4, word_units=3, sentence_units=3, attention_units=4)
+case("han_classifier", "num_classes 1", lambda: zoo.han_classifier(30, 1, **_HAN),
+     "`num_classes`")
+case("han_classifier", "float word ids",
+     lambda: zoo.han_classifier(30, 3, **_HAN)({"document_ids": x(2, 3, 4)}),
+     "`document_ids` must hold integer")
+case("han_classifier", "ids >= vocabulary",
+     lambda: zoo.han_classifier(30, 3, **_HAN)({"document_ids": ids(2, 3, 4) + 30}),
+     r"`document_ids` must hold token ids in \[0, 30\)")
+case("han_classifier", "documents of rank 2",
+     lambda: zoo.han_classifier(30, 3, **_HAN)({"document_ids": ids(2, 4)}),
+     "`document_ids` must have rank 3")
+case("han_classifier", "zero sentences",
+     lambda: zoo.han_classifier(30, 3, **_HAN)({"document_ids": ids(2, 0, 4)}),
+     "`document_ids` must have at least one")
+case("han_attention", "not a HAN model",
+     lambda: zoo.han_attention(zoo.aoa_reader(30, embedding_dim=4, units=3)), "`model`")
+case("han_attention", "a Keras model",
+     lambda: zoo.han_attention(keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])),
+     "`model`")
+case("han_attention", "not a model", lambda: zoo.han_attention("han.keras"), "`model`")
+case("han_attention", "float ids into the attention model",
+     lambda: zoo.han_attention(zoo.han_classifier(30, 3, **_HAN))({"document_ids": x(2, 3, 4)}),
+     "`document_ids` must hold integer")
+case("han_attention", "ids >= vocabulary into the attention model",
+     lambda: zoo.han_attention(zoo.han_classifier(30, 3, **_HAN))(
+         {"document_ids": ids(2, 3, 4) + 30}), r"must hold token ids in \[0, 30\)")
+
+_AOA = {"document_ids": ids(2, 6, high=30), "query_ids": ids(2, 3, high=30),
+        "candidate_ids": ids(2, 2, high=30)}
+case("aoa_reader", "units 0", lambda: zoo.aoa_reader(30, units=0), "`units`")
+case("aoa_reader", "float query ids",
+     lambda: zoo.aoa_reader(30, embedding_dim=4, units=3)(
+         dict(_AOA, query_ids=x(2, 3))), "`query_ids` must hold integer")
+case("aoa_reader", "candidate ids >= vocabulary",
+     lambda: zoo.aoa_reader(30, embedding_dim=4, units=3)(
+         dict(_AOA, candidate_ids=_AOA["candidate_ids"] + 30)),
+     r"`candidate_ids` must hold token ids in \[0, 30\)")
+case("aoa_reader", "zero-length query",
+     lambda: zoo.aoa_reader(30, embedding_dim=4, units=3)(
+         dict(_AOA, query_ids=ids(2, 0))), "`query_ids` must have at least one")
+case("aoa_reader", "batch mismatch",
+     lambda: zoo.aoa_reader(30, embedding_dim=4, units=3)(
+         dict(_AOA, query_ids=ids(3, 3))), "same batch size")
+case("aoa_attention", "not an AoA model",
+     lambda: zoo.aoa_attention(zoo.han_classifier(30, 3, **_HAN)), "`model`")
+case("aoa_attention", "not a model", lambda: zoo.aoa_attention(None), "`model`")
+case("aoa_attention", "a Keras model",
+     lambda: zoo.aoa_attention(keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])),
+     "`model`")
+case("aoa_attention", "negative ids into the attention model",
+     lambda: zoo.aoa_attention(zoo.aoa_reader(30, embedding_dim=4, units=3))(
+         dict(_AOA, document_ids=-_AOA["document_ids"])), r"must hold token ids in \[0, 30\)")
+case("aoa_attention", "rank-3 documents into the attention model",
+     lambda: zoo.aoa_attention(zoo.aoa_reader(30, embedding_dim=4, units=3))(
+         dict(_AOA, document_ids=_AOA["document_ids"][..., None])), "`document_ids` must have rank 2")
+
+case("incremental", "not a translation model",
+     lambda: zoo.incremental(zoo.han_classifier(30, 3, **_HAN)), "`model`")
+case("incremental", "not a model", lambda: zoo.incremental("model.keras"), "`model`")
+case("incremental", "a Keras Sequential",
+     lambda: zoo.incremental(keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])),
+     "`model`")
+case("incremental", "pad_id negative",
+     lambda: zoo.incremental(TRANSLATION["seq2seq"](), pad_id=-1), "`pad_id`")
+case("incremental", "pad_id a string",
+     lambda: zoo.incremental(TRANSLATION["seq2seq"](), pad_id="0"), "`pad_id`")
+
+case("ZooModel", "float ids", lambda: TRANSLATION["seq2seq"]().fit(
+    {"source_ids": _SRC.astype("float32"), "target_in_ids": _TGT}, _TGT, verbose=0),
+    "`source_ids` must hold integer")
+case("ZooModel", "ids >= vocabulary in evaluate", lambda: TRANSLATION["seq2seq"]().evaluate(
+    {"source_ids": _SRC + 20, "target_in_ids": _TGT}, _TGT, verbose=0),
+    r"`source_ids` must hold token ids in \[0, 20\)")
+case("ZooModel", "negative ids in train_on_batch",
+     lambda: (lambda m: (m.compile("adam", "sparse_categorical_crossentropy"),
+                         m.train_on_batch({"source_ids": -_SRC, "target_in_ids": _TGT},
+                                          _TGT)))(TRANSLATION["seq2seq"]()),
+     r"`source_ids` must hold token ids in \[0, 20\)")
+case("ZooModel", "batch mismatch in predict_on_batch",
+     lambda: TRANSLATION["seq2seq"]().predict_on_batch(
+         {"source_ids": _SRC, "target_in_ids": ids(3, 4)}), "same batch size")
+case("ZooModel", "bool ids",
+     lambda: TRANSLATION["seq2seq"]()({"source_ids": _SRC > 3, "target_in_ids": _TGT}),
+     "`source_ids` must hold integer")
+
+
+# === Decoders ===
+
+def _step(tokens, state, index):
+    # Logits for the rows of the state: batch_size must agree with it.
+    return keras.ops.ones((state.shape[0], 6)), state
+
+
+_STATE = np.zeros((2, 1), "float32")
+_SEARCH = {
+    "greedy_search": lambda **kw: decoding.greedy_search(
+        **{"step_fn": _step, "state": _STATE, "batch_size": 2, "bos_id": 2, "eos_id": 3, **kw}),
+    "beam_search": lambda **kw: decoding.beam_search(
+        **{"step_fn": _step, "state": _STATE, "batch_size": 2, "bos_id": 2, "eos_id": 3, **kw}),
+    "sample": lambda **kw: decoding.sample(
+        **{"step_fn": _step, "state": _STATE, "batch_size": 2, "bos_id": 2, "eos_id": 3,
+           "seed": 0, **kw}),
+}
+for _name, _run in _SEARCH.items():
+    case(_name, "bos_id negative", lambda r=_run: r(bos_id=-1), "`bos_id`")
+    case(_name, "eos_id a float", lambda r=_run: r(eos_id=3.0), "`eos_id`")
+    case(_name, "max_length 0", lambda r=_run: r(max_length=0), "`max_length`")
+    case(_name, "min_length > max_length", lambda r=_run: r(max_length=3, min_length=4),
+         "`min_length`")
+    case(_name, "batch_size 0", lambda r=_run: r(batch_size=0), "`batch_size`")
+    case(_name, "step_fn not callable", lambda r=_run: r(step_fn="model"), "`step_fn`")
+    case(_name, "logits of the wrong batch",
+         lambda r=_run: r(batch_size=3), "`step_fn`.*logits")
+case("beam_search", "beam_width 0", lambda: _SEARCH["beam_search"](beam_width=0),
+     "`beam_width`")
+case("beam_search", "num_return > beam_width",
+     lambda: _SEARCH["beam_search"](beam_width=2, num_return=3), "`num_return`")
+case("sample", "temperature 0", lambda: _SEARCH["sample"](temperature=0.0), "`temperature`")
+case("sample", "top_p 1.5", lambda: _SEARCH["sample"](top_p=1.5), "`top_p`")
+
+_VOCAB = WordVocabulary.build(["a b c d e f g h i j k l m n o p"], 20)
+
+
+def _translator(**kw):
+    return decoding.Translator(TRANSLATION["seq2seq"](), _VOCAB, _VOCAB, **kw)
+
+
+case("Translator", "not a translation model",
+     lambda: decoding.Translator(zoo.han_classifier(30, 3, **_HAN), _VOCAB, _VOCAB), "`model`")
+case("Translator", "source_vocab not a vocabulary",
+     lambda: decoding.Translator(TRANSLATION["seq2seq"](), {"a": 1}, _VOCAB), "`source_vocab`")
+case("Translator", "vocabulary larger than the model",
+     lambda: decoding.Translator(TRANSLATION["seq2seq"](),
+                                 WordVocabulary.build([" ".join("w%d" % i for i in range(40))], 60),
+                                 _VOCAB), "`source_vocab` has")
+case("Translator", "texts a single string", lambda: _translator()("a b c"), "`texts`")
+case("Translator", "texts not strings", lambda: _translator()([1, 2]), "`texts`")
+case("Translator", "beam_width 0", lambda: _translator()(["a b"], beam_width=0), "`beam_width`")
+case("Translator", "max_length 0", lambda: _translator(max_length=0), "`max_length`")
+
+_SAT_MODEL = lambda: zoo.show_attend_tell(12, **_SAT)  # noqa: E731
+_CAP_VOCAB = WordVocabulary(["0", "1", "2", "3", "4", "5", "6", "7"])
+case("Captioner", "not a captioning model",
+     lambda: decoding.Captioner(TRANSLATION["seq2seq"](), _CAP_VOCAB), "`model`")
+case("Captioner", "vocab not a vocabulary",
+     lambda: decoding.Captioner(_SAT_MODEL(), ["0", "1"]), "`vocab`")
+case("Captioner", "images of the wrong rank",
+     lambda: decoding.Captioner(_SAT_MODEL(), _CAP_VOCAB)(np.zeros((2, 8, 20), "float32")),
+     "`images` must have")
+case("Captioner", "images of the wrong size",
+     lambda: decoding.Captioner(_SAT_MODEL(), _CAP_VOCAB)(np.zeros((2, 8, 21, 1), "float32")),
+     "`images` must have")
+case("Captioner", "beam_width 0",
+     lambda: decoding.Captioner(_SAT_MODEL(), _CAP_VOCAB)(_IMAGES, beam_width=0), "`beam_width`")
+case("Captioner", "max_length 0",
+     lambda: decoding.Captioner(_SAT_MODEL(), _CAP_VOCAB, max_length=0), "`max_length`")
+
+_INC = lambda: zoo.incremental(TRANSLATION["seq2seq"]())  # noqa: E731
+case("search_incremental", "not an incremental",
+     lambda: decoding.search_incremental(TRANSLATION["seq2seq"](), _SRC, _VOCAB), "`incremental`")
+case("search_incremental", "vocab not a vocabulary",
+     lambda: decoding.search_incremental(_INC(), _SRC, "vocab"), "`vocab`")
+case("search_incremental", "beam_width 0",
+     lambda: decoding.search_incremental(_INC(), _SRC, _VOCAB, beam_width=0), "`beam_width`")
+case("search_incremental", "max_length 0",
+     lambda: decoding.search_incremental(_INC(), _SRC, _VOCAB, max_length=0), "`max_length`")
+case("search_incremental", "float source ids",
+     lambda: decoding.search_incremental(_INC(), _SRC.astype("float32"), _VOCAB),
+     "`inputs` must hold integer")
+case("search_incremental", "source of rank 1",
+     lambda: decoding.search_incremental(_INC(), _SRC[0], _VOCAB), "`inputs` must have rank")
+
+case("compile_decoder", "fn not callable", lambda: decoding.compile_decoder(3, []), "`fn`")
+case("compile_decoder", "variables not a list",
+     lambda: decoding.compile_decoder(lambda t: t, 3), "`variables`")
+case("compile_decoder", "variables not Keras variables",
+     lambda: decoding.compile_decoder(lambda t: t, [np.zeros(3)]), "`variables`")
+case("compile_decoder", "jit_compile a string",
+     lambda: decoding.compile_decoder(lambda t: t, [], jit_compile="yes"), "`jit_compile`")
+case("compile_decoder", "fn a model's config",
+     lambda: decoding.compile_decoder({"name": "model"}, []), "`fn`")
+
+case("gnmt_length_penalty", "negative alpha",
+     lambda: decoding.gnmt_length_penalty(np.ones(2), -1.0), "`alpha`")
+case("gnmt_length_penalty", "alpha a string",
+     lambda: decoding.gnmt_length_penalty(np.ones(2), "0.6"), "`alpha`")
+case("gnmt_length_penalty", "alpha None",
+     lambda: decoding.gnmt_length_penalty(np.ones(2), None), "`alpha`")
+case("gnmt_length_penalty", "negative lengths",
+     lambda: decoding.gnmt_length_penalty(np.array([-6.0]), 0.6), "`lengths`")
+case("gnmt_length_penalty", "lengths a string",
+     lambda: decoding.gnmt_length_penalty("3", 0.6), "`lengths`")
+case("gnmt_coverage_penalty", "negative beta",
+     lambda: decoding.gnmt_coverage_penalty(np.ones((2, 3)), -0.2), "`beta`")
+case("gnmt_coverage_penalty", "beta a string",
+     lambda: decoding.gnmt_coverage_penalty(np.ones((2, 3)), "0.2"), "`beta`")
+case("gnmt_coverage_penalty", "beta None",
+     lambda: decoding.gnmt_coverage_penalty(np.ones((2, 3)), None), "`beta`")
+case("gnmt_coverage_penalty", "mask of the wrong shape",
+     lambda: decoding.gnmt_coverage_penalty(np.ones((2, 3)), 0.2, mask=np.ones((2, 4), bool)),
+     "`mask` must have shape")
+case("gnmt_coverage_penalty", "coverage a string",
+     lambda: decoding.gnmt_coverage_penalty("0.5", 0.2), "`coverage`")
+
+
+# === Dataset loaders ===
+
+def _file(tmp, name, text):
+    path = os.path.join(tmp, name)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+case("gettext_pairs", "unknown language", lambda tmp: datasets.gettext_pairs("xx-nope"), "`lang`")
+case("gettext_pairs", "missing locale directory",
+     lambda tmp: datasets.gettext_pairs("fr", locale_dir=os.path.join(tmp, "none")),
+     "`locale_dir`")
+case("gettext_pairs", "valid_fraction 1",
+     lambda tmp: datasets.gettext_pairs("fr", valid_fraction=1.0), "`valid_fraction`")
+case("gettext_pairs", "fractions sum past 1",
+     lambda tmp: datasets.gettext_pairs("fr", valid_fraction=0.6, test_fraction=0.6),
+     r"`valid_fraction \+ test_fraction`")
+case("gettext_pairs", "max_words 0", lambda tmp: datasets.gettext_pairs("fr", max_words=0),
+     "`max_words`")
+case("gettext_pairs", "a corrupt .mo file",
+     lambda tmp: (os.makedirs(os.path.join(tmp, "fr", "LC_MESSAGES")),
+                  _file(os.path.join(tmp, "fr", "LC_MESSAGES"), "x.mo", "not a catalog"),
+                  datasets.gettext_pairs("fr", locale_dir=tmp)), "x.mo.*`locale_dir`")
+
+case("tsv_pairs", "missing file", lambda tmp: datasets.tsv_pairs(os.path.join(tmp, "no.tsv")),
+     "`path`")
+case("tsv_pairs", "a line with one column",
+     lambda tmp: datasets.tsv_pairs(_file(tmp, "a.tsv", "hello\tbonjour\nbroken\n")), "a.tsv:2")
+case("tsv_pairs", "negative column",
+     lambda tmp: datasets.tsv_pairs(_file(tmp, "a.tsv", "a\tb\n"), source_column=-1),
+     "`source_column`")
+case("tsv_pairs", "max_words 0",
+     lambda tmp: datasets.tsv_pairs(_file(tmp, "a.tsv", "a\tb\n"), max_words=0), "`max_words`")
+case("tsv_pairs", "a binary file",
+     lambda tmp: datasets.tsv_pairs(_file(tmp, "b.tsv", "") and _bin(tmp, "b.tsv")), "b.tsv")
+
+
+def _bin(tmp, name):
+    path = os.path.join(tmp, name)
+    with open(path, "wb") as f:
+        f.write(bytes(range(256)) * 4)
+    return path
+
+
+case("read_jsonl", "missing file", lambda tmp: datasets.read_jsonl(os.path.join(tmp, "no.jsonl")),
+     "No such file", error=FileNotFoundError)
+case("read_jsonl", "a corrupt line",
+     lambda tmp: datasets.read_jsonl(_file(tmp, "a.jsonl", '{"text": "a", "label": 1}\n{oops\n')),
+     "a.jsonl:2")
+case("read_jsonl", "a missing key",
+     lambda tmp: datasets.read_jsonl(_file(tmp, "a.jsonl", '{"body": "a", "label": 1}\n')),
+     "`text_key`")
+case("read_jsonl", "a line that is not an object",
+     lambda tmp: datasets.read_jsonl(_file(tmp, "a.jsonl", '[1, 2]\n')), "a.jsonl:1")
+case("read_jsonl", "an empty file",
+     lambda tmp: datasets.read_jsonl(_file(tmp, "a.jsonl", "")), "a.jsonl.*no example")
+
+case("read_cbt", "missing file", lambda tmp: datasets.read_cbt(os.path.join(tmp, "no.txt")),
+     "No such file", error=FileNotFoundError)
+case("read_cbt", "a line without its number",
+     lambda tmp: datasets.read_cbt(_file(tmp, "a.txt", "hello world\n")), "a.txt:1")
+case("read_cbt", "a question line without candidates",
+     lambda tmp: datasets.read_cbt(_file(tmp, "a.txt", "".join(
+         f"{i} w{i} .\n" for i in range(1, 21)) + "21 XXXXX is\tw1\n")), "a.txt:21")
+case("read_cbt", "an answer not among the candidates",
+     lambda tmp: datasets.read_cbt(_file(tmp, "a.txt", "".join(
+         f"{i} w{i} .\n" for i in range(1, 21)) + "21 XXXXX is\tzz\t\tw1|w2\n")), "a.txt:21")
+case("read_cbt", "an empty file",
+     lambda tmp: datasets.read_cbt(_file(tmp, "a.txt", "")), "a.txt.*no question")
+
+case("debian_topical10", "missing lists directory",
+     lambda tmp: datasets.debian_topical10(os.path.join(tmp, "none")), "`lists_dir`",
+     error=FileNotFoundError)
+case("debian_topical10", "an empty lists directory",
+     lambda tmp: datasets.debian_topical10(tmp), "`lists_dir`", error=FileNotFoundError)
+case("debian_topical10", "sections not strings",
+     lambda tmp: datasets.debian_topical10(sections=(1, 2)), "`sections`")
+case("debian_topical10", "sections a string",
+     lambda tmp: datasets.debian_topical10(sections="python"), "`sections`")
+case("debian_topical10", "one section only",
+     lambda tmp: datasets.debian_topical10(sections=("python",)), "`sections`")
+case("debian_descriptions", "missing lists directory",
+     lambda tmp: datasets.debian_descriptions(os.path.join(tmp, "none")), "`lists_dir`",
+     error=FileNotFoundError)
+case("debian_descriptions", "an empty lists directory",
+     lambda tmp: datasets.debian_descriptions(tmp), "`lists_dir`", error=FileNotFoundError)
+case("debian_descriptions", "a Packages file without its translations",
+     lambda tmp: datasets.debian_descriptions(os.path.dirname(_bin(tmp, "x_Packages"))),
+     "`lists_dir`", error=FileNotFoundError)
+case("debian_descriptions", "lists_dir a number",
+     lambda tmp: datasets.debian_descriptions(3), "`lists_dir`")
+case("debian_descriptions", "lists_dir a file",
+     lambda tmp: datasets.debian_descriptions(_file(tmp, "f", "x")), "`lists_dir`",
+     error=FileNotFoundError)
+
+case("kjv_cloze", "missing root", lambda tmp: datasets.kjv_cloze(os.path.join(tmp, "none")),
+     "`root`", error=FileNotFoundError)
+case("kjv_cloze", "context_size 0", lambda tmp: datasets.kjv_cloze(tmp, context_size=0),
+     "`context_size`")
+case("kjv_cloze", "num_candidates 1", lambda tmp: datasets.kjv_cloze(tmp, num_candidates=1),
+     "`num_candidates`")
+case("kjv_cloze", "an empty root", lambda tmp: datasets.kjv_cloze(tmp), "`root`",
+     error=FileNotFoundError)
+case("kjv_cloze", "missing wordnet directory",
+     lambda tmp: datasets.kjv_cloze(tmp, wordnet_dir=os.path.join(tmp, "none")),
+     "`wordnet_dir`", error=FileNotFoundError)
+
+case("digit_strips", "train_count 0", lambda tmp: datasets.digit_strips(train_count=0),
+     "`train_count`")
+case("digit_strips", "min_digits > max_digits",
+     lambda tmp: datasets.digit_strips(10, 10, min_digits=5, max_digits=3), "`min_digits`")
+case("digit_strips", "max_digits 0", lambda tmp: datasets.digit_strips(10, 10, max_digits=0),
+     "`max_digits`")
+case("digit_strips", "test_count a float", lambda tmp: datasets.digit_strips(10, 2.5),
+     "`test_count`")
+case("digit_strips", "negative train_count", lambda tmp: datasets.digit_strips(-5, 10),
+     "`train_count`")
+
+_PAIRS = [("a b", "c d"), ("e", "f g h")]
+case("translation_arrays", "no pairs",
+     lambda tmp: datasets.translation_arrays([], _VOCAB, _VOCAB), "`pairs`")
+case("translation_arrays", "pairs not pairs",
+     lambda tmp: datasets.translation_arrays(["a b"], _VOCAB, _VOCAB), "`pairs`")
+case("translation_arrays", "max_tokens 0",
+     lambda tmp: datasets.translation_arrays(_PAIRS, _VOCAB, _VOCAB, max_tokens=0), "`max_tokens`")
+case("translation_arrays", "source_vocab not a vocabulary",
+     lambda tmp: datasets.translation_arrays(_PAIRS, {"a": 1}, _VOCAB), "`source_vocab`")
+case("translation_arrays", "every pair too long",
+     lambda tmp: datasets.translation_arrays(_PAIRS, _VOCAB, _VOCAB, max_tokens=1), "`pairs`")
+
+_XB = {"source_ids": ids(6, 4), "target_in_ids": ids(6, 3)}
+case("LengthBucketedBatches", "batch_size 0",
+     lambda tmp: datasets.LengthBucketedBatches(_XB, ids(6, 3), batch_size=0), "`batch_size`")
+case("LengthBucketedBatches", "labels of another length",
+     lambda tmp: datasets.LengthBucketedBatches(_XB, ids(5, 3)), "`labels`")
+case("LengthBucketedBatches", "inputs of different lengths",
+     lambda tmp: datasets.LengthBucketedBatches(dict(_XB, source_ids=ids(5, 4)), ids(6, 3)),
+     "`inputs`")
+case("LengthBucketedBatches", "bucket_width 0",
+     lambda tmp: datasets.LengthBucketedBatches(_XB, ids(6, 3), bucket_width=0), "`bucket_width`")
+case("LengthBucketedBatches", "inputs not a dict",
+     lambda tmp: datasets.LengthBucketedBatches(ids(6, 4), ids(6, 3)), "`inputs`")
+
+case("WordVocabulary", "duplicate tokens", lambda tmp: WordVocabulary(["a", "a"]), "`tokens`")
+case("WordVocabulary", "tokens a string", lambda tmp: WordVocabulary("abc"), "`tokens`")
+case("WordVocabulary", "a token with a space", lambda tmp: WordVocabulary(["a b"]), "`tokens`")
+case("WordVocabulary", "build with max_size 3",
+     lambda tmp: WordVocabulary.build(["a b"], 3), "`max_size`")
+case("WordVocabulary", "tokens not strings",
+     lambda tmp: WordVocabulary([1, 2]), "`tokens`")
+case("WordVocabulary", "build with min_count 0",
+     lambda tmp: WordVocabulary.build(["a b"], 10, min_count=0), "`min_count`")
+
+case("WordPieceVocabulary", "vocabulary without specials",
+     lambda tmp: datasets.WordPieceVocabulary(["a", "b"]), "`vocabulary`")
+case("WordPieceVocabulary", "vocabulary a string",
+     lambda tmp: datasets.WordPieceVocabulary("abc"), "`vocabulary`")
+case("WordPieceVocabulary", "train with vocabulary_size 2",
+     lambda tmp: datasets.WordPieceVocabulary.build(["a b"], 2), "`vocabulary_size`")
+case("WordPieceVocabulary", "train on no text",
+     lambda tmp: datasets.WordPieceVocabulary.build([""], 50), "`texts`")
+case("WordPieceVocabulary", "train on a single string",
+     lambda tmp: datasets.WordPieceVocabulary.build("a b c", 50), "`texts`")
+
+case("encode_documents", "max_sentences 0",
+     lambda tmp: datasets.encode_documents([[["a"]]], _VOCAB, 0, 3), "`max_sentences`")
+case("encode_documents", "max_words a float",
+     lambda tmp: datasets.encode_documents([[["a"]]], _VOCAB, 2, 2.5), "`max_words`")
+case("encode_documents", "documents not tokenised",
+     lambda tmp: datasets.encode_documents(["a b. c"], _VOCAB, 2, 3), "`documents`")
+case("encode_documents", "vocab not a vocabulary",
+     lambda tmp: datasets.encode_documents([[["a"]]], {"a": 1}, 2, 3), "`vocab`")
+case("encode_documents", "documents a string",
+     lambda tmp: datasets.encode_documents("a b", _VOCAB, 2, 3), "`documents`")
+
+_Q = {"context": ["a b c"], "query": "XXXXX b", "candidates": ["a", "c"], "answer": "a"}
+case("encode_cloze", "no questions", lambda tmp: datasets.encode_cloze([], _VOCAB), "`questions`")
+case("encode_cloze", "answer not a candidate",
+     lambda tmp: datasets.encode_cloze([dict(_Q, answer="z")], _VOCAB), "`questions`.*answer")
+case("encode_cloze", "a question missing its query",
+     lambda tmp: datasets.encode_cloze([{k: v for k, v in _Q.items() if k != "query"}], _VOCAB),
+     "`questions`.*query")
+case("encode_cloze", "max_document 0",
+     lambda tmp: datasets.encode_cloze([_Q], _VOCAB, max_document=0), "`max_document`")
+case("encode_cloze", "vocab not a vocabulary",
+     lambda tmp: datasets.encode_cloze([_Q], {"a": 1}), "`vocab`")
+
+
+# === The tests ===
+
+PARAMS = [pytest.param(fn, error, match, id=f"{target}-{name}")
+          for target, rows in sorted(CASES.items()) for name, fn, error, match in rows]
+
+
+@pytest.mark.parametrize("fn, error, match", PARAMS)
+def test_bad_input(fn, error, match, tmp_path):
+    takes_tmp = fn.__code__.co_varnames[:fn.__code__.co_argcount] == ("tmp",)
+    with pytest.raises(error, match=match):
+        fn(str(tmp_path)) if takes_tmp else fn()
+
+
+def _public_targets():
+    targets = set()
+    for name in layers.__all__:
+        obj = getattr(layers, name)
+        if isinstance(obj, type) and issubclass(obj, keras.layers.Layer) and (
+                name != "BaseAttention"):
+            targets.add(name)
+    targets.update(n for n in zoo.__all__)
+    targets.update(decoding.__all__)
+    loaders = {"gettext_pairs", "tsv_pairs", "read_jsonl", "read_cbt", "debian_topical10",
+               "debian_descriptions", "kjv_cloze", "digit_strips", "translation_arrays",
+               "LengthBucketedBatches", "WordVocabulary", "WordPieceVocabulary",
+               "encode_documents", "encode_cloze"}
+    assert loaders <= set(datasets.__all__)
+    return targets | loaders
+
+
+def test_every_target_has_five_cases():
+    missing = {t: len(CASES.get(t, ())) for t in _public_targets() if len(CASES.get(t, ())) < 5}
+    assert not missing, f"targets with fewer than 5 bad-input cases: {missing}"
+
+
+def test_count_matches_readme():
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
+    total = sum(map(len, CASES.values()))
+    assert f"{total} bad-input cases over {len(CASES)} public targets" in readme, (
+        f"update the README's testing section: {total} cases, {len(CASES)} targets")
