@@ -1,9 +1,9 @@
 """kerattn: the classic attention mechanisms and a model zoo, for Keras 3."""
 
-from kerattn import datasets, decoding, layers, losses, zoo
+from kerattn import callbacks, datasets, decoding, layers, losses, zoo
 from kerattn.saving import load_model
 
 __version__ = "0.1.0"
 
-__all__ = ["layers", "zoo", "decoding", "datasets", "losses", "load_model",
+__all__ = ["layers", "zoo", "decoding", "datasets", "losses", "callbacks", "load_model",
            "__version__"]

@@ -35,11 +35,10 @@ class WordVocabulary:
             raise ValueError("`tokens` must be a list of tokens, not one string; "
                              f"got {tokens[:40]!r}.")
         tokens = list(tokens)
-        bad = [t for t in tokens if not isinstance(t, str) or not t
-               or any(c.isspace() for c in t)]
+        bad = [t for t in tokens if not isinstance(t, str) or not t]
         if bad:
-            raise ValueError("`tokens` must be non-empty strings without spaces "
-                             f"(as `tokenize` makes them); got {bad[:3]!r}.")
+            raise ValueError("`tokens` must be non-empty strings; got "
+                             f"{bad[:3]!r}.")
         tokens = [t for t in tokens if t not in specials]
         if len(set(tokens)) != len(tokens):
             raise ValueError("`tokens` must not contain duplicates.")

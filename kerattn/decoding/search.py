@@ -257,9 +257,16 @@ def gnmt_coverage_penalty(coverage, beta, mask=None):
     _check_number("beta", beta)
     if isinstance(coverage, str):
         raise ValueError(f"`coverage` must be a tensor (..., S); got {coverage!r}.")
-    if mask is not None and tuple(mask.shape) != tuple(coverage.shape):
-        raise ValueError(f"`mask` must have shape {tuple(coverage.shape)} (that of "
-                         f"`coverage`); received shape {tuple(mask.shape)}.")
+    if mask is not None:
+        try:
+            ok = len(mask.shape) <= len(coverage.shape) and tuple(np.broadcast_shapes(
+                tuple(mask.shape), tuple(coverage.shape))) == tuple(coverage.shape)
+        except (ValueError, TypeError):  # unknown sizes pass; a clash fails
+            ok = None in tuple(mask.shape) + tuple(coverage.shape)
+        if not ok:
+            raise ValueError(f"`mask` must have shape {tuple(coverage.shape)} (that "
+                             "of `coverage`, or broadcastable to it); received shape "
+                             f"{tuple(mask.shape)}.")
     clipped = ops.log(ops.clip(coverage, 1e-10, 1.0))
     if mask is not None:
         clipped = ops.where(mask, clipped, 0.0)

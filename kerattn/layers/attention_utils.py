@@ -154,6 +154,7 @@ def dot_product_attention(
         not return_attention_scores
         and not use_dropout
         and query.shape[-1] == value.shape[-1]
+        and _fused_supports(query.dtype)
     )
     weights = None
     if fused:
@@ -180,6 +181,29 @@ def dot_product_attention(
     if return_attention_scores:
         return output, weights
     return output
+
+
+_FUSED_F16_ON_JAX_CPU = None
+
+
+def _fused_supports(dtype):
+    """False where `ops.dot_product_attention` fails for `dtype`.
+
+    JAX's kernel asks XLA:CPU for a float16 x float16 -> float32 dot, which
+    it does not implement ("precision 'F16_F16_F32' is not supported by
+    dot_general on CPU"): float16 on JAX with only CPU devices takes the
+    explicit path, as `mixed_float16` training of `transformer_nmt` does.
+    """
+    global _FUSED_F16_ON_JAX_CPU
+    if keras.backend.standardize_dtype(dtype) != "float16":
+        return True
+    if keras.backend.backend() != "jax":
+        return True
+    if _FUSED_F16_ON_JAX_CPU is None:
+        devices = keras.distribution.list_devices()
+        _FUSED_F16_ON_JAX_CPU = not all(
+            d.lower().startswith("cpu") for d in devices)
+    return _FUSED_F16_ON_JAX_CPU
 
 
 def known_dim(dim):

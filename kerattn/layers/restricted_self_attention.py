@@ -94,16 +94,16 @@ class RestrictedSelfAttention(keras.layers.Layer):
         utils.check_rank("inputs", inputs_shape, (3,), "(batch, n, dim)")
         dim = inputs_shape[-1]
         key_dim = self.key_dim or dim // self.num_heads
-        if self.key_dim is None and dim is not None and dim % self.num_heads:
-            raise ValueError(
-                f"`num_heads`={self.num_heads} must divide the input size "
-                f"{dim} (each head gets dim / num_heads features), or pass "
-                "an explicit `key_dim`.")
         if key_dim < 1:
             raise ValueError(
                 f"`num_heads`={self.num_heads} is larger than the input size "
                 f"{dim}: expected num_heads <= dim or an explicit `key_dim`."
             )
+        if self.key_dim is None and dim is not None and dim % self.num_heads:
+            raise ValueError(
+                f"`num_heads`={self.num_heads} must divide the input size "
+                f"{dim} (each head gets dim / num_heads features), or pass "
+                "an explicit `key_dim`.")
         self._head_dim = key_dim
 
         def dense(equation, out, bias, name):

@@ -322,8 +322,10 @@ class MovingAverageBaseline(keras.layers.Layer):
     def call(self, rewards, training=None):
         utils.check_rank("rewards", rewards.shape, (1,), "(batch,)")
         utils.check_nonempty("rewards", rewards, (0,), "example")
-        # A copy read before the update (not an alias of the variable).
-        current = ops.multiply(ops.convert_to_tensor(self.baseline), 1.0)
+        # A float32 copy read before the update (not an alias of the
+        # variable; under a mixed policy Keras would hand the variable over
+        # cast to float16, so it is cast back).
+        current = ops.cast(ops.convert_to_tensor(self.baseline), "float32")
         if training:
             mean = ops.mean(ops.cast(ops.stop_gradient(rewards), "float32"))
             self.baseline.assign(self.decay * current + (1.0 - self.decay) * mean)
@@ -399,7 +401,9 @@ def doubly_stochastic_penalty(alphas, lam=1.0, step_mask=None, location_mask=Non
     utils.check_mask("step_mask", step_mask, tuple(alphas.shape[:2]))
     utils.check_mask("location_mask", location_mask,
                      (alphas.shape[0], alphas.shape[2]))
-    alphas = ops.convert_to_tensor(alphas)
+    # In float32 under mixed precision: a loss term (Keras adds the losses
+    # in float32, and TensorFlow will not add a float16 one to them).
+    alphas = ops.cast(ops.convert_to_tensor(alphas), "float32")
     if step_mask is not None:
         alphas = alphas * ops.expand_dims(ops.cast(step_mask, alphas.dtype), -1)
     per_location = ops.square(1.0 - ops.sum(alphas, axis=1))  # (batch, L)
@@ -487,7 +491,9 @@ class HardAttentionReinforce(keras.layers.Layer):
         self.lambda_e = lambda_e
         self.decay = decay
         self.pad_id = pad_id
-        self.baseline = MovingAverageBaseline(decay, name="baseline")
+        # float32 whatever the policy: a running mean of log-likelihoods.
+        self.baseline = MovingAverageBaseline(decay, name="baseline",
+                                              dtype="float32")
 
     def build(self, logits_shape, targets_shape, alphas_shape, samples_shape):
         self.baseline.build((None,))

@@ -1,0 +1,199 @@
+"""Reliability: mixed precision, resume, determinism and long inputs.
+
+- every zoo model trains 2 steps under `mixed_float16` and `mixed_bfloat16`
+  with a finite loss and finite, changed weights;
+- `model.fit` interrupted mid-epoch and resumed with Keras'
+  `BackupAndRestore` ends on the weights of an uninterrupted seeded run;
+- the same seed gives the same weights after a few steps (dropout and hard
+  attention sampling included);
+- translation decoding of 500-token sources, and HAN on documents of 200
+  sentences x 100 words.
+"""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+
+import zoo_cases
+from kerattn import callbacks, decoding, zoo
+from kerattn.datasets import WordVocabulary
+
+
+def _weights(model):
+    return [keras.ops.convert_to_numpy(v).astype("float64") for v in model.weights]
+
+
+def _finite(values):
+    return all(np.all(np.isfinite(v)) for v in values)
+
+
+@pytest.fixture
+def policy():
+    """Set a global dtype policy for the test, restore float32 after."""
+    def set_policy(name):
+        keras.config.set_dtype_policy(name)
+
+    yield set_policy
+    keras.config.set_dtype_policy("float32")
+
+
+# === Mixed precision ===
+
+@pytest.mark.parametrize("policy_name", ["mixed_float16", "mixed_bfloat16"])
+@pytest.mark.parametrize("name", sorted(zoo_cases.CASES))
+def test_mixed_precision_trains(name, policy_name, policy):
+    policy(policy_name)
+    model, x, y = zoo_cases.build(name)
+    compute = keras.backend.standardize_dtype(
+        model.layers[-1].dtype_policy.compute_dtype)
+    assert policy_name.endswith(compute) or compute == "float32"
+    before = _weights(model)
+    history = model.fit(x, y, batch_size=2, epochs=1, shuffle=False, verbose=0)
+    losses = history.history["loss"]
+    assert np.all(np.isfinite(losses)), losses
+    after = _weights(model)
+    assert _finite(after)
+    changed = any(not np.array_equal(a, b) for a, b in zip(before, after))
+    optimizer = model.optimizer
+    if isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
+        # mixed_float16: Keras scales the loss (from 2^15) and skips a step
+        # whose scaled gradients overflow, halving the scale. A tiny model's
+        # first steps can all be skipped: that is the scaling working.
+        scale = float(keras.ops.convert_to_numpy(optimizer.dynamic_scale))
+        assert changed or scale < optimizer.initial_scale
+    else:
+        assert changed
+    # Variables stay float32 under a mixed policy (the point of "mixed").
+    assert all(keras.backend.standardize_dtype(v.dtype) in ("float32", "int64", "int32",
+                                                            "uint32")
+               for v in model.weights)
+
+
+# === Resume ===
+
+class _Interrupt(keras.callbacks.Callback):
+    """Raise once training reaches `(epoch, batch)`: a preempted job."""
+
+    def __init__(self, epoch, batch):
+        super().__init__()
+        self.at, self.epoch = (epoch, batch), 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch = epoch
+
+    def on_train_batch_begin(self, batch, logs=None):
+        if (self.epoch, batch) == self.at:
+            raise RuntimeError("interrupted")
+
+
+RESUME = "bahdanau_nmt"
+
+
+def _resume_model():
+    """The tiny RNNsearch with dropout, so the RNG state matters too."""
+    keras.utils.set_random_seed(7)
+    model = zoo.bahdanau_nmt(30, 30, embedding_dim=8, units=12, alignment_units=8,
+                             maxout_units=6, dropout=0.2)
+    model.compile(keras.optimizers.Adam(1e-2), zoo_cases.loss_for("seq"))
+    x, y = zoo_cases._translation(np.random.default_rng(0))
+    x = {k: np.concatenate([v] * 2) for k, v in x.items()}  # 8 rows, 4 batches
+    y = np.concatenate([y] * 2)
+    model(x)  # BackupAndRestore needs a built model
+    return model, x, y
+
+
+def test_backup_and_restore_resumes_to_the_same_weights(tmp_path):
+    """Interrupted at epoch 2, batch 2 of 4, then resumed in a new model.
+
+    `kerattn.callbacks.BackupAndRestore` is Keras' callback plus the state
+    of the random seed generators (Keras' own leaves dropout's RNG state
+    out of its backup; without dropout it alone is exact too).
+    `save_freq="epoch"`: Keras restores the epoch it saved, not the batch
+    (`fit` has no initial step), so the resumed run redoes the interrupted
+    epoch from its first batch on the weights, optimizer state and RNG
+    state saved at the end of the previous epoch. That is exactly what the
+    uninterrupted run did: the weights agree bit for bit. (With
+    `save_freq=N` batches, the batches before the interruption would be
+    trained twice.)
+    """
+    fit = dict(batch_size=2, epochs=3, shuffle=False, verbose=0)
+    reference, x, y = _resume_model()
+    reference.fit(x, y, **fit)
+
+    backup = str(tmp_path / "backup")
+    model, x, y = _resume_model()
+    with pytest.raises(RuntimeError, match="interrupted"):
+        model.fit(x, y, callbacks=[callbacks.BackupAndRestore(backup),
+                                   _Interrupt(epoch=2, batch=2)], **fit)
+    assert os.path.exists(os.path.join(backup, "training_metadata.json"))
+
+    resumed, x, y = _resume_model()  # a fresh process would rebuild it so
+    history = resumed.fit(x, y, callbacks=[callbacks.BackupAndRestore(backup)],
+                          **fit)
+    assert len(history.history["loss"]) == 1  # only the interrupted epoch ran
+    for a, b in zip(_weights(reference), _weights(resumed)):
+        np.testing.assert_array_equal(a, b)
+
+
+# === Determinism ===
+
+@pytest.mark.parametrize("name", ["transformer_nmt", "bahdanau_nmt",
+                                  "show_attend_tell_hard", "han_classifier"])
+def test_same_seed_same_weights(name):
+    """Two seeded runs of 3 steps (dropout, hard-attention sampling): the
+    same weights, bit for bit, on every backend on CPU."""
+    runs = []
+    for _ in range(2):
+        keras.backend.clear_session()
+        model, x, y = zoo_cases.build(name, seed=3)
+        model.fit(x, y, batch_size=2, epochs=2, shuffle=False, verbose=0)
+        runs.append(_weights(model))
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_different_seeds_differ():
+    """The determinism test can fail: another seed gives other weights."""
+    weights = []
+    for seed in (3, 4):
+        model, x, y = zoo_cases.build("bahdanau_nmt", seed=seed)
+        weights.append(_weights(model))
+    assert any(not np.array_equal(a, b) for a, b in zip(*weights))
+
+
+# === Long inputs ===
+
+def test_decoding_500_token_sources():
+    """Greedy and beam search over 500-token sources, through Translator."""
+    words = [f"w{i}" for i in range(40)]
+    vocab = WordVocabulary(words)
+    model = zoo.bahdanau_nmt(len(vocab), len(vocab), embedding_dim=8, units=12,
+                             alignment_units=8, maxout_units=6)
+    rng = np.random.default_rng(0)
+    texts = [" ".join(rng.choice(words, 500)) for _ in range(2)]
+    assert all(len(vocab.encode(t)) == 500 for t in texts)
+    translator = decoding.Translator(model, vocab, vocab, max_length=12)
+    for beam_width in (1, 3):
+        out, alignments = translator(texts, beam_width=beam_width,
+                                     return_alignments=True)
+        assert len(out) == 2 and all(isinstance(t, str) for t in out)
+        for alignment in alignments:
+            a = np.asarray(alignment["weights"])
+            assert len(alignment["source_tokens"]) == 500
+            assert a.shape[1] == 500 and np.all(np.isfinite(a))
+            np.testing.assert_allclose(a.sum(-1), 1.0, atol=1e-4)
+
+
+def test_han_on_200_sentences_of_100_words():
+    model = zoo.han_classifier(100, 3, embedding_dim=8, word_units=6,
+                               sentence_units=6, attention_units=8)
+    model.compile("adam", "sparse_categorical_crossentropy")
+    docs = np.random.default_rng(0).integers(1, 100, (2, 200, 100)).astype("int32")
+    docs[1, 150:] = 0  # a shorter document
+    loss = model.train_on_batch({"document_ids": docs}, np.array([0, 2]))
+    assert np.isfinite(loss)
+    probabilities = keras.ops.convert_to_numpy(model({"document_ids": docs}))
+    assert np.all(np.isfinite(probabilities))
+    np.testing.assert_allclose(probabilities.sum(-1), 1.0, atol=1e-5)
