@@ -325,7 +325,8 @@ class MovingAverageBaseline(keras.layers.Layer):
         # A float32 copy read before the update (not an alias of the
         # variable; under a mixed policy Keras would hand the variable over
         # cast to float16, so it is cast back).
-        current = ops.cast(ops.convert_to_tensor(self.baseline), "float32")
+        current = ops.multiply(
+            ops.cast(ops.convert_to_tensor(self.baseline), "float32"), 1.0)
         if training:
             mean = ops.mean(ops.cast(ops.stop_gradient(rewards), "float32"))
             self.baseline.assign(self.decay * current + (1.0 - self.decay) * mean)
