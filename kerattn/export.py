@@ -240,9 +240,10 @@ def _chunked(tf, core, x, batch_size, out_length, pad_value):
 
 
 def _check_positive(**values):
+    from kerattn.layers.attention_utils import check_positive_int
+
     for name, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"`{name}` must be a positive integer; got {value!r}.")
+        check_positive_int(name, value)
 
 
 def _search_fn(incremental, vocab, beam_width, max_length, search_kwargs,

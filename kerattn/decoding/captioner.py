@@ -54,10 +54,11 @@ class Captioner:
             raise ValueError(
                 "`model` must be a kerattn.zoo.show_attend_tell model; got a "
                 f"model named {model.name!r} with layers {sorted(names)}.")
-        from kerattn.decoding.search import check_positive, check_vocabulary
+        from kerattn.decoding.search import check_vocabulary
+        from kerattn.layers.attention_utils import check_positive_int
 
         check_vocabulary("vocab", vocab)
-        check_positive("max_length", max_length)
+        check_positive_int("max_length", max_length)
         self.model = model
         self.vocab = vocab
         self.max_length = max_length

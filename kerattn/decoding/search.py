@@ -20,7 +20,7 @@ sentences costs its longest output, not `max_length` steps.
 import numpy as np
 from keras import ops
 
-from kerattn.layers.attention_utils import known_dim
+from kerattn.layers.attention_utils import check_positive_int, known_dim
 import keras
 
 NEG = -1e9  # "impossible" in float32 arithmetic without inf - inf = NaN
@@ -53,11 +53,6 @@ def check_vocabulary(name, vocab, methods=("decode",)):
             f"{type(vocab).__name__} without {', '.join(missing)}.")
 
 
-def check_positive(name, value):
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"`{name}` must be a positive int; got {value!r}.")
-
-
 def _check_number(name, value):
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         raise ValueError(f"`{name}` must be a non-negative float; got {value!r}.")
@@ -87,7 +82,7 @@ def _check_common(bos_id, eos_id, pad_id, max_length, min_length,
     if not callable(step_fn):
         raise ValueError("`step_fn` must be a function `(tokens, state, index) "
                          f"-> (logits, state[, attention])`; got {step_fn!r}.")
-    check_positive("batch_size", batch_size)
+    check_positive_int("batch_size", batch_size)
     for name, value in (("bos_id", bos_id), ("eos_id", eos_id),
                         ("pad_id", pad_id)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -506,8 +501,8 @@ def search_incremental(incremental, inputs, vocab, beam_width=1, max_length=50,
             "`incremental` must have `encode` and `step` (use "
             f"kerattn.zoo.incremental(model)); received {type(incremental).__name__}.")
     check_vocabulary("vocab", vocab)
-    check_positive("beam_width", beam_width)
-    check_positive("max_length", max_length)
+    check_positive_int("beam_width", beam_width)
+    check_positive_int("max_length", max_length)
     if len(inputs.shape) < 2:
         raise ValueError("`inputs` must have rank >= 2, shaped (batch, ...); "
                          f"received shape {tuple(inputs.shape)}.")

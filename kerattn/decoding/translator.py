@@ -56,13 +56,14 @@ class Translator:
                  jit_compile=True):
         from kerattn import zoo
 
-        from kerattn.decoding.search import check_positive, check_vocabulary
+        from kerattn.decoding.search import check_vocabulary
+        from kerattn.layers.attention_utils import check_positive_int
         from kerattn.zoo.checks import check_model
 
         check_model(model, "a kerattn.zoo translation model")
         check_vocabulary("source_vocab", source_vocab, ("encode_batch", "unk_id"))
         check_vocabulary("target_vocab", target_vocab)
-        check_positive("max_length", max_length)
+        check_positive_int("max_length", max_length)
         specs = getattr(model, "_specs", None)
         for name, vocab, key in (("source_vocab", source_vocab, "source_ids"),
                                  ("target_vocab", target_vocab, "target_in_ids")):
