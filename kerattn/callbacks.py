@@ -17,6 +17,8 @@ import os
 import keras
 import numpy as np
 
+__all__ = ["BackupAndRestore"]
+
 
 def _seed_states(model):
     """The model's SeedGenerator state variables, in a stable order."""
@@ -34,9 +36,26 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
     resumes at the start of the saved epoch, so with `save_freq=N` batches
     the batches before the interruption are trained twice.
 
+    Args:
+        backup_dir: where the backup is kept between runs (deleted when
+            training ends, unless `delete_checkpoint=False`).
+        save_freq: `"epoch"`, or a number of batches.
+        double_checkpoint: keep the previous backup too, as Keras does.
+        delete_checkpoint: delete the backup once training completes.
+
     Example:
-    >>> callback = BackupAndRestore("/tmp/kerattn_backup")
-    >>> # model.fit(x, y, epochs=10, callbacks=[callback])
+
+    >>> import numpy as np
+    >>> model = kerattn.zoo.han_classifier(50, 3, embedding_dim=8, word_units=4,
+    ...     sentence_units=4, attention_units=4, dropout=0.5)
+    >>> model.compile("adam", "sparse_categorical_crossentropy")
+    >>> x = {"document_ids": np.ones((4, 2, 5), "int32")}
+    >>> y = np.array([0, 1, 2, 1])
+    >>> callback = BackupAndRestore("backup")
+    >>> history = model.fit(x, y, epochs=2, callbacks=[callback], verbose=0)
+    >>> # interrupted? run the same fit again: it resumes, dropout's RNG too
+    >>> len(history.history["loss"])
+    2
     """
 
     def _random_state_path(self):

@@ -53,6 +53,9 @@ import numpy as np
 
 from kerattn.datasets.vocabulary import WordVocabulary
 
+__all__ = ["export_translator", "export_captioner", "export_model", "input_signature_like",
+           "stablehlo_for_tensorflow", "TextCodec", "vocabulary_from_json"]
+
 # --- WordVocabulary.tokenize in RE2 (TensorFlow's regex engine) -------------
 # Python's `re` is Unicode-aware: \w is letters, numbers and "_", \s is
 # str.isspace(), \d is Nd. RE2's classes are ASCII, so they are spelled out.
@@ -88,10 +91,16 @@ def stablehlo_for_tensorflow():
     `min(its own target, TensorFlow's StableHLO version)`. A no-op on other
     backends, or when either side lacks the version API.
 
+    Args:
+        None; a context manager (`with stablehlo_for_tensorflow(): ...`).
+
     Example:
 
-    >>> with stablehlo_for_tensorflow():
-    ...     pass  # model.export("path", format="tf_saved_model")
+    >>> model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    >>> with stablehlo_for_tensorflow():  # what jax2tf serializes in here loads in TF
+    ...     outputs = model(np.ones((1, 4), "float32"))
+    >>> tuple(outputs.shape)
+    (1, 2)
     """
     if keras.backend.backend() != "jax":
         yield
@@ -136,6 +145,18 @@ class TextCodec:
 
     Args:
         vocab: a `WordVocabulary` or `WordPieceVocabulary`.
+
+    Example:
+
+    >>> import tensorflow as tf
+    >>> from kerattn.datasets import WordVocabulary
+    >>> vocab = WordVocabulary.build(["Cannot open %s", "File not found"])
+    >>> codec = TextCodec(vocab)
+    >>> ids = codec.encode(tf.constant(["Cannot open %s"]), length=5)
+    >>> ids.numpy().tolist() == [vocab.encode("Cannot open %s") + [0, 0]]
+    True
+    >>> codec.decode(ids).numpy()
+    array([b'Cannot open %s'], dtype=object)
     """
 
     def __init__(self, vocab):
@@ -281,11 +302,25 @@ def export_translator(translator, path, beam_width=1, max_length=None,
     `serving_default`): `text`, a `(N,)` `tf.string` tensor ->
     `{"translation": (N,) tf.string, "tokens": (N, max_length) int32}`.
 
+    Returns:
+        `path`.
+
     Example:
 
-    >>> # export_translator(translator, "exported/en_fr", beam_width=5)
-    >>> # import tensorflow as tf, tensorflow_text  # in any process
-    >>> # tf.saved_model.load("exported/en_fr").serve(tf.constant(["Open"]))
+    >>> from kerattn.datasets import WordVocabulary
+    >>> src = WordVocabulary.build(["Permission denied", "File not found"])
+    >>> tgt = WordVocabulary.build(["Permission refusée", "Fichier introuvable"])
+    >>> model = kerattn.zoo.bahdanau_nmt(len(src), len(tgt), embedding_dim=8,
+    ...                                  units=8, alignment_units=8, maxout_units=4)
+    >>> translator = kerattn.decoding.Translator(model, src, tgt, max_length=6)
+    >>> export_translator(translator, "en_fr", beam_width=2, batch_size=2,
+    ...                   max_source_length=8)
+    'en_fr'
+    >>> import tensorflow as tf, tensorflow_text  # in any process, no kerattn
+    >>> loaded = tf.saved_model.load("en_fr")   # keep it: its variables live here
+    >>> served = loaded.serve(tf.constant(["File not found"]))
+    >>> served["translation"].shape, served["tokens"].shape
+    (TensorShape([1]), TensorShape([1, 6]))
     """
     max_length = max_length or translator.max_length
     _check_positive(beam_width=beam_width, max_length=max_length,
@@ -328,9 +363,23 @@ def export_captioner(captioner, path, beam_width=1, max_length=None,
     `(N, L, D)` features), and returns `{"caption": (N,) tf.string,
     "tokens": (N, max_length) int32}`.
 
+    Returns:
+        `path`.
+
     Example:
 
-    >>> # export_captioner(captioner, "exported/captioner")
+    >>> from kerattn.datasets import WordVocabulary
+    >>> vocab = WordVocabulary.build(["one two", "three"])
+    >>> model = kerattn.zoo.show_attend_tell(len(vocab), feature_shape=(6, 8),
+    ...     embedding_dim=8, units=8, attention_units=8)
+    >>> captioner = kerattn.decoding.Captioner(model, vocab, max_length=4)
+    >>> export_captioner(captioner, "captioner", batch_size=2)
+    'captioner'
+    >>> import tensorflow as tf
+    >>> features = tf.zeros((3, 6, 8))
+    >>> loaded = tf.saved_model.load("captioner")
+    >>> loaded.serve(features)["caption"].shape
+    TensorShape([3])
     """
     max_length = max_length or captioner.max_length
     _check_positive(beam_width=beam_width, max_length=max_length,
@@ -408,9 +457,20 @@ def export_model(model, path, format="tf_saved_model", **kwargs):
     TensorFlow in a subprocess (Keras needs torch_xla for it otherwise); ONNX
     is written by Keras' torch exporter (`torch.onnx`).
 
+    Returns:
+        `path`.
+
     Example:
 
-    >>> # export_model(kerattn.zoo.han_classifier(5000, 10), "exported/han")
+    >>> model = kerattn.zoo.han_classifier(50, 3, embedding_dim=8, word_units=4,
+    ...     sentence_units=4, attention_units=4, max_sentences=2, max_words=5)
+    >>> export_model(model, "han")
+    'han'
+    >>> import tensorflow as tf
+    >>> ids = tf.ones((1, 2, 5), tf.int32)
+    >>> loaded = tf.saved_model.load("han")
+    >>> loaded.serve({"document_ids": ids}).shape
+    TensorShape([1, 3])
     """
     if format not in ("tf_saved_model", "onnx"):
         raise ValueError('`format` must be "tf_saved_model" or "onnx"; got '
@@ -444,6 +504,20 @@ def input_signature_like(inputs):
     Keras' torch ONNX exporter fixes every unknown dimension to 1; export at
     the shapes you will serve instead:
     `export_model(model, "m.onnx", "onnx", input_signature=input_signature_like(x))`.
+
+    Args:
+        inputs: a dict of arrays, by input name.
+
+    Returns:
+        A one-element list holding the dict of `keras.InputSpec`s (the
+        form `model.export(input_signature=...)` takes for dict inputs).
+
+    Example:
+
+    >>> x = {"source_ids": np.ones((4, 12), "int32")}
+    >>> spec = input_signature_like(x)[0]["source_ids"]
+    >>> spec.shape, spec.dtype
+    ((4, 12), 'int32')
     """
     return [{k: keras.InputSpec(shape=np.shape(v), dtype=str(np.asarray(v).dtype),
                                 name=k)
@@ -471,7 +545,21 @@ def _export_via_tensorflow(kind, model, path, options):
 
 
 def vocabulary_from_json(text):
-    """A `WordVocabulary` or `WordPieceVocabulary` from its `to_json()`."""
+    """A `WordVocabulary` or `WordPieceVocabulary` from its `to_json()`.
+
+    Args:
+        text: the JSON string of either vocabulary's `to_json()`.
+
+    Returns:
+        The vocabulary, of the class that wrote it.
+
+    Example:
+
+    >>> from kerattn.datasets import WordVocabulary
+    >>> vocab = WordVocabulary.build(["Permission denied"])
+    >>> vocabulary_from_json(vocab.to_json()).itos == vocab.itos
+    True
+    """
     from kerattn.datasets import WordPieceVocabulary, WordVocabulary
 
     data = json.loads(text)

@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+__all__ = ["MaskedSparseCrossentropy"]
+
 
 @keras.saving.register_keras_serializable(package="kerattn")
 class MaskedSparseCrossentropy(keras.losses.Loss):

@@ -5,6 +5,9 @@ Needs matplotlib (`pip install "kerattn[plot]"`).
 
 import numpy as np
 
+__all__ = ["attention_heatmap", "save_attention_heatmaps", "attention_overlay",
+           "document_highlight"]
+
 
 def _pyplot():
     try:
@@ -85,6 +88,17 @@ def save_attention_heatmaps(examples, path, columns=2):
         examples: list of `(weights, source_tokens, target_tokens)`.
         path: the PNG file to write.
         columns: heatmaps per row of the figure.
+
+    Returns:
+        `path`.
+
+    Example:
+
+    >>> import numpy as np
+    >>> examples = [(np.eye(2), ["Open", "%s"], ["Ouvrir", "%s"]),
+    ...             (np.full((1, 2), 0.5), ["File", "missing"], ["Fichier"])]
+    >>> save_attention_heatmaps(examples, "attention.png")
+    'attention.png'
     """
     plt = _pyplot()
     n = len(examples)
@@ -128,6 +142,17 @@ def attention_overlay(image, maps, words, path=None, alpha=0.6):
         words: the words, one per map.
         path: optional PNG file to write; the figure is returned otherwise.
         alpha: the opacity of the overlay.
+
+    Returns:
+        `path`, or the matplotlib figure when `path` is None.
+
+    Example:
+
+    >>> import numpy as np
+    >>> image = np.random.rand(8, 45)
+    >>> maps = np.random.dirichlet(np.ones(22), size=(3, 4))   # 3 words, 4 x 22
+    >>> attention_overlay(image, maps, ["six", "five", "</s>"], "overlay.png")
+    'overlay.png'
     """
     plt = _pyplot()
     image = np.asarray(image, "float64")
@@ -167,6 +192,19 @@ def document_highlight(sentences, word_weights, sentence_weights, path=None,
         path: optional PNG file to write; the figure is returned otherwise.
         title: optional title (e.g. the predicted and true label).
         width: characters per drawn line.
+
+    Returns:
+        `path`, or the matplotlib figure when `path` is None.
+
+    Example:
+
+    >>> import numpy as np
+    >>> sentences = [["a", "fast", "game", "."], ["by", "kenta", "cho", "."]]
+    >>> word_weights = np.array([[0.1, 0.5, 0.3, 0.1], [0.2, 0.4, 0.3, 0.1]])
+    >>> figure = document_highlight(sentences, word_weights, np.array([0.8, 0.2]),
+    ...                             title="games")
+    >>> type(figure).__name__
+    'Figure'
     """
     plt = _pyplot()
     word_weights = np.asarray(word_weights, "float64")

@@ -55,9 +55,18 @@ def load_model(filepath, compile=True, safe_mode=True, jit_compile="auto",
 
     Example:
 
-    >>> # model.save("nmt.keras")            # under KERAS_BACKEND=torch
-    >>> # model = kerattn.load_model("nmt.keras")   # under jax
-    >>> # model.fit(x, y)                   # continues training
+    >>> import numpy as np
+    >>> model = kerattn.zoo.han_classifier(50, 3, embedding_dim=8, word_units=4,
+    ...                                    sentence_units=4, attention_units=4)
+    >>> model.compile("adam", "sparse_categorical_crossentropy")
+    >>> x = {"document_ids": np.ones((4, 2, 5), "int32")}
+    >>> y = np.array([0, 1, 2, 1])
+    >>> _ = model.fit(x, y, verbose=0)
+    >>> model.save("han.keras")       # under any backend
+    >>> loaded = kerattn.load_model("han.keras")   # under any backend
+    >>> _ = loaded.fit(x, y, verbose=0)           # training continues
+    >>> int(loaded.optimizer.iterations)
+    2
     """
     import kerattn.layers  # noqa: F401  (registers the layers)
 

@@ -64,8 +64,26 @@ _TOKEN = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?|\d+|[^\w\s]")
 
 
 def write_cbt(questions, path):
-    """Write questions (dicts with `context` (a list of sentences), `query`,
-    `answer`, `candidates`) in the CBT format."""
+    """Write questions in the Children's Book Test (CBT) file format.
+
+    Each question is its numbered context sentences, then a line
+    `N query<TAB>answer<TAB><TAB>candidate|candidate|...`, then a blank
+    line; `read_cbt` reads it back, and it reads Facebook's CBT files.
+
+    Args:
+        questions: dicts with `context` (a list of sentences), `query`
+            (with the blank `XXXXX`), `answer` and `candidates` (a list).
+        path: the file to write.
+
+    Example:
+
+    >>> question = {"context": ["Ruth went to Boaz .", "Boaz saw Ruth ."],
+    ...             "query": "And XXXXX spake unto Ruth .", "answer": "Boaz",
+    ...             "candidates": ["Ruth", "Boaz"]}
+    >>> write_cbt([question], "kjv.txt")
+    >>> read_cbt("kjv.txt")[0]["answer"]
+    'Boaz'
+    """
     with open(path, "w", encoding="utf-8") as handle:
         for q in questions:
             for number, sentence in enumerate(q["context"], 1):
@@ -76,11 +94,29 @@ def write_cbt(questions, path):
 
 
 def read_cbt(path):
-    """Read a CBT-format file.
+    """Read a Children's Book Test (CBT) format file.
+
+    Args:
+        path: a file in the CBT format (Facebook's CBT files, or those
+            `write_cbt` writes).
 
     Returns:
         A list of dicts: `context` (list of sentences), `query` (with
         XXXXX), `answer`, `candidates` (list).
+
+    Raises:
+        ValueError: a malformed line (its `file:line` is named), or a file
+            without a question.
+
+    Example:
+
+    >>> question = {"context": ["Ruth went to Boaz .", "Boaz saw Ruth ."],
+    ...             "query": "And XXXXX spake unto Ruth .", "answer": "Boaz",
+    ...             "candidates": ["Ruth", "Boaz"]}
+    >>> write_cbt([question, question], "kjv.txt")
+    >>> questions = read_cbt("kjv.txt")
+    >>> len(questions), questions[0]["candidates"]
+    (2, ['Ruth', 'Boaz'])
     """
     questions, context = [], []
     with open(path, encoding="utf-8") as handle:
@@ -121,8 +157,21 @@ def read_cbt(path):
 def download_kjv(directory):
     """Fetch and unpack bible-kjv, bible-kjv-text and wordnet-base.
 
+    Runs `apt-get download` (Debian's archive, no root needed) and
+    `dpkg-deb -x`; nothing is installed.
+
+    Args:
+        directory: where the `.deb` files go; they are unpacked into
+            `directory/root`.
+
     Returns:
-        The directory they were unpacked into (`directory/root`).
+        The directory they were unpacked into (`directory/root`), for
+        `kjv_cloze`.
+
+    Example:
+
+    >>> root = download_kjv("kjv")  # doctest: +SKIP
+    >>> splits = kjv_cloze(root)  # doctest: +SKIP
     """
     os.makedirs(directory, exist_ok=True)
     root = os.path.join(directory, "root")
@@ -278,6 +327,13 @@ def kjv_cloze(root, wordnet_dir=None, context_size=20, num_candidates=10,
     Returns:
         `{"train": [...], "valid": [...], "test": [...]}`; each question a
         dict with `context`, `query`, `answer`, `candidates`, `kind`, `book`.
+
+    Example:
+
+    >>> root = download_kjv("kjv")  # doctest: +SKIP
+    >>> splits = kjv_cloze(root)  # doctest: +SKIP
+    >>> len(splits["test"]), splits["test"][0]["kind"]  # doctest: +SKIP
+    (3994, 'names')
     """
     for name, value, low in (("context_size", context_size, 1),
                              ("num_candidates", num_candidates, 2), ("step", step, 1)):
@@ -336,7 +392,22 @@ def _context_tokens(question):
 
 
 def most_frequent_baseline(question):
-    """The candidate that occurs most often in the context."""
+    """The candidate that occurs most often in the context.
+
+    Args:
+        question: a dict with `context`, `candidates` (as `read_cbt` gives).
+
+    Returns:
+        The chosen candidate; ties go to the earlier candidate.
+
+    Example:
+
+    >>> question = {"context": ["Ruth went to Boaz .", "Boaz saw Ruth ."],
+    ...             "query": "And XXXXX spake unto Ruth .", "answer": "Boaz",
+    ...             "candidates": ["Ruth", "Boaz"]}
+    >>> most_frequent_baseline(question)
+    'Ruth'
+    """
     counts = collections.Counter(_context_tokens(question))
     return max(question["candidates"], key=lambda c: (counts[c], -question[
         "candidates"].index(c)))
@@ -344,7 +415,22 @@ def most_frequent_baseline(question):
 
 def bigram_baseline(question):
     """The candidate whose bigrams with the query's neighbours of XXXXX
-    occur most often in the context; ties by frequency in the context."""
+    occur most often in the context; ties by frequency in the context.
+
+    Args:
+        question: a dict with `context`, `query`, `candidates`.
+
+    Returns:
+        The chosen candidate.
+
+    Example:
+
+    >>> question = {"context": ["Ruth went to Boaz .", "Boaz saw Ruth ."],
+    ...             "query": "And XXXXX spake unto Ruth .", "answer": "Boaz",
+    ...             "candidates": ["Ruth", "Boaz"]}
+    >>> bigram_baseline(question)  # "Boaz spake" is unseen; "Boaz saw" ...
+    'Ruth'
+    """
     tokens = _context_tokens(question)
     query = question["query"].split(" ")
     slot = query.index(BLANK)
@@ -361,7 +447,25 @@ def bigram_baseline(question):
 
 
 def baseline_accuracy(questions, baseline):
-    """Accuracy of a baseline function per kind and overall."""
+    """Accuracy of a baseline function per kind and overall.
+
+    Args:
+        questions: dicts as `read_cbt` gives; an optional `kind` key
+            (names, nouns, verbs, prepositions) adds per-kind figures.
+        baseline: a function question -> chosen candidate, e.g.
+            `most_frequent_baseline` or `bigram_baseline`.
+
+    Returns:
+        A dict kind -> accuracy, with `"all"` over every question.
+
+    Example:
+
+    >>> question = {"context": ["Ruth went to Boaz .", "Boaz saw Ruth ."],
+    ...             "query": "And XXXXX spake unto Ruth .", "answer": "Boaz",
+    ...             "candidates": ["Ruth", "Boaz"]}
+    >>> baseline_accuracy([question], most_frequent_baseline)
+    {'all': 0.0}
+    """
     hits = collections.defaultdict(list)
     for q in questions:
         ok = baseline(q) == q["answer"]
@@ -381,10 +485,25 @@ def encode_cloze(questions, vocab, max_document=None, max_query=None):
     the vocabulary). An answer cut off by `max_document` is kept only when
     it occurs in what remains.
 
+    Args:
+        questions: dicts with `context`, `query`, `answer`, `candidates`.
+        vocab: the `WordVocabulary` of `cloze_vocabulary`.
+        max_document, max_query: optional lengths to cut and pad to;
+            None pads to the longest.
+
     Returns:
         A dict: `document_ids` `(n, D)`, `query_ids` `(n, Q)`,
         `candidate_ids` `(n, C)` and `answer_index` `(n,)` (the answer's
         position among the candidates).
+
+    Example:
+
+    >>> question = {"context": ["Ruth went to Boaz .", "Boaz saw Ruth ."],
+    ...             "query": "And XXXXX spake unto Ruth .", "answer": "Boaz",
+    ...             "candidates": ["Ruth", "Boaz"]}
+    >>> arrays = encode_cloze([question], cloze_vocabulary([question]))
+    >>> arrays["document_ids"].shape, arrays["answer_index"]
+    ((1, 9), array([1], dtype=int32))
     """
     if not hasattr(vocab, "stoi") or not hasattr(vocab, "unk_id"):
         raise ValueError("`vocab` must be a kerattn.datasets.WordVocabulary; got "
@@ -433,6 +552,23 @@ def cloze_vocabulary(questions, min_count=1, max_size=None):
     """A lower-cased `WordVocabulary` over contexts, queries and candidates.
 
     XXXXX is a word of its own (the query's blank).
+
+    Args:
+        questions: dicts with `context` and `query`.
+        min_count: keep words seen at least this often.
+        max_size: optional cap on the vocabulary size (specials included).
+
+    Returns:
+        A `WordVocabulary` (PAD, UNK, BOS, EOS, then words by frequency).
+
+    Example:
+
+    >>> question = {"context": ["Ruth went to Boaz .", "Boaz saw Ruth ."],
+    ...             "query": "And XXXXX spake unto Ruth .", "answer": "Boaz",
+    ...             "candidates": ["Ruth", "Boaz"]}
+    >>> vocab = cloze_vocabulary([question])
+    >>> vocab.itos[4:7]
+    ['.', 'ruth', 'boaz']
     """
     from kerattn.datasets.vocabulary import WordVocabulary
 

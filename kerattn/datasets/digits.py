@@ -162,6 +162,14 @@ def attention_on_own_digit(attention, spans, columns_per_location):
     Returns:
         The mean over all words of `sum(weights on the word's columns) /
         sum(weights)`; words beyond the strip's length are not counted.
+
+    Example:
+
+    >>> import numpy as np
+    >>> maps = np.zeros((2, 1, 5), "float32")   # 2 words over a 1 x 5 grid
+    >>> maps[0, 0, 0], maps[1, 0, 1:3] = 1.0, 0.5
+    >>> attention_on_own_digit([maps], [[(0, 9), (9, 18)]], columns_per_location=9)
+    0.75
     """
     shares = []
     for maps, span in zip(attention, spans):

@@ -85,6 +85,13 @@ def _split_of(name, valid_share=0.1, test_share=0.1):
 def debian_descriptions(lists_dir=LISTS_DIR):
     """Every source package's long description, unlabelled or not.
 
+    Reads apt's `Packages` lists (for each package's Section) and the
+    English `Translation-en` lists (the long descriptions), joined on
+    `Description-md5`, keeping one binary package per source package.
+
+    Args:
+        lists_dir: apt's list directory.
+
     Returns:
         A list of dicts with `text`, `label` (the chosen binary package's
         Section), `package`, `source` and `split` (the fixed hash split), one
@@ -93,6 +100,13 @@ def debian_descriptions(lists_dir=LISTS_DIR):
     Raises:
         FileNotFoundError: when the lists (with English descriptions) are
             not there; the message gives the `apt-get update` command.
+
+    Example:
+
+    >>> # after: apt-get update -o Acquire::Languages=en
+    >>> documents = debian_descriptions()  # doctest: +SKIP
+    >>> sorted(documents[0])  # doctest: +SKIP
+    ['label', 'package', 'source', 'split', 'text']
     """
     if not isinstance(lists_dir, (str, os.PathLike)):
         raise ValueError(f"`lists_dir` must be a directory path; got {lists_dir!r}.")
@@ -147,6 +161,13 @@ def debian_topical10(lists_dir=LISTS_DIR, sections=TOPICAL10):
     Raises:
         FileNotFoundError: when the lists (with English descriptions) are
             not there; the message gives the `apt-get update` command.
+
+    Example:
+
+    >>> # after: apt-get update -o Acquire::Languages=en
+    >>> data = debian_topical10()  # doctest: +SKIP
+    >>> len(data["train"]), data["labels"][:3]  # doctest: +SKIP
+    (7100, ['utils', 'science', 'net'])
     """
     if isinstance(sections, str) or not all(isinstance(s, str) for s in sections):
         raise ValueError("`sections` must be a list of Debian section names; got "
@@ -168,7 +189,18 @@ def debian_topical10(lists_dir=LISTS_DIR, sections=TOPICAL10):
 
 
 def write_jsonl(examples, path):
-    """Write `{"text", "label", ...}` dicts, one JSON object per line."""
+    """Write `{"text", "label", ...}` dicts, one JSON object per line.
+
+    Args:
+        examples: dicts (e.g. the examples of `debian_topical10`).
+        path: the file to write (UTF-8).
+
+    Example:
+
+    >>> write_jsonl([{"text": "A game.", "label": "games"}], "docs.jsonl")
+    >>> read_jsonl("docs.jsonl")
+    (['A game.'], ['games'])
+    """
     with open(path, "w", encoding="utf-8") as handle:
         for example in examples:
             handle.write(json.dumps(example, ensure_ascii=False) + "\n")
@@ -181,8 +213,22 @@ def read_jsonl(path, text_key="text", label_key="label"):
     Yelp and IMDB review sets: `{"text": "...", "stars": 4}` reads with
     `label_key="stars"`).
 
+    Args:
+        path: the file.
+        text_key, label_key: the fields to read.
+
     Returns:
         `(texts, labels)`, two lists.
+
+    Raises:
+        ValueError: a line that is not a JSON object with both keys (its
+            `file:line` is named), or a file without examples.
+
+    Example:
+
+    >>> write_jsonl([{"text": "Great food.", "stars": 5}], "reviews.jsonl")
+    >>> read_jsonl("reviews.jsonl", label_key="stars")
+    (['Great food.'], [5])
     """
     texts, labels = [], []
     with open(path, encoding="utf-8") as handle:
@@ -230,12 +276,43 @@ def split_words(sentence, lowercase=True):
 
 
 def tokenize_document(text, lowercase=True):
-    """A document as a list of sentences, each a list of words."""
+    """A document as a list of sentences, each a list of words.
+
+    A sentence ends at `.`, `!` or `?` followed by a capital, digit or
+    quote, or at a line break; words and punctuation marks are tokens.
+
+    Args:
+        text: the document.
+        lowercase: lower-case the words.
+
+    Returns:
+        A list of sentences, each a list of word strings.
+
+    Example:
+
+    >>> tokenize_document("A fast game. Kill the aliens! By Kenta Cho.")
+    [['a', 'fast', 'game', '.'], ['kill', 'the', 'aliens', '!'], ['by', 'kenta', 'cho', '.']]
+    """
     return [split_words(s, lowercase) for s in split_sentences(text)]
 
 
 def build_word_vocabulary(documents, min_count=1, max_size=None):
-    """A `WordVocabulary` (PAD = 0, UNK = 1) from tokenised documents."""
+    """A `WordVocabulary` (PAD = 0, UNK = 1) from tokenised documents.
+
+    Args:
+        documents: documents as `tokenize_document` returns them.
+        min_count: keep words seen at least this often.
+        max_size: optional cap on the vocabulary size (specials included).
+
+    Returns:
+        A lower-casing `WordVocabulary`, words by frequency.
+
+    Example:
+
+    >>> docs = [tokenize_document("A game. A fast game.")]
+    >>> build_word_vocabulary(docs, min_count=2).itos
+    ['<pad>', '<unk>', '<s>', '</s>', '.', 'a', 'game']
+    """
     from kerattn.datasets.vocabulary import WordVocabulary
 
     counts = collections.Counter(
@@ -252,6 +329,23 @@ def encode_documents(documents, vocab, max_sentences, max_words):
 
     Longer documents keep their first sentences, longer sentences their
     first words; PAD (0) fills the rest at both levels.
+
+    Args:
+        documents: documents as `tokenize_document` returns them.
+        vocab: a `WordVocabulary` (unknown words get its UNK id).
+        max_sentences, max_words: the shape of each document.
+
+    Returns:
+        An int32 array `(len(documents), max_sentences, max_words)`, the
+        input of `kerattn.zoo.han_classifier`.
+
+    Example:
+
+    >>> docs = [tokenize_document("A game. A fast game.")]
+    >>> encode_documents(docs, build_word_vocabulary(docs), 3, 4)[0]
+    array([[5, 6, 4, 0],
+           [5, 7, 6, 4],
+           [0, 0, 0, 0]], dtype=int32)
     """
     for name, value in (("max_sentences", max_sentences), ("max_words", max_words)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:

@@ -88,6 +88,12 @@ def gettext_pairs(
 
     Raises:
         ValueError: for bad arguments, or when no catalog is found.
+
+    Example:
+
+    >>> pairs = gettext_pairs("fr")
+    >>> len(pairs["train"]) > 30000, pairs["test"][0]
+    (True, ('Cannot make/remove an entry for the specified session', 'Impossible de créer/supprimer une entrée pour la session spécifiée'))
     """
     if not isinstance(lang, str) or not re.fullmatch(r"[A-Za-z_@.\-]+", lang):
         raise ValueError(f"`lang` must be a locale name like 'fr'; got {lang!r}.")

@@ -22,6 +22,17 @@ def translation_arrays(pairs, source_vocab, target_vocab, max_tokens=None):
         `(inputs, labels, kept)`: `inputs = {"source_ids": (N, S),
         "target_in_ids": (N, T + 1)}`, `labels` `(N, T + 1)` int32, and the
         list of kept pairs.
+
+    Example:
+
+    >>> from kerattn.datasets import WordVocabulary
+    >>> pairs = [("Permission denied", "Permission refusée"),
+    ...          ("File not found", "Fichier introuvable")]
+    >>> src = WordVocabulary.build([s for s, _ in pairs])
+    >>> tgt = WordVocabulary.build([t for _, t in pairs])
+    >>> x, y, kept = translation_arrays(pairs, src, tgt)
+    >>> x["source_ids"].shape, x["target_in_ids"][1], y[1]
+    ((2, 3), array([2, 4, 6], dtype=int32), array([4, 6, 3], dtype=int32))
     """
     if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
         raise ValueError(f"`max_tokens` must be a positive int or None; got {max_tokens!r}.")
@@ -85,6 +96,18 @@ class LengthBucketedBatches(keras.utils.PyDataset):
         shuffle: reshuffle between epochs (validation: False).
         pad_id: the id the arrays are padded with.
         seed: the shuffling seed.
+
+    Example:
+
+    >>> from kerattn.datasets import WordVocabulary
+    >>> pairs = [("Permission denied", "Permission refusée"),
+    ...          ("Cannot open the file %s for reading", "Impossible de lire %s")] * 4
+    >>> src = WordVocabulary.build([s for s, _ in pairs])
+    >>> tgt = WordVocabulary.build([t for _, t in pairs])
+    >>> x, y, _ = translation_arrays(pairs, src, tgt)
+    >>> batches = LengthBucketedBatches(x, y, batch_size=4, bucket_width=4)
+    >>> sorted(batch[0]["source_ids"].shape[1] for batch in batches)   # not all 7
+    [4, 8]
     """
 
     def __init__(self, inputs, labels, batch_size=64, bucket_width=5,

@@ -5,7 +5,7 @@ import os
 
 def tsv_pairs(path, source_column=0, target_column=1, max_words=None,
               encoding="utf-8"):
-    """Read `source<TAB>target[<TAB>...]` lines into string pairs.
+    r"""Read `source<TAB>target[<TAB>...]` lines into string pairs.
 
     The format of the Anki / Tatoeba sentence-pair files (e.g. `fra.txt`,
     whose third column is the attribution). Blank lines are skipped.
@@ -22,6 +22,13 @@ def tsv_pairs(path, source_column=0, target_column=1, max_words=None,
     Raises:
         ValueError: a missing file, a line with too few columns (its number
             is named), or bad arguments.
+
+    Example:
+
+    >>> with open("fra.txt", "w", encoding="utf-8") as f:
+    ...     _ = f.write("Go.\tVa !\tCC-BY 2.0 (France)\nHi.\tSalut !\tCC-BY\n")
+    >>> tsv_pairs("fra.txt")
+    [('Go.', 'Va !'), ('Hi.', 'Salut !')]
     """
     for name, value in (("source_column", source_column),
                         ("target_column", target_column)):

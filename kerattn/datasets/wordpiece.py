@@ -44,8 +44,12 @@ class WordPieceVocabulary:
 
     Example:
 
-    >>> # vocab = WordPieceVocabulary.build(train_texts, vocabulary_size=8000)
-    >>> # vocab.decode(vocab.encode("Cannot open %s")) == "Cannot open %s"
+    >>> texts = ["Cannot open file %s", "Cannot create directory %s",
+    ...          "Opening files", "Created directories"]
+    >>> vocab = WordPieceVocabulary.build(texts, vocabulary_size=60)
+    >>> ids = vocab.encode("Cannot open directories")
+    >>> vocab.decode(ids)
+    'Cannot open directories'
     """
 
     PAD, UNK, BOS, EOS = WordVocabulary.PAD, WordVocabulary.UNK, \

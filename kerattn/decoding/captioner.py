@@ -38,9 +38,18 @@ class Captioner:
 
     Example:
 
-    >>> # captioner = Captioner(model, vocab)
-    >>> # captions, attention = captioner(images, beam_width=3,
-    >>> #                                 return_attention=True)
+    >>> import numpy as np
+    >>> from kerattn.datasets import WordVocabulary
+    >>> vocab = WordVocabulary.build(["six five zero", "four eight"])
+    >>> model = kerattn.zoo.show_attend_tell(len(vocab), image_shape=(8, 45, 1),
+    ...     encoder_filters=(4,), encoder_pool_sizes=((2, 2),), embedding_dim=8,
+    ...     units=8, attention_units=8)
+    >>> # ... model.fit(...) ...
+    >>> captioner = Captioner(model, vocab, max_length=5)
+    >>> images = np.zeros((2, 8, 45, 1), "float32")
+    >>> captions, attention = captioner(images, beam_width=2, return_attention=True)
+    >>> len(captions), attention[0]["maps"].shape[1:]   # over the 4 x 22 grid
+    (2, (4, 22))
     """
 
     def __init__(self, model, vocab, max_length=20, jit_compile=True):

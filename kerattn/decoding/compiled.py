@@ -32,6 +32,15 @@ def compile_decoder(fn, variables, jit_compile=True):
     Returns:
         A function with the signature of `fn`. Each new input shape compiles
         once (callers pad inputs to a few shapes).
+
+    Example:
+
+    >>> import numpy as np
+    >>> dense = keras.layers.Dense(3)
+    >>> dense.build((None, 4))
+    >>> fn = compile_decoder(lambda x: keras.ops.argmax(dense(x), -1), dense.variables)
+    >>> tuple(fn(np.ones((2, 4), "float32")).shape)
+    (2,)
     """
     if not callable(fn):
         raise ValueError(f"`fn` must be a function of tensors; got {fn!r}.")

@@ -172,6 +172,22 @@ def greedy_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
         probabilities (EOS included), `lengths` int32 `(batch,)` (EOS
         included), and `attention` `(batch, max_length, S)` when the step
         function returns attention.
+
+    Example:
+
+    A fake model (no weights) that says token 4, then EOS (3):
+
+    >>> import numpy as np
+    >>> table = np.log(np.array([[0.01, 0.01, 0.01, 0.07, 0.9],
+    ...                          [0.01, 0.01, 0.01, 0.9, 0.07]] * 3, "float32"))
+    >>> def step_fn(tokens, state, index):
+    ...     logits = keras.ops.take(table, index, axis=0)
+    ...     return keras.ops.tile(logits[None], (tokens.shape[0], 1)), state
+    >>> state = {"h": np.zeros((2, 1), "float32")}
+    >>> out = greedy_search(step_fn, state, batch_size=2, bos_id=2, eos_id=3,
+    ...                     max_length=4)
+    >>> keras.ops.convert_to_numpy(out["tokens"]).tolist()
+    [[4, 3, 0, 0], [4, 3, 0, 0]]
     """
     _check_common(bos_id, eos_id, pad_id, max_length, min_length, step_fn,
                   batch_size)
@@ -230,7 +246,21 @@ def _one_hypothesis_loop(step_fn, state, batch_size, bos_id, eos_id, pad_id,
 
 
 def gnmt_length_penalty(lengths, alpha):
-    """Wu et al. (2016), eq. 14: `lp(Y) = (5 + |Y|)^alpha / (5 + 1)^alpha`."""
+    """Wu et al. (2016), eq. 14: `lp(Y) = (5 + |Y|)^alpha / (5 + 1)^alpha`.
+
+    Args:
+        lengths: the hypotheses' lengths `|Y|` (any shape).
+        alpha: the penalty's exponent (0 gives 1: no penalty).
+
+    Returns:
+        `lp(Y)`, float32, the shape of `lengths`; scores are divided by it.
+
+    Example:
+
+    >>> lp = gnmt_length_penalty(np.array([1, 5]), alpha=1.0)
+    >>> np.round(keras.ops.convert_to_numpy(lp).astype("float64"), 3).tolist()
+    [1.0, 1.667]
+    """
     _check_number("alpha", alpha)
     if isinstance(lengths, str):
         raise ValueError(f"`lengths` must be a tensor of lengths; got {lengths!r}.")
@@ -248,6 +278,17 @@ def gnmt_coverage_penalty(coverage, beta, mask=None):
         coverage: `(..., S)` the attention summed over the steps so far.
         beta: the penalty's weight.
         mask: optional boolean `(..., S)`; padded source positions are left out.
+
+    Returns:
+        The penalty, `(...)`: 0 when every source word got at least a
+        total weight of 1, negative otherwise; it is added to the score.
+
+    Example:
+
+    >>> coverage = np.array([[0.5, 1.5]], "float32")
+    >>> cp = gnmt_coverage_penalty(coverage, beta=1.0)   # log 0.5 + log 1
+    >>> round(float(keras.ops.convert_to_numpy(cp)[0]), 3)
+    -0.693
     """
     _check_number("beta", beta)
     if isinstance(coverage, str):
@@ -311,6 +352,22 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
         `(batch, num_return)`, `lengths`, and `attention` `(batch,
         num_return, max_length, S)` when the step function returns it;
         best first.
+
+    Example:
+
+    A fake model (no weights) that says token 4, then EOS (3):
+
+    >>> import numpy as np
+    >>> table = np.log(np.array([[0.01, 0.01, 0.01, 0.07, 0.9],
+    ...                          [0.01, 0.01, 0.01, 0.9, 0.07]] * 3, "float32"))
+    >>> def step_fn(tokens, state, index):
+    ...     logits = keras.ops.take(table, index, axis=0)
+    ...     return keras.ops.tile(logits[None], (tokens.shape[0], 1)), state
+    >>> state = {"h": np.zeros((2, 1), "float32")}
+    >>> out = beam_search(step_fn, state, batch_size=2, bos_id=2, eos_id=3,
+    ...                   beam_width=3, num_return=2, max_length=4)
+    >>> keras.ops.convert_to_numpy(out["tokens"])[0].tolist()   # 2-best
+    [[4, 3, 0, 0], [3, 0, 0, 0]]
     """
     _check_common(bos_id, eos_id, pad_id, max_length, min_length, step_fn,
                   batch_size)
@@ -494,6 +551,19 @@ def search_incremental(incremental, inputs, vocab, beam_width=1, max_length=50,
     Returns:
         The dict of `greedy_search` (`tokens` `(batch, max_length)`) or of
         `beam_search` (`tokens` `(batch, num_return, max_length)`).
+
+    Example:
+
+    >>> from kerattn.datasets import WordVocabulary
+    >>> src = WordVocabulary.build(["Permission denied", "File not found"])
+    >>> tgt = WordVocabulary.build(["Permission refusée", "Fichier introuvable"])
+    >>> model = kerattn.zoo.bahdanau_nmt(len(src), len(tgt), embedding_dim=8,
+    ...                                  units=8, alignment_units=8, maxout_units=4)
+    >>> source_ids = np.array([src.encode("File not found")], "int32")
+    >>> out = search_incremental(kerattn.zoo.incremental(model), source_ids, tgt,
+    ...                          beam_width=2, max_length=5, source_pad_id=0)
+    >>> tuple(out["tokens"].shape)
+    (1, 1, 5)
     """
     if not (callable(getattr(incremental, "encode", None))
             and callable(getattr(incremental, "step", None))):
@@ -567,6 +637,22 @@ def sample(step_fn, state, batch_size, bos_id, eos_id, pad_id=0, max_length=50,
     Returns:
         As `greedy_search`; `scores` are the log-probabilities of the drawn
         tokens under the unfiltered model.
+
+    Example:
+
+    A fake model (no weights) that says token 4, then EOS (3):
+
+    >>> import numpy as np
+    >>> table = np.log(np.array([[0.01, 0.01, 0.01, 0.07, 0.9],
+    ...                          [0.01, 0.01, 0.01, 0.9, 0.07]] * 3, "float32"))
+    >>> def step_fn(tokens, state, index):
+    ...     logits = keras.ops.take(table, index, axis=0)
+    ...     return keras.ops.tile(logits[None], (tokens.shape[0], 1)), state
+    >>> state = {"h": np.zeros((2, 1), "float32")}
+    >>> out = sample(step_fn, state, batch_size=2, bos_id=2, eos_id=3,
+    ...              max_length=4, top_k=1, seed=0)   # top_k=1 is greedy
+    >>> keras.ops.convert_to_numpy(out["tokens"]).tolist()
+    [[4, 3, 0, 0], [4, 3, 0, 0]]
     """
     _check_common(bos_id, eos_id, pad_id, max_length, min_length, step_fn,
                   batch_size)

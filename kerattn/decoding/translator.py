@@ -48,8 +48,17 @@ class Translator:
 
     Example:
 
-    >>> # translator = Translator(model, src_vocab, tgt_vocab)
-    >>> # translator(["Permission denied"], beam_width=5)
+    >>> from kerattn.datasets import WordVocabulary
+    >>> src = WordVocabulary.build(["Permission denied", "File not found"])
+    >>> tgt = WordVocabulary.build(["Permission refusée", "Fichier introuvable"])
+    >>> model = kerattn.zoo.bahdanau_nmt(len(src), len(tgt), embedding_dim=8,
+    ...                                  units=8, alignment_units=8, maxout_units=4)
+    >>> # ... model.fit(...) ...
+    >>> translator = Translator(model, src, tgt, max_length=6)
+    >>> texts, alignments = translator(["File not found"], beam_width=2,
+    ...                                return_alignments=True)
+    >>> len(texts), alignments[0]["source_tokens"]
+    (1, ['File', '▁not', '▁found'])
     """
 
     def __init__(self, model, source_vocab, target_vocab, max_length=40,

@@ -27,6 +27,10 @@ class AttentionOverAttention(keras.layers.Layer):
     `pointer_sum(s, document_ids, candidate_ids)` gives
     `P(w | D, Q) = sum_{i in I(w, D)} s_i` (eq. 10) for each candidate.
 
+    Args:
+        **kwargs: base layer keyword arguments (`name`, `dtype`, ...); the
+            layer has no weights and no options.
+
     Call arguments:
         document: `(batch, |D|, dim)` contextual embeddings `h_doc`.
         query: `(batch, |Q|, dim)` contextual embeddings `h_query`.
@@ -149,6 +153,10 @@ class PointerSum(keras.layers.Layer):
     candidate word occurs. Padded candidates (id 0) match only padded
     document positions, whose weight is 0, so they get probability 0.
 
+    Args:
+        **kwargs: base layer keyword arguments (`name`, `dtype`, ...); the
+            layer has no weights and no options.
+
     Call arguments:
         s: `(batch, |D|)` document-level attention.
         document_ids: int `(batch, |D|)`.
@@ -162,7 +170,7 @@ class PointerSum(keras.layers.Layer):
     >>> import numpy as np
     >>> s = np.array([[0.5, 0.3, 0.2]], "float32")
     >>> p = PointerSum()(s, np.array([[7, 8, 7]]), np.array([[7, 8]]))
-    >>> np.round(np.asarray(p), 2).tolist()
+    >>> np.round(np.asarray(p, "float64"), 2).tolist()
     [[0.7, 0.3]]
     """
 

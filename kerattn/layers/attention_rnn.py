@@ -49,6 +49,33 @@ class AttentionRNNCell(keras.layers.Layer):
     `bahdanau_nmt` training step on JAX and torch (`benchmarks/bahdanau.py`).
     The output is the step's output (see `AttentionRNN`), followed by the step's attention
     weights when `emit_weights` is set.
+
+    `AttentionRNN` builds and drives it; use the cell directly only to put
+    it in a `keras.layers.RNN` of your own.
+
+    Args:
+        cell: `"gru"` or `"lstm"`.
+        units: the recurrent units.
+        attention: a single-head attention layer (e.g. `BahdanauAttention`).
+        order: `"bahdanau"` (attend with the previous state, then update)
+            or `"luong"` (update, then attend with the new state).
+        input_feeding: feed the previous step's attentional vector (Luong)
+            or context (Bahdanau) back into the RNN input.
+        attentional_units: the size of Luong's `h~_t = tanh(W_c [c; h])`;
+            None for Bahdanau order.
+        num_layers: stacked recurrent layers.
+        output_state: `"previous"` or `"current"`: which state the step
+            outputs beside the context (`AttentionRNN`).
+        **kwargs: base layer keyword arguments.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from kerattn.layers import AttentionRNN, BahdanauAttention
+    >>> decoder = AttentionRNN(16, BahdanauAttention(12))
+    >>> _ = decoder(np.zeros((2, 6, 8), "float32"), np.zeros((2, 9, 10), "float32"))
+    >>> type(decoder.cell).__name__, decoder.cell.units
+    ('AttentionRNNCell', 16)
     """
 
     def __init__(self, cell, units, attention, order, input_feeding,

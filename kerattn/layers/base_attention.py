@@ -54,6 +54,25 @@ class BaseAttention(keras.layers.Layer):
         attention weights `(batch, Tq, Tv)` (`(batch, Tv)` for a single
         step). Masked positions get exactly zero weight; a query row with no
         attendable key gets zero weights and a zero output.
+
+    Example:
+
+    A new score family, the dot product times a learned scalar:
+
+    >>> import numpy as np
+    >>> from keras import ops
+    >>> class ScaledDot(BaseAttention):
+    ...     def build(self, query_shape, value_shape, key_shape=None):
+    ...         super().build(query_shape, value_shape, key_shape)
+    ...         self.scale = self.add_weight(name="scale", shape=(),
+    ...                                      initializer="ones")
+    ...     def _calculate_scores(self, query, key):
+    ...         return self.scale * ops.matmul(query, ops.transpose(key, (0, 2, 1)))
+    >>> q = np.random.rand(2, 3, 4).astype("float32")
+    >>> v = np.random.rand(2, 5, 4).astype("float32")
+    >>> out, weights = ScaledDot()(q, v, return_attention_scores=True)
+    >>> tuple(out.shape), tuple(weights.shape)
+    ((2, 3, 4), (2, 3, 5))
     """
 
     def __init__(self, dropout=0.0, causal=False, **kwargs):

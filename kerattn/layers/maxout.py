@@ -29,7 +29,7 @@ class Maxout(keras.layers.Layer):
     Example:
 
     >>> import numpy as np
-    >>> Maxout(2)(np.array([[1.0, 3.0, -2.0, -5.0]], "float32")).tolist()
+    >>> keras.ops.convert_to_numpy(Maxout(2)(np.array([[1.0, 3.0, -2.0, -5.0]], "float32"))).tolist()
     [[3.0, -2.0]]
     """
 

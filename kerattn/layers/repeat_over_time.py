@@ -15,6 +15,10 @@ class RepeatOverTime(keras.layers.Layer):
     conditions every decoder step (Cho et al., 2014: `c` in every GRU gate
     and in the output layer).
 
+    Args:
+        **kwargs: base layer keyword arguments (`name`, `dtype`, ...); the
+            layer has no weights and no options.
+
     Call arguments:
         vector: `(batch, dim)`.
         sequence: `(batch, T, ...)`; only its length is used.

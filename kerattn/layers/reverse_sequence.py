@@ -31,7 +31,7 @@ class ReverseSequence(keras.layers.Layer):
     Example:
 
     >>> import numpy as np
-    >>> ReverseSequence()(np.array([[5, 6, 7, 0]])).tolist()
+    >>> keras.ops.convert_to_numpy(ReverseSequence()(np.array([[5, 6, 7, 0]]))).tolist()
     [[7, 6, 5, 0]]
     """
 

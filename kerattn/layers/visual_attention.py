@@ -366,6 +366,17 @@ def hard_attention_surrogate_loss(
 
     Returns:
         A scalar loss (mean over the batch).
+
+    Example:
+
+    >>> import numpy as np
+    >>> log_likelihood = np.array([-2.0, -4.0], "float32")
+    >>> sample_log_prob = np.array([-1.0, -1.5], "float32")
+    >>> entropy = np.array([0.7, 0.6], "float32")
+    >>> loss = hard_attention_surrogate_loss(log_likelihood, sample_log_prob,
+    ...                                      entropy, baseline=-3.0)
+    >>> round(float(loss), 4)   # mean of -(ll + (ll - b) log p): (3 + 2.5) / 2
+    2.75
     """
     log_likelihood = ops.convert_to_tensor(log_likelihood)
     sample_log_prob = ops.convert_to_tensor(sample_log_prob)
@@ -397,6 +408,13 @@ def doubly_stochastic_penalty(alphas, lam=1.0, step_mask=None, location_mask=Non
 
     Returns:
         The penalty averaged over the batch (a scalar).
+
+    Example:
+
+    >>> import numpy as np
+    >>> alphas = np.array([[[1.0, 0.0], [1.0, 0.0]]], "float32")  # 2 steps, 2 places
+    >>> float(doubly_stochastic_penalty(alphas))   # (1 - 2)^2 + (1 - 0)^2
+    2.0
     """
     utils.check_rank("alphas", alphas.shape, (3,), "(batch, T, L)")
     utils.check_mask("step_mask", step_mask, tuple(alphas.shape[:2]))
@@ -475,11 +493,25 @@ class HardAttentionReinforce(keras.layers.Layer):
         lambda_r: the weight of the score-function term (1 in the paper).
         lambda_e: the weight of the entropy term.
         decay: the baseline's decay (0.9 in the paper).
+        pad_id: the target id of padding (not counted).
+        **kwargs: base layer keyword arguments.
 
     Call arguments:
         logits: `(batch, T, V)`; targets: int `(batch, T)` (PAD = 0);
         alphas: `(batch, T, L)`; samples: one-hot `(batch, T, L)`;
         training: bool, the REINFORCE terms are added only in training.
+
+    Example:
+
+    >>> import numpy as np
+    >>> logits = np.random.rand(2, 3, 5).astype("float32")
+    >>> targets = np.array([[1, 2, 0], [3, 0, 0]])
+    >>> alphas = np.full((2, 3, 4), 0.25, "float32")
+    >>> samples = np.eye(4, dtype="float32")[[[0, 1, 2], [3, 0, 1]]]
+    >>> layer = HardAttentionReinforce()
+    >>> out = layer(logits, targets, alphas, samples, training=True)
+    >>> tuple(out.shape), len(layer.losses)
+    ((2, 3, 5), 1)
     """
 
     def __init__(self, lambda_r=1.0, lambda_e=0.01, decay=0.9, pad_id=0,

@@ -22,8 +22,29 @@ def incremental(model, pad_id=0):
     the model's own named layers (shared weights), so they also work on a
     model loaded from a `.keras` file.
 
+    Args:
+        model: a zoo translation model (`bahdanau_nmt`, `luong_nmt`,
+            `transformer_nmt`, `convs2s_nmt`, `cho_encoder_decoder`,
+            `seq2seq`) or `show_attend_tell`.
+        pad_id: the source padding id (source positions to mask).
+
+    Returns:
+        The adapter: `encode`, `step`, and `beam_invariant` (the state
+        entries beam search never reorders), for `kerattn.decoding`.
+
     Raises:
         ValueError: when `model` is not a zoo translation model.
+
+    Example:
+
+    >>> import numpy as np
+    >>> model = bahdanau_nmt(20, 30, embedding_dim=8, units=8,
+    ...                      alignment_units=8, maxout_units=4)
+    >>> adapter = incremental(model)
+    >>> state = adapter.encode(np.array([[5, 6, 7, 0]], "int32"))
+    >>> logits, state, attention = adapter.step(np.array([2], "int32"), state, 0)
+    >>> tuple(logits.shape), tuple(attention.shape)
+    ((1, 30), (1, 4))
     """
     from kerattn.zoo.checks import check_model
 

@@ -97,6 +97,20 @@ def aoa_attention(model):
         A functional `keras.Model` with the reader's inputs and outputs
         `{"probabilities": (B, C), "s": (B, |D|), "alpha": (B, |D|, |Q|),
         "beta": (B, |Q|)}`.
+
+    Args:
+        model: an `aoa_reader` model.
+
+    Example:
+
+    >>> import numpy as np
+    >>> model = aoa_reader(100, embedding_dim=8, units=4)
+    >>> inputs = {"document_ids": np.array([[5, 6, 7, 5, 0]], "int32"),
+    ...           "query_ids": np.array([[8, 9]], "int32"),
+    ...           "candidate_ids": np.array([[5, 7]], "int32")}
+    >>> out = aoa_attention(model).predict(inputs, verbose=0)
+    >>> out["probabilities"].shape, out["s"].shape, out["alpha"].shape
+    ((1, 2), (1, 5), (1, 5, 2))
     """
     check_model(model, "a kerattn.zoo.aoa_reader model")
     names = {layer.name for layer in model.layers}

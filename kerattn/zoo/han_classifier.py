@@ -110,6 +110,19 @@ def han_attention(model):
         A functional `keras.Model`: `{"document_ids": (B, S, W)}` ->
         `{"probabilities": (B, classes), "word_weights": (B, S, W),
         "sentence_weights": (B, S)}`. Padded positions have weight 0.
+
+    Args:
+        model: a `han_classifier` model.
+
+    Example:
+
+    >>> import numpy as np
+    >>> model = han_classifier(100, 3, embedding_dim=8, word_units=4,
+    ...                        sentence_units=4, attention_units=6)
+    >>> ids = np.array([[[5, 6, 0], [7, 0, 0]]], "int32")   # 2 sentences
+    >>> weights = han_attention(model).predict({"document_ids": ids}, verbose=0)
+    >>> round(float(weights["sentence_weights"].sum()), 3), weights["word_weights"][0, 1]
+    (1.0, array([1., 0., 0.], dtype=float32))
     """
     check_model(model, "a kerattn.zoo.han_classifier model")
     names = {layer.name for layer in model.layers}

@@ -56,14 +56,18 @@ class ZooModel(keras.Model):
         **kwargs: forwarded to `keras.Model` (e.g. `name`).
 
     Example:
+
     >>> import keras
+    >>> import numpy as np
     >>> ids = keras.Input((None,), dtype="int32", name="ids")
     >>> x = keras.layers.Embedding(10, 4)(ids)
     >>> model = ZooModel({"ids": ids}, keras.layers.Dense(2)(x))
-    >>> model({"ids": [[1, 2, 10]]})
+    >>> tuple(model({"ids": np.array([[1, 2, 9]])}).shape)
+    (1, 3, 2)
+    >>> model({"ids": np.array([[1, 2, 10]])})
     Traceback (most recent call last):
     ...
-    ValueError: `ids` must hold token ids in [0, 10) (the vocabulary of ...
+    ValueError: ...`ids` must hold token ids in [0, 10)...
     """
 
     # The signature of `Functional.__init__`, so that `Model.from_config`
