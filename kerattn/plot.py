@@ -11,9 +11,8 @@ __all__ = ["attention_heatmap", "save_attention_heatmaps", "attention_overlay",
 
 def _pyplot():
     try:
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
+        # No matplotlib.use(): the notebook's inline backend stays, and
+        # without a display matplotlib falls back to Agg by itself.
         import matplotlib.pyplot as plt
     except ImportError as e:  # pragma: no cover - depends on the install
         raise ImportError(

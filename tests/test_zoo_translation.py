@@ -322,3 +322,22 @@ def test_compiled_translator_equals_eager(name):
     count = len(compiled._compiled)
     compiled(texts[::-1])
     assert len(compiled._compiled) == count
+
+
+def test_compiled_translator_serves_many_batch_shapes():
+    """Many padded batch and source shapes through one compiled search.
+
+    TensorFlow's `reduce_retracing` used to relax the shapes after a few
+    traces to unknown dimensions, and the search then failed on its batch
+    size (`int(None)`); every shape now compiles on its own.
+    """
+    texts = ["open the file", "cannot open file %s", "permission denied",
+             "the file is not a directory", "file"]
+    src = WordVocabulary.build(texts)
+    tgt = WordVocabulary.build(["ouvrir le fichier", "permission refusée"])
+    keras.utils.set_random_seed(3)
+    model = BUILDERS["bahdanau"](len(src), len(tgt))
+    eager = Translator(model, src, tgt, max_length=5, jit_compile=False)
+    compiled = Translator(model, src, tgt, max_length=5)
+    for batch in (texts[:1], texts[:2], texts * 2):   # padded to 1, 2, 16 rows
+        assert compiled(batch) == eager(batch)

@@ -64,7 +64,9 @@ def compile_decoder(fn, variables, jit_compile=True):
     if backend == "tensorflow":
         import tensorflow as tf
 
-        return tf.function(fn, jit_compile=True, reduce_retracing=True)
+        # Not reduce_retracing: after a few shapes it would trace with unknown
+        # dimensions, and the searches need static batch sizes (XLA does too).
+        return tf.function(fn, jit_compile=True, reduce_retracing=False)
     if backend == "jax":
         import jax
 

@@ -1,0 +1,54 @@
+"""The example notebooks run end to end (at a small size) and draw their
+attention pictures inline.
+
+Each notebook reads `KERATTN_NOTEBOOK_SIZE=small`: the same cells, on a few
+hundred examples of the same real data (or the real samples in
+`tests/data`), for one epoch. They execute in a fresh Jupyter kernel
+(nbclient + ipykernel) on one backend, the one `NOTEBOOK_BACKEND` names: the
+notebooks call only the library's public API, whose layers and models are
+tested on all three backends by the other test files, and executing them
+three times would cost CI minutes for no new check.
+"""
+
+import glob
+import os
+
+import keras
+import pytest
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "examples")
+NOTEBOOKS = sorted(glob.glob(os.path.join(EXAMPLES, "*.ipynb")))
+NOTEBOOK_BACKEND = "torch"
+TASKS = ["captioning", "document_classification", "reading_comprehension", "translation"]
+
+
+def test_one_notebook_per_task():
+    assert [os.path.basename(p)[:-len(".ipynb")] for p in NOTEBOOKS] == TASKS
+
+
+@pytest.mark.skipif(keras.backend.backend() != NOTEBOOK_BACKEND,
+                    reason=f"the notebooks execute once, on the {NOTEBOOK_BACKEND} "
+                           "backend (see the module docstring)")
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=os.path.basename)
+def test_notebook_runs_and_draws_attention(path, monkeypatch):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    monkeypatch.setenv("KERATTN_NOTEBOOK_SIZE", "small")
+    monkeypatch.setenv("KERAS_BACKEND", NOTEBOOK_BACKEND)
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    notebook = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3",
+                                     resources={"metadata": {"path": EXAMPLES}})
+    client.execute()  # raises CellExecutionError, with the cell's traceback
+
+    outputs = [o for cell in notebook.cells if cell.cell_type == "code"
+               for o in cell.outputs]
+    text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert f"backend: {NOTEBOOK_BACKEND}" in text
+    images = [o for o in outputs if "image/png" in o.get("data", {})]
+    # The attention pictures (and any other figure) are inline PNGs.
+    assert len(images) >= 1, "no inline picture"
+    last = [cell for cell in notebook.cells if cell.cell_type == "code"][-1]
+    assert any("image/png" in o.get("data", {}) for o in last.outputs), (
+        "the last code cell draws the attention")
