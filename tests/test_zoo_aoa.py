@@ -184,3 +184,34 @@ def test_overfits_a_tiny_real_slice_and_round_trip(questions, tmp_path):
     model.save(path)
     loaded = keras.saving.load_model(path)
     np.testing.assert_allclose(to_numpy(loaded(x)), to_numpy(model(x)), atol=1e-5)
+
+
+def test_cloze_batches_predict_in_order_with_free_width():
+    """Sorted (unshuffled) batches of several widths predict on every backend.
+
+    Keras' TensorFlow adapter reads its signature off the first two batches;
+    when they had the same width, a wider later batch failed ("yielded an
+    element of shape (128, 450) where an element of shape (None, 400) was
+    expected").
+    """
+    from kerattn.recipes.reading import ClozeBatches
+
+    rng = np.random.default_rng(0)
+    lengths = [10] * 8 + [120] * 4          # widths 50, 50, 120 once sorted
+    docs = np.zeros((12, 120), "int32")
+    for row, n in enumerate(lengths):
+        docs[row, :n] = rng.integers(4, 30, n)
+    arrays = {"document_ids": docs,
+              "query_ids": rng.integers(4, 30, (12, 5)).astype("int32"),
+              "candidate_ids": docs[:, :3].copy(),
+              "answer_index": np.zeros(12, "int32")}
+    batches = ClozeBatches(arrays, 4, shuffle=False)
+    widths = [batches[i][0]["document_ids"].shape[1] for i in range(len(batches))]
+    assert sorted(widths) == [50, 50, 120] and widths[0] != widths[1]
+    model = zoo.aoa_reader(30, embedding_dim=8, units=4)
+    probabilities = model.predict(batches, verbose=0)
+    order = np.concatenate(batches.batches)
+    assert sorted(order.tolist()) == list(range(12))
+    direct = model.predict({k: v for k, v in arrays.items() if k != "answer_index"},
+                           verbose=0)
+    np.testing.assert_allclose(probabilities, direct[order], atol=1e-5)
