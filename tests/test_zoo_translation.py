@@ -1,5 +1,6 @@
 """Translation zoo: builders, incremental decoding, overfitting real data."""
 
+import inspect
 import os
 
 import keras
@@ -57,6 +58,10 @@ def _random_batch(rng, vocab=30, b=3, s=7, t=6):
     return {"source_ids": src, "target_in_ids": tgt}
 
 
+def _defaults(builder):
+    return {k: p.default for k, p in inspect.signature(builder).parameters.items()}
+
+
 def test_bahdanau_builder_structure():
     model = zoo.bahdanau_nmt(30, 40, **SMALL)
     names = {layer.name for layer in model.layers}
@@ -65,7 +70,10 @@ def test_bahdanau_builder_structure():
     assert model.output_shape == (None, None, 40)
     assert sorted(model.input) == ["source_ids", "target_in_ids"]  # named dict
     # Paper defaults (Bahdanau et al. 2014, appendix A).
-    paper = zoo.bahdanau_nmt()
+    # The paper's sizes with small vocabularies (the paper's 30k would only
+    # cost allocation time); the vocabulary defaults are read off the signature.
+    paper = zoo.bahdanau_nmt(30, 40)
+    assert _defaults(zoo.bahdanau_nmt)["source_vocab_size"] == 30000
     decoder = paper.get_layer("decoder")
     assert decoder.units == 1000 and decoder.attention.units == 1000
     assert paper.get_layer("source_embedding").output_dim == 620
@@ -112,7 +120,8 @@ def test_luong_builder_structure():
     assert decoder.num_layers == 3 and decoder.order == "luong"
     assert decoder.input_feeding
     # Paper defaults (Luong et al. 2015, section 4.1).
-    paper = zoo.luong_nmt()
+    paper = zoo.luong_nmt(30, 40)
+    assert _defaults(zoo.luong_nmt)["target_vocab_size"] == 50000
     assert paper.get_layer("decoder").units == 1000
     assert paper.get_layer("decoder").num_layers == 4
     assert paper.get_layer("source_embedding").output_dim == 1000
@@ -130,9 +139,10 @@ def test_seq2seq_structure_and_reversal():
     assert model.output_shape == (None, None, 40)
     assert [l.name for l in model.layers if l.name.startswith("decoder_")] == [
         "decoder_1", "decoder_2", "decoder_3"]
-    paper = zoo.seq2seq()
+    paper = zoo.seq2seq(30, 40)
     assert paper.get_layer("encoder_4").units == 1000
-    assert paper.get_layer("source_embedding").input_dim == 160000
+    assert _defaults(zoo.seq2seq)["source_vocab_size"] == 160000
+    assert _defaults(zoo.seq2seq)["target_vocab_size"] == 80000
     reverse = model.get_layer("reverse_source")
     ids = np.array([[5, 6, 7, 0, 0], [8, 9, 10, 11, 12]], "int32")
     np.testing.assert_array_equal(to_numpy(reverse(ids)),
@@ -151,7 +161,8 @@ def test_cho_structure():
     model = zoo.cho_encoder_decoder(30, 40, embedding_dim=8, units=16,
                                     maxout_units=6)
     assert model.output_shape == (None, None, 40)
-    paper = zoo.cho_encoder_decoder()
+    paper = zoo.cho_encoder_decoder(30, 40)
+    assert _defaults(zoo.cho_encoder_decoder)["source_vocab_size"] == 15000
     assert paper.get_layer("encoder").units == 1000
     assert paper.get_layer("source_embedding").output_dim == 100
     assert paper.get_layer("deep_output").units == 2 * 500
@@ -166,7 +177,8 @@ def test_transformer_structure():
                                 ff_dim=32)
     assert model.output_shape == (None, None, 40)
     # Base model defaults (Vaswani et al. 2017, Table 3).
-    paper = zoo.transformer_nmt()
+    paper = zoo.transformer_nmt(30, 40)
+    assert _defaults(zoo.transformer_nmt)["source_vocab_size"] == 37000
     block = paper.get_layer("decoder_6")
     assert block.num_heads == 8 and block.ff_dim == 2048 and block.dropout == 0.1
     assert paper.get_layer("source_embedding").d_model == 512
