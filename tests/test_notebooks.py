@@ -19,7 +19,7 @@ import pytest
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         "examples")
 NOTEBOOKS = sorted(glob.glob(os.path.join(EXAMPLES, "*.ipynb")))
-NOTEBOOK_BACKEND = "tensorflow"
+NOTEBOOK_BACKEND = "jax"
 TASKS = ["captioning", "document_classification", "reading_comprehension", "translation"]
 
 
