@@ -217,16 +217,12 @@ def fit_captioning(args):
     import kerattn.plot
     from kerattn.datasets import WordVocabulary, attention_on_own_digit, digit_strips
     from kerattn.losses import MaskedSparseCrossentropy
+    from kerattn.recipes.captioning import caption_arrays
 
     train, test = digit_strips(train_count=args.max_train or 8000,
                                test_count=args.max_test or 1000, seed=args.seed)
     vocab = WordVocabulary.build(train["captions"])
-    ids = [vocab.encode(c, add_eos=True) for c in train["captions"]]
-    caption_in = np.zeros((len(ids), max(map(len, ids))), "int32")
-    caption_out = np.zeros_like(caption_in)
-    for row, x in enumerate(ids):
-        caption_out[row, :len(x)] = x
-        caption_in[row, :len(x)] = [vocab.bos_id] + x[:-1]
+    caption_in, caption_out = caption_arrays(train["captions"], vocab)
 
     model = kerattn.zoo.show_attend_tell(
         len(vocab), attention=args.attention, image_shape=train["images"].shape[1:],

@@ -78,6 +78,19 @@ def _lengths(ids, pad_id):
     return np.where(nonpad.any(1), ids.shape[1] - np.argmax(nonpad[:, ::-1], 1), 0)
 
 
+def free_first_width(batches, width):
+    """Swap a batch of another width into second place, in place.
+
+    Keras' TensorFlow adapter infers a PyDataset's signature from its first
+    two batches: when they differ in width, the length axis is left free
+    (None) rather than fixed to the first batch's width.
+    """
+    widths = [width(b) for b in batches]
+    other = next((i for i, w in enumerate(widths) if w != widths[0]), None)
+    if other is not None:
+        batches[1], batches[other] = batches[other], batches[1]
+
+
 class LengthBucketedBatches(keras.utils.PyDataset):
     """Batches of similar lengths, padded only to their bucket's width.
 
@@ -150,13 +163,7 @@ class LengthBucketedBatches(keras.utils.PyDataset):
                         for i in range(0, len(chunk), self.batch_size)]
         if self.shuffle:
             batches = [batches[i] for i in self.rng.permutation(len(batches))]
-        # Keras' TensorFlow adapter infers the dataset's signature from the
-        # first batches: let the first two differ in width, so the length
-        # axis is left free (None) rather than fixed to one bucket.
-        widths = [self._width(b) for b in batches]
-        other = next((i for i, w in enumerate(widths) if w != widths[0]), None)
-        if other is not None and len(batches) > 1:
-            batches[1], batches[other] = batches[other], batches[1]
+        free_first_width(batches, self._width)
         self.batches = batches
 
     def _width(self, rows):

@@ -26,6 +26,7 @@ from kerattn.datasets import (
     write_cbt,
 )
 from kerattn.datasets.cloze import KINDS
+from kerattn.datasets.translation import free_first_width
 from kerattn.recipes.common import write_results
 from kerattn.recipes.translation import TimeBudget
 
@@ -46,21 +47,12 @@ class ClozeBatches(keras.utils.PyDataset):
         self.shuffle = shuffle
         if shuffle:
             self.rng.shuffle(self.batches)
-        self._free_width()
+        free_first_width(self.batches, self._width)
 
     def _width(self, rows):
         docs = self.arrays["document_ids"][rows]
         width = max(int((docs > 0).sum(1).max()), 1)
         return -(-width // 50) * 50  # few distinct shapes to compile
-
-    def _free_width(self):
-        # Keras' TensorFlow adapter infers the dataset's signature from the
-        # first two batches: let them differ in width, so the document axis
-        # is left free (None) rather than fixed to the first batch's width.
-        widths = [self._width(b) for b in self.batches]
-        other = next((i for i, w in enumerate(widths) if w != widths[0]), None)
-        if other is not None:
-            self.batches[1], self.batches[other] = self.batches[other], self.batches[1]
 
     def __len__(self):
         return len(self.batches)
@@ -77,7 +69,7 @@ class ClozeBatches(keras.utils.PyDataset):
     def on_epoch_end(self):
         if self.shuffle:
             self.rng.shuffle(self.batches)
-            self._free_width()
+            free_first_width(self.batches, self._width)
 
 
 def main(argv=None, out_dir=None):
