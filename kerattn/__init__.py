@@ -1,6 +1,6 @@
 """kerattn: the classic attention mechanisms and a model zoo, for Keras 3."""
 
-from kerattn import callbacks, datasets, decoding, layers, losses, zoo
+from kerattn import callbacks, datasets, decoding, distribute, layers, losses, zoo
 from kerattn.saving import load_model
 
 __version__ = "0.1.0"

@@ -188,6 +188,19 @@ class ZooModel(keras.Model):
         self.check_inputs(inputs)
         return super().call(inputs, training=training, mask=mask, **kwargs)
 
+    def _symbolic_build(self, iterator=None, data_batch=None):
+        # Under a tf.distribute strategy, Keras' TensorFlow trainer builds
+        # the model on the first batch averaged over the replicas
+        # (`strategy.reduce("MEAN", ...)`), which turns integer token ids
+        # into float64; only shapes and dtypes are used, so give the ids
+        # their integer dtype back before `call` checks them.
+        if data_batch is not None:
+            data_batch = tree.map_structure(
+                lambda v: v if v is None or keras.backend.standardize_dtype(
+                    v.dtype) != "float64" else keras.ops.cast(v, "int32"),
+                data_batch)
+        return super()._symbolic_build(iterator=iterator, data_batch=data_batch)
+
     def _check_data(self, x):
         if isinstance(x, dict) or _is_array_like(x):
             self.check_inputs(x)

@@ -1,0 +1,421 @@
+"""Training on several devices, on each backend's own engine.
+
+kerattn has no distribution code of its own: this module picks the engine
+that Keras supports on the current backend and wires a zoo model to it.
+
+| backend    | data parallel                                   | model parallel            |
+|------------|-------------------------------------------------|---------------------------|
+| JAX        | `keras.distribution.DataParallel` (device mesh) | `ModelParallel` + `layout_map` |
+| TensorFlow | `tf.distribute.MirroredStrategy`                | not supported by Keras    |
+| torch      | `torch.nn.parallel.DistributedDataParallel`     | not supported by Keras    |
+
+The three run the same program:
+
+    strategy = kerattn.distribute.data_parallel()
+    with strategy.scope():
+        model = kerattn.zoo.bahdanau_nmt(8000, 8000)
+        model.compile(optimizer="adam", loss=MaskedSparseCrossentropy())
+        strategy.prepare(model)
+        model.fit(strategy.shard(batches), epochs=10)
+
+- JAX: one process drives every device; each global batch is split over
+  the mesh's `batch` axis by Keras, so the batch size must be a multiple of
+  the number of devices (`shard` drops the rows that are left over).
+- TensorFlow: one process, one replica per device; Keras' trainer runs the
+  step under the strategy and sums the replicas' gradients.
+- torch: one process per device, started by `torchrun`; `scope` joins the
+  process group (gloo on CPU, NCCL on GPU), `prepare` wraps the model in
+  DDP so that `model.fit`'s backward pass all-reduces the gradients, and
+  `shard` gives each process its block of rows of every global batch.
+  Keras' torch trainer has no DDP support of its own: `prepare` makes
+  `fit`'s train step call the model through the DDP wrapper, and nothing
+  else changes (`evaluate`, `predict` and the decoders run locally).
+
+On every engine the loss of a step is the mean of the replicas' own
+means, and the gradients are averaged over replicas (divided by their
+number on TensorFlow, averaged by DDP, one global program on JAX): equal to
+single-device training on the same global batch when each replica holds
+as many real (non-PAD) target tokens; with uneven padding the replicas'
+tokens are weighted a little differently.
+"""
+
+import contextlib
+import os
+
+import keras
+import numpy as np
+
+__all__ = ["Strategy", "data_parallel", "model_parallel", "layout_map",
+           "ProcessShard", "virtual_devices"]
+
+# Variables of `transformer_nmt`, sharded Megatron-style over the "model"
+# axis: attention split by heads, feed-forward by its inner width,
+# embeddings and the output projection by the model width (vocabularies
+# are rarely a multiple of the device count). Everything else replicates.
+_TRANSFORMER = {
+    r".*_embedding/token_embedding/embeddings": (None, "model"),
+    r".*attention/(query|key|value)/kernel": (None, "model", None),
+    r".*attention/(query|key|value)/bias": ("model", None),
+    r".*attention/attention_output/kernel": ("model", None, None),
+    r".*ffn_inner/kernel": (None, "model"),
+    r".*ffn_inner/bias": ("model",),
+    r".*ffn_outer/kernel": ("model", None),
+    r"output_projection/kernel": ("model", None),
+}
+# Sutskever et al.'s seq2seq: its 160k / 80k-word embeddings and softmax
+# are most of its 380M parameters.
+_SEQ2SEQ = {
+    r".*_embedding/embeddings": (None, "model"),
+    r"output_projection/kernel": ("model", None),
+}
+LAYOUTS = {"transformer_nmt": _TRANSFORMER, "seq2seq": _SEQ2SEQ}
+
+
+def _backend():
+    return keras.backend.backend()
+
+
+def virtual_devices(count):
+    """Split this machine's CPU into `count` devices, to try distribution.
+
+    Call it before Keras (JAX: before `jax` is imported) or TensorFlow has
+    started. JAX reads `XLA_FLAGS=--xla_force_host_platform_device_count`;
+    TensorFlow gets `count` logical CPU devices; torch needs none (one
+    process per device, see `torchrun`). Returns the number of devices set.
+
+    Args:
+        count: a positive int.
+
+    Example:
+
+    >>> virtual_devices(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: `count` must be a positive int; got 0.
+    """
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"`count` must be a positive int; got {count!r}.")
+    backend = os.environ.get("KERAS_BACKEND")
+    if backend is None:
+        backend = _backend()
+    if backend == "jax":
+        flag = f"--xla_force_host_platform_device_count={count}"
+        flags = [f for f in os.environ.get("XLA_FLAGS", "").split()
+                 if not f.startswith("--xla_force_host_platform_device_count")]
+        os.environ["XLA_FLAGS"] = " ".join(flags + [flag])
+    elif backend == "tensorflow":
+        import tensorflow as tf
+
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        tf.config.set_logical_device_configuration(
+            cpu, [tf.config.LogicalDeviceConfiguration()] * count)
+    return count
+
+
+def _process_group():
+    """(rank, world size) of torch.distributed, joining the group if needed."""
+    import torch
+    import torch.distributed as dist
+
+    if not dist.is_available():
+        raise RuntimeError("torch.distributed is not available in this build.")
+    if not dist.is_initialized():
+        if "RANK" not in os.environ:
+            return 0, 1
+        backend = "nccl" if torch.cuda.is_available() else "gloo"
+        if torch.cuda.is_available():
+            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
+        dist.init_process_group(backend)
+    return dist.get_rank(), dist.get_world_size()
+
+
+class _CallThrough:
+    """The model, except that calling it goes through the DDP wrapper.
+
+    `fit`'s train step is Keras' own (`type(model).train_step`) run on this
+    stand-in: the forward pass is `ddp(x)` so DDP's reducer sees it and the
+    backward pass all-reduces the gradients; every other attribute (loss,
+    optimizer, metrics, weights) is the model's.
+    """
+
+    def __init__(self, model, ddp):
+        object.__setattr__(self, "_model", model)
+        object.__setattr__(self, "_ddp", ddp)
+
+    def __call__(self, *args, **kwargs):
+        return self._ddp(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._model, name, value)
+
+
+class Strategy:
+    """How a model trains on several devices; made by `data_parallel` or
+    `model_parallel`.
+
+    Attributes:
+        kind: "data" or "model".
+        backend: the Keras backend it is for.
+        num_replicas: model copies that each take a slice of the global
+            batch (processes on torch, devices on JAX and TensorFlow,
+            divided by the model axis under model parallelism).
+        rank: this process's index (0 except under torch DDP).
+        engine: the backend object behind it (`keras.distribution`
+            distribution, `tf.distribute.MirroredStrategy`, or None on
+            torch, where the process group is the engine).
+    """
+
+    def __init__(self, kind, backend, engine, num_replicas, rank=0):
+        self.kind, self.backend, self.engine = kind, backend, engine
+        self.num_replicas, self.rank = num_replicas, rank
+
+    @property
+    def is_chief(self):
+        """Whether this process writes results (rank 0)."""
+        return self.rank == 0
+
+    @contextlib.contextmanager
+    def scope(self):
+        """Build, compile and fit the model inside this context."""
+        if self.backend == "torch" or self.engine is None:
+            yield self
+        else:
+            with self.engine.scope():
+                yield self
+
+    def prepare(self, model):
+        """Make `model.fit` train it distributed; returns `model`.
+
+        Only torch needs it (DDP wraps the built model: parameters are
+        broadcast from rank 0, gradients all-reduced in `fit`); on JAX and
+        TensorFlow it returns the model unchanged.
+        """
+        if self.backend != "torch" or self.num_replicas == 1:
+            return model
+        import torch
+
+        if not model.built:
+            raise ValueError("`model` must be built before `prepare` (a zoo "
+                             "model is built when it is made).")
+        device_ids = ([torch.cuda.current_device()]
+                      if torch.cuda.is_available() else None)
+        ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
+        stand_in = _CallThrough(model, ddp)
+        train_step = type(model).train_step
+        # Held only by this closure: as an attribute of the model, the DDP
+        # module would become its submodule (and `model.train()` recurse).
+        model.train_step = lambda data: train_step(stand_in, data)
+        return model
+
+    def shard(self, data):
+        """The part of `data` this process trains on.
+
+        torch: a `ProcessShard` (this rank's rows of every batch). JAX:
+        each batch cut down to a multiple of the device count, which
+        Keras' data sharding needs. TensorFlow: `data` itself (the strategy
+        splits each batch, unevenly if it must).
+        """
+        if self.backend == "tensorflow" or self.num_replicas == 1:
+            return data
+        if self.backend == "jax":
+            return ProcessShard(data, 0, 1, multiple=self.num_replicas)
+        return ProcessShard(data, self.rank, self.num_replicas)
+
+
+def _devices(devices):
+    found = keras.distribution.list_devices() if _backend() == "jax" else None
+    if devices is None:
+        return found
+    if isinstance(devices, bool) or not isinstance(devices, (int, list, tuple)):
+        raise ValueError("`devices` must be None, a device count or a list of "
+                         f"device names; got {devices!r}.")
+    if isinstance(devices, int):
+        if devices < 1 or (found is not None and devices > len(found)):
+            raise ValueError(f"`devices` must be between 1 and the {len(found)} "
+                             f"devices there are; got {devices}.")
+        return found[:devices] if found is not None else devices
+    return list(devices)
+
+
+def data_parallel(devices=None):
+    """Data-parallel training on the current backend's engine.
+
+    Args:
+        devices: None (every device: JAX's and TensorFlow's GPUs, or the
+            CPU devices when there is none; under torch, the `torchrun`
+            processes), a number of them, or a list of device names
+            (`"gpu:0"`, `"/gpu:1"`).
+
+    Returns:
+        A `Strategy`.
+
+    Example:
+
+    >>> strategy = data_parallel()
+    >>> with strategy.scope():
+    ...     model = kerattn.zoo.bahdanau_nmt(50, 50, embedding_dim=8, units=8,
+    ...                                      alignment_units=8, maxout_units=8)
+    >>> model = strategy.prepare(model)
+    >>> strategy.num_replicas >= 1
+    True
+    """
+    backend = _backend()
+    if backend == "jax":
+        devices = _devices(devices)
+        engine = keras.distribution.DataParallel(devices=devices)
+        return Strategy("data", backend, engine, len(devices))
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        if isinstance(devices, int) and not isinstance(devices, bool):
+            logical = tf.config.list_logical_devices("GPU") or \
+                tf.config.list_logical_devices("CPU")
+            if not 1 <= devices <= len(logical):
+                raise ValueError(f"`devices` must be between 1 and the "
+                                 f"{len(logical)} devices there are; got {devices}.")
+            devices = [d.name for d in logical[:devices]]
+        elif devices is None:
+            devices = [d.name for d in tf.config.list_logical_devices("GPU")] or \
+                [d.name for d in tf.config.list_logical_devices("CPU")]
+        elif isinstance(devices, bool) or not isinstance(devices, (list, tuple)):
+            raise ValueError("`devices` must be None, a device count or a list "
+                             f"of device names; got {devices!r}.")
+        engine = tf.distribute.MirroredStrategy(list(devices))
+        return Strategy("data", backend, engine, engine.num_replicas_in_sync)
+    if devices is not None:
+        raise ValueError("`devices` must be None under torch: DDP runs one "
+                         "process per device; start them with torchrun "
+                         f"--nproc_per_node; got {devices!r}.")
+    rank, world = _process_group()
+    return Strategy("data", backend, None, world, rank)
+
+
+def layout_map(name, device_mesh):
+    """A `keras.distribution.LayoutMap` that shards zoo model `name`.
+
+    Args:
+        name: "transformer_nmt" (attention by heads, feed-forward by inner
+            width, embeddings and output projection by model width) or
+            "seq2seq" (its embeddings and softmax).
+        device_mesh: a `keras.distribution.DeviceMesh` with a "model" axis.
+
+    Returns:
+        A `LayoutMap`; variables it does not name are replicated.
+
+    Example:
+
+    >>> import keras
+    >>> mesh = keras.distribution.DeviceMesh(
+    ...     (1, 1), ["batch", "model"], keras.distribution.list_devices()[:1])
+    >>> layouts = layout_map("transformer_nmt", mesh)
+    >>> layouts["decoder_1/ffn_inner/kernel"].axes
+    (None, 'model')
+    """
+    if name not in LAYOUTS:
+        raise ValueError(f"`name` must be one of {sorted(LAYOUTS)}; got {name!r}.")
+    if "model" not in getattr(device_mesh, "axis_names", ()):
+        raise ValueError("`device_mesh` must be a keras.distribution.DeviceMesh "
+                         f"with a 'model' axis; got {device_mesh!r}.")
+    layouts = keras.distribution.LayoutMap(device_mesh)
+    for pattern, axes in LAYOUTS[name].items():
+        layouts[pattern] = axes
+    return layouts
+
+
+def model_parallel(name, model_axis_size=2, devices=None):
+    """Data and model parallelism for zoo model `name` (JAX only).
+
+    The devices form a `(batch, model)` mesh of shape
+    `(devices // model_axis_size, model_axis_size)`; the model's large
+    kernels are split over the "model" axis by `layout_map(name)`, and each
+    batch over the "batch" axis.
+
+    Args:
+        name: a zoo builder with a layout: "transformer_nmt" or "seq2seq".
+        model_axis_size: devices that share one copy of the model; must
+            divide the device count (and, for the transformer, the number
+            of heads, the model width and the feed-forward width).
+        devices: None (all), a count or a list of JAX devices.
+
+    Returns:
+        A `Strategy`.
+    """
+    backend = _backend()
+    if backend != "jax":
+        raise ValueError("model parallelism runs on the JAX backend only "
+                         "(keras.distribution.ModelParallel); the backend "
+                         f"is {backend!r}.")
+    devices = _devices(devices)
+    if isinstance(model_axis_size, bool) or not isinstance(model_axis_size, int) \
+            or model_axis_size < 1 or len(devices) % model_axis_size:
+        raise ValueError("`model_axis_size` must be a positive int dividing the "
+                         f"{len(devices)} devices; got {model_axis_size!r}.")
+    mesh = keras.distribution.DeviceMesh(
+        (len(devices) // model_axis_size, model_axis_size), ["batch", "model"],
+        devices)
+    engine = keras.distribution.ModelParallel(
+        layout_map=layout_map(name, mesh), batch_dim_name="batch")
+    return Strategy("model", backend, engine, len(devices) // model_axis_size)
+
+
+class ProcessShard(keras.utils.PyDataset):
+    """Rows `rank` of `num_shards` equal blocks of every batch of `data`.
+
+    Wraps a `keras.utils.PyDataset` (or any sequence of `(x, y)` batches);
+    is one, with the same number of batches, so every torch process takes
+    the same number of steps (DDP needs that). Each batch's first
+    `multiple * num_shards * (n // (multiple * num_shards))` rows are kept
+    and split in equal blocks.
+
+    Args:
+        data: the global batches.
+        rank: which block (0-based).
+        num_shards: how many blocks.
+        multiple: the kept rows of a block are a multiple of this.
+
+    Example:
+
+    >>> import numpy as np
+    >>> batches = [({"x": np.arange(10)[:, None]}, np.arange(10))]
+    >>> shard = ProcessShard(batches, rank=1, num_shards=2)
+    >>> shard[0][1].tolist()
+    [5, 6, 7, 8, 9]
+    """
+
+    def __init__(self, data, rank, num_shards, multiple=1):
+        super().__init__()
+        for name, value in (("num_shards", num_shards), ("multiple", multiple)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"`{name}` must be a positive int; got {value!r}.")
+        if isinstance(rank, bool) or not isinstance(rank, int) or not (
+                0 <= rank < num_shards):
+            raise ValueError(f"`rank` must be an int in [0, {num_shards}); "
+                             f"got {rank!r}.")
+        if not hasattr(data, "__getitem__") or not hasattr(data, "__len__"):
+            raise ValueError("`data` must be a PyDataset or a list of batches; "
+                             f"got {type(data).__name__}.")
+        self.data, self.rank, self.num_shards = data, rank, num_shards
+        self.multiple = multiple
+
+    def __len__(self):
+        return len(self.data)
+
+    def __getitem__(self, index):
+        batch = self.data[index]
+        rows = len(keras.tree.flatten(batch)[0])
+        step = self.multiple * self.num_shards
+        kept = rows // step * step
+        if kept == 0:
+            raise ValueError(f"batch {index} has {rows} rows, fewer than the "
+                             f"{step} the shards need.")
+        block = kept // self.num_shards
+        start = self.rank * block
+        return keras.tree.map_structure(
+            lambda a: np.asarray(a)[start:start + block], batch)
+
+    def on_epoch_end(self):
+        if hasattr(self.data, "on_epoch_end"):
+            self.data.on_epoch_end()

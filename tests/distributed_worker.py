@@ -1,0 +1,206 @@
+"""Train each zoo model a few steps on one device and distributed; compare.
+
+Run by tests/test_distributed.py in a fresh process, because the devices
+are fixed before the backend starts:
+
+    KERAS_BACKEND=jax python tests/distributed_worker.py OUT.json 4
+    KERAS_BACKEND=tensorflow python tests/distributed_worker.py OUT.json 4
+    KERAS_BACKEND=torch python -m torch.distributed.run --nproc_per_node=2 \\
+        tests/distributed_worker.py OUT.json 2
+
+JAX gets 4 virtual CPU devices (XLA_FLAGS), TensorFlow 4 logical CPU
+devices, torch 2 gloo processes. Each model (tiny, dropout 0) trains
+STEPS steps on one global batch of 2 * devices rows, once on one device
+and once through `kerattn.distribute.data_parallel`, with plain SGD (a
+weight difference is then a gradient difference times the rate; Adam would
+turn float noise in a near-zero gradient into a full step of the learning
+rate, whichever its sign). The out file has,
+per model, the largest weight difference and both runs' losses. Every
+replica's rows have as many real target tokens as every other's, so the
+mean of the replicas' losses is the global batch's loss (see
+kerattn/distribute.py). On JAX the transformer also trains model-parallel
+over a (2, 2) mesh, and one reference trains on the first replica's rows
+alone: a distributed run that skipped the gradient all-reduce would match
+that one instead.
+"""
+
+import json
+import os
+import sys
+
+import numpy as np
+
+import kerattn
+from kerattn import distribute
+
+DEVICES = int(sys.argv[2]) if len(sys.argv) > 2 else 4
+if os.environ.get("KERAS_BACKEND") != "torch":
+    distribute.virtual_devices(DEVICES)
+
+import keras  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import zoo_cases  # noqa: E402
+
+from kerattn import zoo  # noqa: E402
+
+STEPS = 3
+SAT = dict(zoo_cases.SAT, dropout=0.0)
+# name -> (build, data, loss kind); zoo_cases' sizes with dropout 0.
+CASES = {
+    "bahdanau_nmt": (lambda: zoo.bahdanau_nmt(
+        30, 30, embedding_dim=8, units=12, alignment_units=8, maxout_units=6),
+        zoo_cases._translation, "seq"),
+    "luong_nmt": (lambda: zoo.luong_nmt(30, 30, units=12, embedding_dim=8,
+                                        num_layers=2, dropout=0.0),
+                  zoo_cases._translation, "seq"),
+    "seq2seq": (lambda: zoo.seq2seq(30, 30, num_layers=2, units=12,
+                                    embedding_dim=8), zoo_cases._translation, "seq"),
+    "cho_encoder_decoder": (lambda: zoo.cho_encoder_decoder(
+        30, 30, embedding_dim=8, units=12, maxout_units=6),
+        zoo_cases._translation, "seq"),
+    "transformer_nmt": (lambda: zoo.transformer_nmt(
+        30, 30, num_layers=1, d_model=16, num_heads=2, ff_dim=32, dropout=0.0),
+        zoo_cases._translation, "seq"),
+    "convs2s_nmt": (lambda: zoo.convs2s_nmt(
+        30, 30, embedding_dim=8, hidden_dim=16, encoder_layers=2,
+        decoder_layers=2, kernel_size=3, dropout=0.0),
+        zoo_cases._translation, "seq"),
+    "show_attend_tell": (lambda: zoo.show_attend_tell(12, **SAT),
+                         zoo_cases._captioning, "seq"),
+    "han_classifier": (lambda: zoo.han_classifier(
+        40, 3, embedding_dim=8, word_units=6, sentence_units=6,
+        attention_units=8), zoo_cases._han, "probabilities"),
+    "aoa_reader": (lambda: zoo.aoa_reader(30, embedding_dim=8, units=6,
+                                          dropout=0.0),
+                   zoo_cases._aoa, "pointer"),
+}
+# Hard attention samples its locations: one global program on JAX (the
+# same samples as one device), per replica on TensorFlow and torch.
+HARD = (lambda: zoo.show_attend_tell(12, attention="hard", **SAT),
+        lambda rng: zoo_cases._captioning(rng, hard=True), "seq")
+
+
+def global_batch(data, replicas):
+    """2 rows per replica; rows 0-1 of zoo_cases' data, fresh ids each time.
+
+    Rows 0 and 1 have full targets, so every replica holds as many real
+    target tokens (row 1's source is padded: masks are exercised).
+    """
+    parts = [data(np.random.default_rng(k)) for k in range(replicas)]
+    return keras.tree.map_structure(
+        lambda *a: np.concatenate([x[:2] for x in a]), *parts)
+
+
+class OneBatch(keras.utils.PyDataset):
+    def __init__(self, batch):
+        super().__init__()
+        self.batch = batch
+
+    def __len__(self):
+        return 1
+
+    def __getitem__(self, index):
+        return self.batch
+
+
+def train(name, batch, strategy=None, seed=0):
+    make, _, kind = HARD if name == "show_attend_tell_hard" else CASES[name]
+    keras.utils.set_random_seed(seed)
+    if strategy is None:
+        model = make()
+        model.compile(keras.optimizers.SGD(0.3), zoo_cases.loss_for(kind))
+        history = model.fit(OneBatch(batch), epochs=STEPS, verbose=0, shuffle=False)
+    else:
+        with strategy.scope():
+            model = make()
+            model.compile(keras.optimizers.SGD(0.3), zoo_cases.loss_for(kind))
+            strategy.prepare(model)
+            history = model.fit(strategy.shard(OneBatch(batch)), epochs=STEPS,
+                                verbose=0, shuffle=False)
+    weights = [keras.ops.convert_to_numpy(w) for w in model.trainable_weights]
+    return model, np.asarray(history.history["loss"], "float64"), weights
+
+
+def max_diff(a, b):
+    return max(float(np.max(np.abs(x - y))) for x, y in zip(a, b))
+
+
+def replica_mean(losses, strategy):
+    """torch: each process reports its own rows' loss; average them."""
+    if strategy.backend != "torch" or strategy.num_replicas == 1:
+        return losses
+    import torch
+    import torch.distributed as dist
+
+    total = torch.tensor(losses)
+    dist.all_reduce(total)
+    return (total / strategy.num_replicas).numpy()
+
+
+def main(out_path, names):
+    strategy = distribute.data_parallel()
+    replicas = strategy.num_replicas
+    results = {"backend": keras.backend.backend(), "replicas": replicas,
+               "models": {}}
+    for name in names:
+        batch = global_batch(CASES[name][1], replicas)
+        # Rank 1 starts from other weights: DDP must broadcast rank 0's.
+        _, losses, weights = train(name, batch, strategy, seed=strategy.rank)
+        losses = replica_mean(losses, strategy)
+        if strategy.is_chief:
+            _, ref_losses, ref_weights = train(name, batch)
+            results["models"][name] = {
+                "weight_diff": max_diff(weights, ref_weights),
+                "losses": losses.tolist(), "reference_losses": ref_losses.tolist()}
+    name = "show_attend_tell_hard"
+    batch = global_batch(HARD[1], replicas)
+    _, losses, weights = train(name, batch, strategy)
+    spread = 0.0
+    if strategy.backend == "torch" and replicas > 1:
+        # DDP keeps the processes' weights equal: the largest difference
+        # of a weight sum between ranks.
+        import torch
+        import torch.distributed as dist
+
+        sums = torch.tensor([float(np.sum(w)) for w in weights])
+        low, high = sums.clone(), sums.clone()
+        dist.all_reduce(low, op=dist.ReduceOp.MIN)
+        dist.all_reduce(high, op=dist.ReduceOp.MAX)
+        spread = float((high - low).abs().max())
+    if strategy.is_chief:
+        # Compared with one device on JAX only (elsewhere the samples differ).
+        diff = (max_diff(weights, train(name, batch)[2])
+                if strategy.backend == "jax" else None)
+        results["hard_attention"] = {
+            "finite": bool(np.all(np.isfinite(losses))),
+            "weight_diff": diff, "rank_spread": spread}
+    if strategy.is_chief and keras.backend.backend() == "jax":
+        name = "bahdanau_nmt"
+        batch = global_batch(CASES[name][1], replicas)
+        first = keras.tree.map_structure(lambda a: a[:2], batch)
+        _, _, weights = train(name, batch, strategy)
+        _, _, ref_weights = train(name, batch)
+        _, _, one_replica = train(name, first)
+        results["one_replica_only"] = {
+            "diff_to_global": max_diff(one_replica, ref_weights),
+            "distributed_diff": max_diff(weights, ref_weights)}
+        batch = global_batch(CASES["transformer_nmt"][1], replicas)
+        mp = distribute.model_parallel("transformer_nmt", model_axis_size=2)
+        model, losses, weights = train("transformer_nmt", batch, mp)
+        _, ref_losses, ref_weights = train("transformer_nmt", batch)
+        kernel = next(v for v in model.weights
+                      if v.path.endswith("ffn_inner/kernel"))
+        results["model_parallel"] = {
+            "weight_diff": max_diff(weights, ref_weights),
+            "losses": losses.tolist(), "reference_losses": ref_losses.tolist(),
+            "ffn_inner_spec": [a for a in kernel.value.sharding.spec],
+            "ffn_inner_shard_shape": list(
+                kernel.value.addressable_shards[0].data.shape)}
+    if strategy.is_chief:
+        with open(out_path, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[3:] or list(CASES))
