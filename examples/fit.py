@@ -6,6 +6,15 @@
     python examples/fit.py han_classifier --output-dir outputs/han
     python examples/fit.py aoa_reader --max-train 20000 --size small
 
+On several devices (kerattn.distribute, each backend's own engine):
+
+    python examples/fit.py transformer_nmt --backend jax --distribute data
+    python examples/fit.py transformer_nmt --backend jax --distribute model
+    python examples/fit.py han_classifier --backend tensorflow --distribute data
+    torchrun --nproc_per_node=2 examples/fit.py bahdanau_nmt --backend torch \
+        --distribute data
+    # no accelerator: --virtual-devices 4 splits the CPU (JAX, TensorFlow)
+
 Models and data (../shared/DATA.md):
 
 - translation (`seq2seq`, `cho_encoder_decoder`, `bahdanau_nmt`, `luong_nmt`,
@@ -116,7 +125,20 @@ def parse_args(argv=None):
                    help="show_attend_tell only")
     p.add_argument("--beam-width", type=int, default=5, help="translation only")
     p.add_argument("--seed", type=int, default=0)
+    # kerattn.distribute's flags; importing it imports Keras, so the backend
+    # is chosen first.
+    backend = argparse.ArgumentParser(add_help=False)
+    backend.add_argument("--backend", choices=("tensorflow", "jax", "torch"))
+    select_backend(backend.parse_known_args(argv)[0].backend)
+    from kerattn import distribute
+
+    distribute.add_arguments(p)
     args = p.parse_args(argv)
+    if args.distribute == "model" and args.model not in ("transformer_nmt", "seq2seq"):
+        p.error("--distribute model: only transformer_nmt and seq2seq have a "
+                f"layout; got {args.model}")
+    if args.virtual_devices is not None and args.virtual_devices < 1:
+        p.error(f"--virtual-devices must be a positive integer; got {args.virtual_devices}")
     for name in ("epochs", "batch_size", "max_train", "max_test", "beam_width"):
         value = getattr(args, name)
         if value is not None and value < 1:
@@ -175,15 +197,22 @@ def fit_translation(args):
     _, _, test = translation_arrays(pairs["test"][:args.max_test], src, tgt, max_tokens)
     print(f"{len(kept):,} training pairs, {len(test):,} test pairs")
 
-    model = getattr(kerattn.zoo, args.model)(len(src), len(tgt), **sizes(args))
-    rate = args.learning_rate or (1e-3 if args.model in ("transformer_nmt",
-                                                         "convs2s_nmt") else 2e-3)
-    model.compile(keras.optimizers.Adam(rate, clipnorm=1.0),
-                  MaskedSparseCrossentropy(pad_id=tgt.pad_id),
-                  metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
-    history = model.fit(LengthBucketedBatches(x, y, args.batch_size, seed=args.seed),
-                        validation_data=LengthBucketedBatches(vx, vy, 256, shuffle=False),
-                        epochs=args.epochs, verbose=2)
+    strategy = args.strategy
+    with strategy.scope():
+        model = getattr(kerattn.zoo, args.model)(len(src), len(tgt), **sizes(args))
+        rate = args.learning_rate or (1e-3 if args.model in ("transformer_nmt",
+                                                             "convs2s_nmt") else 2e-3)
+        model.compile(keras.optimizers.Adam(rate, clipnorm=1.0),
+                      MaskedSparseCrossentropy(pad_id=tgt.pad_id),
+                      metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
+        strategy.prepare(model)
+        history = model.fit(
+            strategy.shard(LengthBucketedBatches(x, y, args.batch_size, seed=args.seed)),
+            validation_data=strategy.shard(
+                LengthBucketedBatches(vx, vy, 256, shuffle=False)),
+            epochs=args.epochs, verbose=2)
+    if not strategy.is_chief:
+        return model, history, None, None
 
     translator = kerattn.decoding.Translator(model, src, tgt, max_length=max_tokens + 2)
     sources, references = [s for s, _ in test], [t for _, t in test]
@@ -216,6 +245,7 @@ def fit_captioning(args):
 
     import kerattn.plot
     from kerattn.datasets import WordVocabulary, attention_on_own_digit, digit_strips
+    from kerattn.distribute import ArrayBatches
     from kerattn.losses import MaskedSparseCrossentropy
     from kerattn.recipes.captioning import caption_arrays
 
@@ -224,16 +254,22 @@ def fit_captioning(args):
     vocab = WordVocabulary.build(train["captions"])
     caption_in, caption_out = caption_arrays(train["captions"], vocab)
 
-    model = kerattn.zoo.show_attend_tell(
-        len(vocab), attention=args.attention, image_shape=train["images"].shape[1:],
-        seed=args.seed, **sizes(args))
-    model.compile(keras.optimizers.Adam(args.learning_rate or 2e-3, clipnorm=5.0),
-                  MaskedSparseCrossentropy(pad_id=vocab.pad_id))
     x = {"images": train["images"], "caption_in_ids": caption_in}
     if args.attention == "hard":  # REINFORCE needs the targets inside the graph
         x["caption_out_ids"] = caption_out
-    history = model.fit(x, caption_out, batch_size=args.batch_size, epochs=args.epochs,
-                        verbose=2)
+    strategy = args.strategy
+    with strategy.scope():
+        model = kerattn.zoo.show_attend_tell(
+            len(vocab), attention=args.attention, image_shape=train["images"].shape[1:],
+            seed=args.seed, **sizes(args))
+        model.compile(keras.optimizers.Adam(args.learning_rate or 2e-3, clipnorm=5.0),
+                      MaskedSparseCrossentropy(pad_id=vocab.pad_id))
+        strategy.prepare(model)
+        history = model.fit(strategy.shard(ArrayBatches(x, caption_out, args.batch_size,
+                                                        seed=args.seed)),
+                            epochs=args.epochs, verbose=2)
+    if not strategy.is_chief:
+        return model, history, None, None
 
     captioner = kerattn.decoding.Captioner(model, vocab, max_length=8)
     captions, attention = captioner(test["images"], return_attention=True)
@@ -261,6 +297,7 @@ def fit_classification(args):
     import kerattn.plot
     from kerattn.datasets import (build_word_vocabulary, debian_topical10,
                                   encode_documents, read_jsonl, tokenize_document)
+    from kerattn.distribute import ArrayBatches
 
     if args.data:
         texts, labels = read_jsonl(args.data)
@@ -278,14 +315,22 @@ def fit_classification(args):
     y = {k: np.array([classes.index(e["label"]) for e in v], "int32")
          for k, v in splits.items()}
 
-    model = kerattn.zoo.han_classifier(len(vocab), len(classes), **sizes(args))
-    model.compile(keras.optimizers.Adam(args.learning_rate or 1e-3, clipnorm=5.0),
-                  "sparse_categorical_crossentropy", metrics=["accuracy"])
-    stop = keras.callbacks.EarlyStopping("val_accuracy", patience=2,
-                                         restore_best_weights=True)
-    history = model.fit(x["train"], y["train"], batch_size=args.batch_size,
-                        epochs=args.epochs, validation_data=(x["valid"], y["valid"]),
-                        callbacks=[stop], verbose=2)
+    strategy = args.strategy
+    with strategy.scope():
+        model = kerattn.zoo.han_classifier(len(vocab), len(classes), **sizes(args))
+        model.compile(keras.optimizers.Adam(args.learning_rate or 1e-3, clipnorm=5.0),
+                      "sparse_categorical_crossentropy", metrics=["accuracy"])
+        strategy.prepare(model)
+        stop = keras.callbacks.EarlyStopping("val_accuracy", patience=2,
+                                             restore_best_weights=True)
+        history = model.fit(
+            strategy.shard(ArrayBatches(x["train"], y["train"], args.batch_size,
+                                        seed=args.seed)),
+            validation_data=strategy.shard(ArrayBatches(x["valid"], y["valid"], 256,
+                                                        shuffle=False)),
+            epochs=args.epochs, callbacks=[stop], verbose=2)
+    if not strategy.is_chief:
+        return model, history, None, None
     probabilities = model.predict(x["test"], batch_size=256, verbose=0)
     results = {"accuracy": round(float(np.mean(np.argmax(probabilities, -1)
                                                == y["test"])), 4)}
@@ -327,13 +372,20 @@ def fit_reading(args):
     vocab = cloze_vocabulary(splits["train"], min_count=1 if args.data else 2)
     arrays = {k: encode_cloze(v, vocab) for k, v in splits.items()}
 
-    model = kerattn.zoo.aoa_reader(len(vocab), **sizes(args))
-    model.compile(keras.optimizers.Adam(args.learning_rate or 1e-3, clipnorm=5.0),
-                  MaskedSparseCrossentropy(pad_id=-1, from_logits=False),
-                  metrics=["sparse_categorical_accuracy"])
-    history = model.fit(ClozeBatches(arrays["train"], args.batch_size, seed=args.seed),
-                        validation_data=ClozeBatches(arrays["valid"], 128, shuffle=False),
-                        epochs=args.epochs, verbose=2)
+    strategy = args.strategy
+    with strategy.scope():
+        model = kerattn.zoo.aoa_reader(len(vocab), **sizes(args))
+        model.compile(keras.optimizers.Adam(args.learning_rate or 1e-3, clipnorm=5.0),
+                      MaskedSparseCrossentropy(pad_id=-1, from_logits=False),
+                      metrics=["sparse_categorical_accuracy"])
+        strategy.prepare(model)
+        history = model.fit(
+            strategy.shard(ClozeBatches(arrays["train"], args.batch_size, seed=args.seed)),
+            validation_data=strategy.shard(ClozeBatches(arrays["valid"], 128,
+                                                        shuffle=False)),
+            epochs=args.epochs, verbose=2)
+    if not strategy.is_chief:
+        return model, history, None, None
     test = ClozeBatches(arrays["test"], 128, shuffle=False)
     predicted = np.empty(len(splits["test"]), "int64")
     predicted[np.concatenate(test.batches)] = np.argmax(model.predict(test, verbose=0), -1)
@@ -361,16 +413,22 @@ TASKS = {**{name: fit_translation for name in TRANSLATION},
 
 
 def main(argv=None):
-    args = parse_args(argv)
-    select_backend(args.backend)
+    args = parse_args(argv)   # selects the backend
     import keras
 
+    from kerattn import distribute
+
+    # Before anything starts the backend (the virtual devices are fixed then).
+    args.strategy = distribute.from_arguments(args, args.model)
     keras.utils.set_random_seed(args.seed)
     out = args.output_dir or os.path.join("outputs", "fit", args.model)
     os.makedirs(out, exist_ok=True)
-    print(f"{args.model} ({args.size}) on {keras.backend.backend()} -> {out}")
+    print(f"{args.model} ({args.size}) on {keras.backend.backend()}, "
+          f"{args.strategy.num_replicas} replica(s) -> {out}")
     start = time.time()
     model, history, results, draw = TASKS[args.model](args)
+    if not args.strategy.is_chief:   # torch DDP: rank 0 evaluates and writes
+        return None
     model.save(os.path.join(out, "model.keras"))
     try:
         draw(os.path.join(out, "attention.png"))
@@ -378,6 +436,7 @@ def main(argv=None):
         print("install kerattn[plot] (matplotlib) for attention.png")
     results = {"model": args.model, "size": args.size, "backend": keras.backend.backend(),
                "epochs": len(history.history["loss"]), "batch_size": args.batch_size,
+               "distribute": args.distribute, "replicas": args.strategy.num_replicas,
                "parameters": int(model.count_params()),
                "final_loss": round(float(history.history["loss"][-1]), 4),
                "minutes": round((time.time() - start) / 60, 2), **results}

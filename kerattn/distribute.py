@@ -39,14 +39,16 @@ as many real (non-PAD) target tokens; with uneven padding the replicas'
 tokens are weighted a little differently.
 """
 
+import atexit
 import contextlib
 import os
 
 import keras
 import numpy as np
 
-__all__ = ["Strategy", "data_parallel", "model_parallel", "layout_map",
-           "ProcessShard", "virtual_devices"]
+__all__ = ["Strategy", "data_parallel", "model_parallel", "no_distribution",
+           "layout_map", "ProcessShard", "ArrayBatches", "virtual_devices",
+           "add_arguments", "from_arguments"]
 
 # Variables of `transformer_nmt`, sharded Megatron-style over the "model"
 # axis: attention split by heads, feed-forward by its inner width,
@@ -126,6 +128,7 @@ def _process_group():
         if torch.cuda.is_available():
             torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
         dist.init_process_group(backend)
+        atexit.register(dist.destroy_process_group)
     return dist.get_rank(), dist.get_world_size()
 
 
@@ -215,14 +218,33 @@ class Strategy:
 
         torch: a `ProcessShard` (this rank's rows of every batch). JAX:
         each batch cut down to a multiple of the device count, which
-        Keras' data sharding needs. TensorFlow: `data` itself (the strategy
-        splits each batch, unevenly if it must).
+        Keras' data sharding needs. TensorFlow: the same cut (Keras'
+        trainer averages the first batch of every `fit`, `evaluate` and
+        `predict` over the replicas, which fails when they hold different
+        numbers of rows). At most `num_replicas - 1` rows of a batch are
+        left out.
+
+        Args:
+            data: a `keras.utils.PyDataset` (or a list of `(x, y)` batches).
         """
-        if self.backend == "tensorflow" or self.num_replicas == 1:
+        if self.num_replicas == 1:
             return data
-        if self.backend == "jax":
-            return ProcessShard(data, 0, 1, multiple=self.num_replicas)
-        return ProcessShard(data, self.rank, self.num_replicas)
+        if self.backend == "torch":
+            return ProcessShard(data, self.rank, self.num_replicas)
+        return ProcessShard(data, 0, 1, multiple=self.num_replicas)
+
+
+def no_distribution():
+    """One device, as without this module: `scope`, `prepare` and `shard`
+    change nothing. Lets a script take the same path either way.
+
+    Example:
+
+    >>> strategy = no_distribution()
+    >>> strategy.num_replicas, strategy.is_chief
+    (1, True)
+    """
+    return Strategy("none", _backend(), None, 1)
 
 
 def _devices(devices):
@@ -419,3 +441,81 @@ class ProcessShard(keras.utils.PyDataset):
     def on_epoch_end(self):
         if hasattr(self.data, "on_epoch_end"):
             self.data.on_epoch_end()
+
+
+class ArrayBatches(keras.utils.PyDataset):
+    """Arrays as shuffled batches, for `Strategy.shard`.
+
+    Args:
+        x: an array or a dict of arrays (the model's inputs).
+        y: the targets (or None).
+        batch_size: rows per batch (the global batch).
+        shuffle: reshuffle the rows every epoch.
+        seed: the shuffling seed.
+
+    Example:
+
+    >>> import numpy as np
+    >>> batches = ArrayBatches({"x": np.arange(10)}, np.arange(10), 4,
+    ...                        shuffle=False)
+    >>> len(batches), batches[2][1].tolist()
+    (3, [8, 9])
+    """
+
+    def __init__(self, x, y=None, batch_size=32, shuffle=True, seed=0):
+        super().__init__()
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) \
+                or batch_size < 1:
+            raise ValueError(f"`batch_size` must be a positive int; got {batch_size!r}.")
+        self.x, self.y = x, y
+        self.rows = len(keras.tree.flatten(x)[0])
+        if y is not None and len(y) != self.rows:
+            raise ValueError(f"`y` must have one row per example ({self.rows}); "
+                             f"got {len(y)}.")
+        self.batch_size, self.shuffle = batch_size, shuffle
+        self.rng = np.random.default_rng(seed)
+        self.order = self.rng.permutation(self.rows) if shuffle else np.arange(self.rows)
+
+    def __len__(self):
+        return -(-self.rows // self.batch_size)
+
+    def __getitem__(self, index):
+        rows = self.order[index * self.batch_size:(index + 1) * self.batch_size]
+        x = keras.tree.map_structure(lambda a: np.asarray(a)[rows], self.x)
+        return x if self.y is None else (x, np.asarray(self.y)[rows])
+
+    def on_epoch_end(self):
+        if self.shuffle:
+            self.order = self.rng.permutation(self.rows)
+
+
+def add_arguments(parser):
+    """Add `--distribute` and `--virtual-devices` to an argparse parser."""
+    parser.add_argument(
+        "--distribute", choices=("none", "data", "model"), default="none",
+        help="train on several devices with the backend's engine: data "
+             "parallel (JAX DataParallel, TF MirroredStrategy, torch DDP under "
+             "torchrun) or data + model parallel (JAX; transformer_nmt, seq2seq)")
+    parser.add_argument(
+        "--virtual-devices", type=int, default=None, metavar="N",
+        help="split the CPU into N devices (JAX, TensorFlow) to try "
+             "--distribute without accelerators")
+    parser.add_argument(
+        "--model-axis", type=int, default=2, metavar="N",
+        help="--distribute model: devices that share one copy of the model")
+
+
+def from_arguments(args, name=None):
+    """The `Strategy` that `add_arguments`' flags ask for.
+
+    Args:
+        args: the parsed arguments.
+        name: the zoo builder's name (for `--distribute model`).
+    """
+    if args.virtual_devices is not None:
+        virtual_devices(args.virtual_devices)
+    if args.distribute == "data":
+        return data_parallel()
+    if args.distribute == "model":
+        return model_parallel(name, model_axis_size=args.model_axis)
+    return no_distribution()

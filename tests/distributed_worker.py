@@ -30,7 +30,6 @@ import sys
 
 import numpy as np
 
-import kerattn
 from kerattn import distribute
 
 DEVICES = int(sys.argv[2]) if len(sys.argv) > 2 else 4

@@ -7,6 +7,8 @@ in tests/data for the tasks whose full data needs Debian's archive
 (`--data`). Each backend runs different tasks, so that all four tasks and
 all three `--backend` values are covered without running every task three
 times (the models themselves are tested on every backend elsewhere).
+One run per backend trains distributed (`--distribute data`): on 2 virtual
+CPU devices on JAX and TensorFlow, in 2 processes under torchrun on torch.
 """
 
 import json
@@ -23,20 +25,27 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(REPO, "tests", "data")
 SCRIPT = os.path.join(REPO, "examples", "fit.py")
 
+DATA_PARALLEL = ["--distribute", "data", "--virtual-devices", "2"]
 RUNS = {
     "tensorflow": [("bahdanau_nmt", ["--max-train", "300", "--max-test", "20"]),
-                   ("aoa_reader", ["--data", os.path.join(DATA, "kjv_cloze_sample.txt")])],
-    "jax": [("show_attend_tell", ["--max-train", "64", "--max-test", "8"])],
+                   ("aoa_reader", ["--data", os.path.join(DATA, "kjv_cloze_sample.txt"),
+                                   *DATA_PARALLEL])],
+    "jax": [("show_attend_tell", ["--max-train", "64", "--max-test", "8",
+                                  *DATA_PARALLEL])],
     "torch": [("han_classifier", ["--data", os.path.join(DATA, "topical10_sample.jsonl")]),
-              ("transformer_nmt", ["--max-train", "200", "--max-test", "10"])],
+              ("transformer_nmt", ["--max-train", "200", "--max-test", "10",
+                                   "--distribute", "data"])],
 }
+# torch DDP: one process per device, started by torchrun.
+TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+            "--nproc_per_node=2"]
 BACKEND = keras.backend.backend()
 
 
-def run_script(args, tmp_path):
+def run_script(args, tmp_path, launcher=(sys.executable,)):
     env = dict(os.environ)
     env.pop("KERAS_BACKEND", None)  # the flag chooses it
-    return subprocess.run([sys.executable, SCRIPT, *args], cwd=tmp_path, env=env,
+    return subprocess.run([*launcher, SCRIPT, *args], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=600)
 
 
@@ -45,12 +54,15 @@ def test_fit_script_trains_evaluates_and_writes(model, extra, tmp_path):
     out = tmp_path / "out"
     result = run_script([model, "--backend", BACKEND, "--size", "tiny", "--epochs", "1",
                          "--batch-size", "16", "--output-dir", str(out), *extra],
-                        tmp_path)
+                        tmp_path, launcher=TORCHRUN if (
+                            BACKEND == "torch" and "--distribute" in extra)
+                        else (sys.executable,))
     assert result.returncode == 0, result.stderr[-3000:]
     results = json.loads((out / "results.json").read_text())
     assert results["backend"] == BACKEND
     assert results["model"] == model and results["size"] == "tiny"
     assert results["epochs"] == 1 and results["batch_size"] == 16
+    assert results["replicas"] == (2 if "--distribute" in extra else 1)
     metric = {"bahdanau_nmt": "bleu_greedy", "transformer_nmt": "bleu_beam5",
               "show_attend_tell": "exact_caption_accuracy"}.get(model, "accuracy")
     assert 0 <= results[metric] <= (100 if "bleu" in metric else 1)
@@ -62,6 +74,8 @@ def test_fit_script_trains_evaluates_and_writes(model, extra, tmp_path):
 def test_fit_script_rejects_bad_flags(tmp_path):
     for args, message in ((["no_such_model"], "invalid choice"),
                           (["han_classifier", "--epochs", "0"], "--epochs must be a positive"),
-                          (["han_classifier", "--backend", "numpy"], "invalid choice")):
+                          (["han_classifier", "--backend", "numpy"], "invalid choice"),
+                          (["han_classifier", "--distribute", "model"],
+                           "only transformer_nmt and seq2seq")):
         result = run_script(args, tmp_path)
         assert result.returncode == 2 and message in result.stderr, result.stderr

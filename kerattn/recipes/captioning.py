@@ -16,6 +16,7 @@ import keras
 import numpy as np
 
 from kerattn.datasets import WordVocabulary, attention_on_own_digit, digit_strips
+from kerattn import distribute
 from kerattn.recipes.common import write_results
 from kerattn.recipes.translation import TimeBudget
 
@@ -100,25 +101,35 @@ def pretrained_encoder(shape, seed=1, epochs=6, copies=10):
 
 
 def run(attention, train, test, vocab, epochs, minutes, out_dir, seed=1,
-        pretrain=True):
+        pretrain=True, strategy=None):
     from kerattn.losses import MaskedSparseCrossentropy
     from kerattn.zoo import show_attend_tell
 
+    strategy = strategy or distribute.no_distribution()
     keras.utils.set_random_seed(seed)
     encoder = pretrained_encoder(train["images"].shape[1:], seed) if pretrain else None
-    model = show_attend_tell(len(vocab), attention=attention,
-                             image_shape=train["images"].shape[1:], seed=seed,
-                             encoder=encoder, **SIZES)
-    model.compile(keras.optimizers.Adam(2e-3, clipnorm=5.0),
-                  MaskedSparseCrossentropy(pad_id=vocab.pad_id))
     c_in, c_out = caption_arrays(train["captions"], vocab)
     x = {"images": train["images"], "caption_in_ids": c_in}
     if attention == "hard":
         x["caption_out_ids"] = c_out
     budget = TimeBudget(None if minutes is None else 60 * minutes)
     start = time.time()
-    history = model.fit(x, c_out, batch_size=64, epochs=epochs, callbacks=[budget],
-                        verbose=2)
+    with strategy.scope():
+        model = show_attend_tell(len(vocab), attention=attention,
+                                 image_shape=train["images"].shape[1:], seed=seed,
+                                 encoder=encoder, **SIZES)
+        model.compile(keras.optimizers.Adam(2e-3, clipnorm=5.0),
+                      MaskedSparseCrossentropy(pad_id=vocab.pad_id))
+        strategy.prepare(model)
+        if strategy.kind == "none":
+            history = model.fit(x, c_out, batch_size=64, epochs=epochs,
+                                callbacks=[budget], verbose=2)
+        else:
+            history = model.fit(
+                strategy.shard(distribute.ArrayBatches(x, c_out, 64, seed=seed)),
+                epochs=epochs, callbacks=[budget], verbose=2)
+    if not strategy.is_chief:   # torch DDP: rank 0 evaluates and writes
+        return None
     train_info = {"epochs": len(history.history["loss"]),
                   "train_minutes": round((time.time() - start) / 60, 2),
                   "final_loss": round(float(history.history["loss"][-1]), 4),
@@ -189,14 +200,21 @@ def main(argv=None, out_dir=None):
                         help="pretrain the CNN on single digits and fix it, "
                              "instead of training it with the captioner")
     parser.add_argument("--out", default=out_dir or ".")
+    distribute.add_arguments(parser)
     args = parser.parse_args(argv)
+    if args.pretrain_encoder and args.distribute != "none":
+        parser.error("--pretrain-encoder trains on one device; leave out "
+                     "--distribute with it")
+    strategy = distribute.from_arguments(args, "show_attend_tell")
     os.makedirs(args.out, exist_ok=True)
     train, test = digit_strips(args.train, args.test, train_jitter=args.jitter)
     vocab = WordVocabulary.build(train["captions"])
     attentions = ["soft", "hard"] if args.attention == "both" else [args.attention]
     results = {a: run(a, train, test, vocab, args.epochs, args.minutes, args.out,
-                      pretrain=args.pretrain_encoder)
+                      pretrain=args.pretrain_encoder, strategy=strategy)
                for a in attentions}
+    if not strategy.is_chief:
+        return None
     meta = {"backend": keras.backend.backend(), "train": args.train, "test": args.test,
             "jitter": args.jitter,
             "encoder": "pretrained on single training digits, then fixed"

@@ -22,6 +22,7 @@ from kerattn.datasets import (
     encode_documents,
     tokenize_document,
 )
+from kerattn import distribute
 from kerattn.recipes.common import write_results
 from kerattn.recipes.translation import TimeBudget
 
@@ -87,7 +88,9 @@ def main(argv=None, out_dir=None):
                         help="LSA embeddings: fixed first, then fine-tuned; or "
                              "fine-tuned from the start")
     parser.add_argument("--out", default=out_dir or ".")
+    distribute.add_arguments(parser)
     args = parser.parse_args(argv)
+    strategy = distribute.from_arguments(args, "han_classifier")
     os.makedirs(args.out, exist_ok=True)
     from kerattn.zoo import han_attention, han_classifier
 
@@ -109,30 +112,40 @@ def main(argv=None, out_dir=None):
     print("baselines", baselines)
 
     keras.utils.set_random_seed(1)
-    model = han_classifier(len(vocab), len(labels), **SIZES)
     two_stage = args.embeddings == "lsa" and args.schedule == "two-stage"
-    if args.embeddings == "lsa":
-        model.get_layer("embedding").embeddings.assign(
-            lsa_embeddings(unlabelled, vocab, SIZES["embedding_dim"]))
     budget = TimeBudget(None if args.minutes is None else 60 * args.minutes)
     inputs, valid = {"document_ids": x_train}, ({"document_ids": x_valid}, y_valid)
+    fit_data = dict(x=inputs, y=y_train, batch_size=64, validation_data=valid)
+    if strategy.kind != "none":
+        fit_data = dict(
+            x=strategy.shard(distribute.ArrayBatches(inputs, y_train, 64, seed=1)),
+            validation_data=strategy.shard(distribute.ArrayBatches(
+                valid[0], valid[1], 256, shuffle=False)))
     start = time.time()
     # Stage 1 (two-stage): the LSA embeddings fixed, the rest trained. Stage
     # 2 (or the only stage): everything, the embeddings at a lower rate.
     # Fine-tuning the embeddings from the start overfits within 3 epochs.
     stages = [(False, 1e-3), (True, 2e-4)] if two_stage else [(True, 1e-3)]
     history = {"val_accuracy": [], "loss": []}
-    for trainable, rate in stages:
-        model.get_layer("embedding").trainable = trainable
-        model.compile(keras.optimizers.Adam(rate, clipnorm=5.0),
-                      "sparse_categorical_crossentropy", metrics=["accuracy"])
-        stop = keras.callbacks.EarlyStopping("val_accuracy", patience=3,
-                                             restore_best_weights=True)
-        fitted = model.fit(inputs, y_train, batch_size=64, epochs=args.epochs,
-                           validation_data=valid, callbacks=[budget, stop],
-                           verbose=2)
-        for key in history:
-            history[key] += fitted.history[key]
+    with strategy.scope():
+        model = han_classifier(len(vocab), len(labels), **SIZES)
+        if args.embeddings == "lsa":
+            model.get_layer("embedding").embeddings.assign(
+                lsa_embeddings(unlabelled, vocab, SIZES["embedding_dim"]))
+        for trainable, rate in stages:
+            model.get_layer("embedding").trainable = trainable
+            model.compile(keras.optimizers.Adam(rate, clipnorm=5.0),
+                          "sparse_categorical_crossentropy", metrics=["accuracy"])
+            # torch DDP: wrapped again, for the weights trainable now.
+            strategy.prepare(model)
+            stop = keras.callbacks.EarlyStopping("val_accuracy", patience=3,
+                                                 restore_best_weights=True)
+            fitted = model.fit(**fit_data, epochs=args.epochs,
+                               callbacks=[budget, stop], verbose=2)
+            for key in history:
+                history[key] += fitted.history[key]
+    if not strategy.is_chief:   # torch DDP: rank 0 evaluates and writes
+        return None
     minutes = round((time.time() - start) / 60, 2)
     probabilities = model.predict({"document_ids": x_test}, batch_size=256, verbose=0)
     accuracy = float(np.mean(np.argmax(probabilities, -1) == y_test))

@@ -27,6 +27,7 @@ from kerattn.datasets import (
 )
 from kerattn.datasets.cloze import KINDS
 from kerattn.datasets.translation import free_first_width
+from kerattn import distribute
 from kerattn.recipes.common import write_results
 from kerattn.recipes.translation import TimeBudget
 
@@ -80,7 +81,9 @@ def main(argv=None, out_dir=None):
     parser.add_argument("--minutes", type=float, default=None)
     parser.add_argument("--max-train", type=int, default=None)
     parser.add_argument("--out", default=out_dir or ".")
+    distribute.add_arguments(parser)
     args = parser.parse_args(argv)
+    strategy = distribute.from_arguments(args, "aoa_reader")
     os.makedirs(args.out, exist_ok=True)
     from kerattn.losses import MaskedSparseCrossentropy
     from kerattn.zoo import aoa_reader
@@ -103,15 +106,21 @@ def main(argv=None, out_dir=None):
     arrays = {k: encode_cloze(v, vocab) for k, v in
               (("train", train), ("valid", splits["valid"]), ("test", test))}
     keras.utils.set_random_seed(1)
-    model = aoa_reader(len(vocab), **SIZES)
-    model.compile(keras.optimizers.Adam(1e-3, clipnorm=5.0),
-                  MaskedSparseCrossentropy(pad_id=-1, from_logits=False),
-                  metrics=["sparse_categorical_accuracy"])
     budget = TimeBudget(None if args.minutes is None else 60 * args.minutes)
     start = time.time()
-    history = model.fit(ClozeBatches(arrays["train"], 32),
-                        validation_data=ClozeBatches(arrays["valid"], 128, shuffle=False),
-                        epochs=args.epochs, callbacks=[budget], verbose=2)
+    with strategy.scope():
+        model = aoa_reader(len(vocab), **SIZES)
+        model.compile(keras.optimizers.Adam(1e-3, clipnorm=5.0),
+                      MaskedSparseCrossentropy(pad_id=-1, from_logits=False),
+                      metrics=["sparse_categorical_accuracy"])
+        strategy.prepare(model)
+        history = model.fit(
+            strategy.shard(ClozeBatches(arrays["train"], 32)),
+            validation_data=strategy.shard(ClozeBatches(arrays["valid"], 128,
+                                                        shuffle=False)),
+            epochs=args.epochs, callbacks=[budget], verbose=2)
+    if not strategy.is_chief:   # torch DDP: rank 0 evaluates and writes
+        return None
     minutes = round((time.time() - start) / 60, 2)
     model.save(os.path.join(args.out, "model.keras"))
 

@@ -31,6 +31,7 @@ from kerattn.datasets import (
     gettext_pairs,
     translation_arrays,
 )
+from kerattn import distribute
 from kerattn.decoding import Translator
 from kerattn.losses import MaskedSparseCrossentropy
 
@@ -95,13 +96,15 @@ def prepare(lang="fr", vocab_size=8000, max_tokens=20, tokenizer="word"):
 
 def train(model, data, epochs=10, minutes=None, batch_size=64,
           learning_rate=2e-3, label_smoothing=0.0, warmup_steps=0,
-          verbose="auto"):
+          verbose="auto", strategy=None):
     """Compile and fit `model` on `data["train"]`; returns a summary dict.
 
     With `warmup_steps`, the learning rate rises linearly from 0 to
     `learning_rate` over those steps, then follows a cosine down to a tenth
     of it at the end of the last epoch (a Transformer needs the warm-up,
-    Vaswani et al. 2017, section 5.3).
+    Vaswani et al. 2017, section 5.3). With a `kerattn.distribute`
+    `strategy`, call it inside `strategy.scope()` with a model built there;
+    `batch_size` is the global batch.
     """
     pad_id = data["target_vocab"].pad_id
     train_batches = LengthBucketedBatches(*data["train"], batch_size=batch_size,
@@ -120,6 +123,10 @@ def train(model, data, epochs=10, minutes=None, batch_size=64,
     )
     valid_batches = LengthBucketedBatches(*data["valid"], batch_size=256,
                                           shuffle=False, pad_id=pad_id)
+    if strategy is not None:
+        strategy.prepare(model)
+        train_batches = strategy.shard(train_batches)
+        valid_batches = strategy.shard(valid_batches)
     budget = TimeBudget(None if minutes is None else 60 * minutes)
     start = time.time()
     history = model.fit(train_batches, validation_data=valid_batches,
@@ -295,6 +302,7 @@ def parse_args(argv=None, **defaults):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--output", default=None,
                    help="where to write results (default: the recipe's folder)")
+    distribute.add_arguments(p)
     p.set_defaults(**defaults)
     return p.parse_args(argv)
 
@@ -329,18 +337,24 @@ def main(name, builder_kwargs, description, directory, argv=None, epochs=6,
         argv = sys.argv[1:]
     args = parse_args(argv, epochs=epochs, learning_rate=learning_rate,
                       label_smoothing=label_smoothing, warmup_steps=warmup_steps)
+    strategy = distribute.from_arguments(args, name)   # before the backend starts
     keras.utils.set_random_seed(args.seed)
-    print(f"backend {keras.backend.backend()}")
+    print(f"backend {keras.backend.backend()}, {strategy.num_replicas} replica(s)")
     data = prepare(args.lang, args.vocab_size, args.max_tokens, args.tokenizer)
     print(f"{data['train_pairs']} training pairs, {len(data['test'])} test pairs")
-    model = build(len(data["source_vocab"]), len(data["target_vocab"]))
-    model.summary()
-    summary = train(model, data, epochs=args.epochs, minutes=args.minutes,
-                    batch_size=args.batch_size, learning_rate=args.learning_rate,
-                    label_smoothing=args.label_smoothing,
-                    warmup_steps=args.warmup_steps,
-                    verbose=2 if os.environ.get("CI") else "auto")
+    with strategy.scope():
+        model = build(len(data["source_vocab"]), len(data["target_vocab"]))
+        model.summary()
+        summary = train(model, data, epochs=args.epochs, minutes=args.minutes,
+                        batch_size=args.batch_size, learning_rate=args.learning_rate,
+                        label_smoothing=args.label_smoothing,
+                        warmup_steps=args.warmup_steps,
+                        verbose=2 if os.environ.get("CI") else "auto",
+                        strategy=strategy)
+    if not strategy.is_chief:   # torch DDP: rank 0 evaluates and writes
+        return None
     results = {"backend": keras.backend.backend(),
+               "replicas": strategy.num_replicas,
                "train_pairs": data["train_pairs"], **summary,
                **evaluate(model, data, beam_width=args.beam_width)}
     config = {"builder": builder_text, "lang": args.lang,
