@@ -5,5 +5,6 @@ from kerattn.saving import load_model
 
 __version__ = "0.1.0"
 
-__all__ = ["layers", "zoo", "decoding", "datasets", "losses", "callbacks", "load_model",
+__all__ = ["layers", "zoo", "decoding", "datasets", "losses", "callbacks", "distribute",
+           "load_model",
            "__version__"]

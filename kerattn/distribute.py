@@ -156,8 +156,15 @@ class _CallThrough:
 
 
 class Strategy:
-    """How a model trains on several devices; made by `data_parallel` or
-    `model_parallel`.
+    """How a model trains on several devices; made by `data_parallel`,
+    `model_parallel` or `no_distribution`.
+
+    Args:
+        kind: "data", "model" or "none".
+        backend: the Keras backend it is for.
+        engine: the backend's object (see below).
+        num_replicas: see below.
+        rank: this process's index.
 
     Attributes:
         kind: "data" or "model".
@@ -169,6 +176,18 @@ class Strategy:
         engine: the backend object behind it (`keras.distribution`
             distribution, `tf.distribute.MirroredStrategy`, or None on
             torch, where the process group is the engine).
+
+    Example:
+
+    >>> strategy = no_distribution()
+    >>> with strategy.scope():
+    ...     model = kerattn.zoo.han_classifier(40, 3, embedding_dim=8, word_units=4,
+    ...                                        sentence_units=4, attention_units=4)
+    ...     model.compile("adam", "sparse_categorical_crossentropy")
+    ...     model = strategy.prepare(model)
+    ...     batches = strategy.shard(ArrayBatches(
+    ...         {"document_ids": np.ones((8, 2, 3), "int32")}, np.zeros(8, "int32"), 4))
+    ...     history = model.fit(batches, epochs=1, verbose=0)
     """
 
     def __init__(self, kind, backend, engine, num_replicas, rank=0):
@@ -224,19 +243,48 @@ class Strategy:
         numbers of rows). At most `num_replicas - 1` rows of a batch are
         left out.
 
+        A `tf.data.Dataset` of batches is cut the same way, in the graph
+        (on torch every process must read the same global batches: seed its
+        shuffling).
+
         Args:
-            data: a `keras.utils.PyDataset` (or a list of `(x, y)` batches).
+            data: a `keras.utils.PyDataset` (or a list of `(x, y)` batches),
+                or a batched `tf.data.Dataset`.
         """
         if self.num_replicas == 1:
             return data
-        if self.backend == "torch":
-            return ProcessShard(data, self.rank, self.num_replicas)
-        return ProcessShard(data, 0, 1, multiple=self.num_replicas)
+        rank, shards, multiple = ((self.rank, self.num_replicas, 1)
+                                  if self.backend == "torch"
+                                  else (0, 1, self.num_replicas))
+        if type(data).__module__.startswith("tensorflow"):
+            return _shard_dataset(data, rank, shards, multiple)
+        return ProcessShard(data, rank, shards, multiple=multiple)
+
+
+def _shard_dataset(data, rank, num_shards, multiple):
+    """`ProcessShard` for a batched `tf.data.Dataset`."""
+    import tensorflow as tf
+
+    step = multiple * num_shards
+
+    def rows(*batch):
+        return tf.shape(tf.nest.flatten(batch)[0])[0]
+
+    def cut(*batch):
+        block = rows(*batch) // step * multiple
+        start = rank * block
+        out = tf.nest.map_structure(lambda a: a[start:start + block], batch)
+        return out if len(out) > 1 else out[0]
+
+    return data.filter(lambda *b: rows(*b) >= step).map(cut)
 
 
 def no_distribution():
     """One device, as without this module: `scope`, `prepare` and `shard`
     change nothing. Lets a script take the same path either way.
+
+    Args:
+        None.
 
     Example:
 
@@ -330,8 +378,8 @@ def layout_map(name, device_mesh):
     Example:
 
     >>> import keras
-    >>> mesh = keras.distribution.DeviceMesh(
-    ...     (1, 1), ["batch", "model"], keras.distribution.list_devices()[:1])
+    >>> mesh = keras.distribution.DeviceMesh((2, 2), ["batch", "model"],
+    ...                                      [f"gpu:{i}" for i in range(4)])
     >>> layouts = layout_map("transformer_nmt", mesh)
     >>> layouts["decoder_1/ffn_inner/kernel"].axes
     (None, 'model')
@@ -364,6 +412,15 @@ def model_parallel(name, model_axis_size=2, devices=None):
 
     Returns:
         A `Strategy`.
+
+    Example:
+
+    >>> try:
+    ...     strategy = model_parallel("transformer_nmt", model_axis_size=1)
+    ... except ValueError:       # TensorFlow and torch: JAX only
+    ...     strategy = None
+    >>> strategy is None or strategy.kind == "model"
+    True
     """
     backend = _backend()
     if backend != "jax":
@@ -490,7 +547,19 @@ class ArrayBatches(keras.utils.PyDataset):
 
 
 def add_arguments(parser):
-    """Add `--distribute` and `--virtual-devices` to an argparse parser."""
+    """Add `--distribute`, `--virtual-devices` and `--model-axis` to a parser.
+
+    Args:
+        parser: an `argparse.ArgumentParser`.
+
+    Example:
+
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> add_arguments(parser)
+    >>> parser.parse_args(["--distribute", "data"]).distribute
+    'data'
+    """
     parser.add_argument(
         "--distribute", choices=("none", "data", "model"), default="none",
         help="train on several devices with the backend's engine: data "
@@ -511,6 +580,14 @@ def from_arguments(args, name=None):
     Args:
         args: the parsed arguments.
         name: the zoo builder's name (for `--distribute model`).
+
+    Example:
+
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> add_arguments(parser)
+    >>> from_arguments(parser.parse_args([])).kind
+    'none'
     """
     if args.virtual_devices is not None:
         virtual_devices(args.virtual_devices)

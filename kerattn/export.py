@@ -199,18 +199,22 @@ class TextCodec:
         return tokens.with_flat_values(
             tf.strings.join([marker, tokens.flat_values]))
 
+    def encode_ragged(self, texts):
+        """`(N,)` strings -> `(N, None)` ragged int32 ids (`encode_batch`)."""
+        tf = self.tf
+        words = self.words(texts)
+        if self.wordpiece:
+            ids = self.pieces.tokenize(words).merge_dims(1, 2)
+            return tf.cast(ids, tf.int32)
+        return tf.ragged.map_flat_values(self.table.lookup, words)
+
     def encode(self, texts, length):
         """`(N,)` strings -> `(N, length)` int32 ids, PAD after, truncated.
 
         A text without tokens becomes `[UNK]`, as in `Translator`.
         """
         tf = self.tf
-        words = self.words(texts)
-        if self.wordpiece:
-            ids = self.pieces.tokenize(words).merge_dims(1, 2)
-            ids = tf.cast(ids, tf.int32)
-        else:
-            ids = tf.ragged.map_flat_values(self.table.lookup, words)
+        ids = self.encode_ragged(texts)
         dense = ids.to_tensor(default_value=self.vocab.pad_id,
                               shape=[None, length])
         empty = tf.equal(ids.row_lengths(), 0)[:, None]

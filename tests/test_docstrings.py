@@ -29,6 +29,7 @@ MODULES = {
     "kerattn.callbacks": kerattn.callbacks,
     "kerattn.export": kerattn.export,
     "kerattn.plot": kerattn.plot,
+    "kerattn.distribute": kerattn.distribute,
 }
 
 # Their data comes from `apt-get update` / `apt-get download` (DATA.md):

@@ -22,13 +22,14 @@ from kerattn.datasets.documents import (
     write_jsonl,
 )
 from kerattn.datasets.gettext import gettext_pairs
+from kerattn.datasets.pipeline import translation_dataset
 from kerattn.datasets.translation import LengthBucketedBatches, translation_arrays
 from kerattn.datasets.tsv import tsv_pairs
 from kerattn.datasets.vocabulary import WordVocabulary
 from kerattn.datasets.wordpiece import WordPieceVocabulary
 
 __all__ = ["gettext_pairs", "tsv_pairs", "WordVocabulary", "translation_arrays",
-           "LengthBucketedBatches", "WordPieceVocabulary", "digit_strips",
+           "LengthBucketedBatches", "translation_dataset", "WordPieceVocabulary", "digit_strips",
            "attention_on_own_digit", "debian_topical10", "debian_descriptions", "read_jsonl",
            "write_jsonl", "tokenize_document", "build_word_vocabulary",
            "encode_documents", "read_cbt", "write_cbt", "kjv_cloze",
