@@ -124,6 +124,10 @@ def parse_args(argv=None):
     p.add_argument("--attention", choices=("soft", "hard"), default="soft",
                    help="show_attend_tell only")
     p.add_argument("--beam-width", type=int, default=5, help="translation only")
+    p.add_argument("--pipeline", choices=("python", "tf.data"), default="python",
+                   help="translation only: batches tokenised in Python "
+                        "(LengthBucketedBatches) or in a tf.data graph with "
+                        "prefetch (translation_dataset)")
     p.add_argument("--seed", type=int, default=0)
     # kerattn.distribute's flags; importing it imports Keras, so the backend
     # is chosen first.
@@ -183,7 +187,7 @@ def fit_translation(args):
 
     import kerattn.plot
     from kerattn.datasets import (LengthBucketedBatches, WordVocabulary, gettext_pairs,
-                                  translation_arrays, tsv_pairs)
+                                  translation_arrays, translation_dataset, tsv_pairs)
     from kerattn.losses import MaskedSparseCrossentropy
 
     max_tokens = 6 if args.size == "tiny" else 14
@@ -206,8 +210,13 @@ def fit_translation(args):
                       MaskedSparseCrossentropy(pad_id=tgt.pad_id),
                       metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
         strategy.prepare(model)
+        if args.pipeline == "tf.data":   # tokenised in the graph, prefetched
+            train_data = translation_dataset(kept, src, tgt, args.batch_size,
+                                             max_tokens, seed=args.seed)
+        else:
+            train_data = LengthBucketedBatches(x, y, args.batch_size, seed=args.seed)
         history = model.fit(
-            strategy.shard(LengthBucketedBatches(x, y, args.batch_size, seed=args.seed)),
+            strategy.shard(train_data),
             validation_data=strategy.shard(
                 LengthBucketedBatches(vx, vy, 256, shuffle=False)),
             epochs=args.epochs, verbose=2)

@@ -27,7 +27,8 @@ SCRIPT = os.path.join(REPO, "examples", "fit.py")
 
 DATA_PARALLEL = ["--distribute", "data", "--virtual-devices", "2"]
 RUNS = {
-    "tensorflow": [("bahdanau_nmt", ["--max-train", "300", "--max-test", "20"]),
+    "tensorflow": [("bahdanau_nmt", ["--max-train", "300", "--max-test", "20",
+                                     "--pipeline", "tf.data"]),
                    ("aoa_reader", ["--data", os.path.join(DATA, "kjv_cloze_sample.txt"),
                                    *DATA_PARALLEL])],
     "jax": [("show_attend_tell", ["--max-train", "64", "--max-test", "8",
