@@ -114,6 +114,21 @@ def virtual_devices(count):
     return count
 
 
+_HOSTS_READY = []
+
+
+def _initialize_hosts():
+    """JAX on several hosts: join them, once, when Keras' variables say so.
+
+    `keras.distribution.initialize` reads KERAS_DISTRIBUTION_JOB_ADDRESSES,
+    KERAS_DISTRIBUTION_NUM_PROCESSES and KERAS_DISTRIBUTION_PROCESS_ID.
+    """
+    if _HOSTS_READY or "KERAS_DISTRIBUTION_NUM_PROCESSES" not in os.environ:
+        return
+    keras.distribution.initialize()
+    _HOSTS_READY.append(True)
+
+
 def _process_group():
     """(rank, world size) of torch.distributed, joining the group if needed."""
     import torch
@@ -334,6 +349,7 @@ def data_parallel(devices=None):
     """
     backend = _backend()
     if backend == "jax":
+        _initialize_hosts()
         devices = _devices(devices)
         engine = keras.distribution.DataParallel(devices=devices)
         return Strategy("data", backend, engine, len(devices))
@@ -427,6 +443,7 @@ def model_parallel(name, model_axis_size=2, devices=None):
         raise ValueError("model parallelism runs on the JAX backend only "
                          "(keras.distribution.ModelParallel); the backend "
                          f"is {backend!r}.")
+    _initialize_hosts()
     devices = _devices(devices)
     if isinstance(model_axis_size, bool) or not isinstance(model_axis_size, int) \
             or model_axis_size < 1 or len(devices) % model_axis_size:
