@@ -182,7 +182,7 @@ class Strategy:
         rank: this process's index.
 
     Attributes:
-        kind: "data" or "model".
+        kind: "data", "model" or "none".
         backend: the Keras backend it is for.
         num_replicas: model copies that each take a slice of the global
             batch (processes on torch, devices on JAX and TensorFlow,
@@ -228,7 +228,12 @@ class Strategy:
 
         Only torch needs it (DDP wraps the built model: parameters are
         broadcast from rank 0, gradients all-reduced in `fit`); on JAX and
-        TensorFlow it returns the model unchanged.
+        TensorFlow it returns the model unchanged. Call it after `compile`,
+        and again after changing which weights are trainable (DDP
+        all-reduces the gradients of the weights trainable when it wraps).
+
+        Args:
+            model: a built Keras model, compiled.
         """
         if self.backend != "torch" or self.num_replicas == 1:
             return model
@@ -245,6 +250,7 @@ class Strategy:
         # Held only by this closure: as an attribute of the model, the DDP
         # module would become its submodule (and `model.train()` recurse).
         model.train_step = lambda data: train_step(stand_in, data)
+        model.train_function = None     # fit makes it again, from train_step
         return model
 
     def shard(self, data):
