@@ -72,11 +72,20 @@ def test_fit_script_trains_evaluates_and_writes(model, extra, tmp_path):
     assert loaded.count_params() == results["parameters"]
 
 
-def test_fit_script_rejects_bad_flags(tmp_path):
-    for args, message in ((["no_such_model"], "invalid choice"),
-                          (["han_classifier", "--epochs", "0"], "--epochs must be a positive"),
-                          (["han_classifier", "--backend", "numpy"], "invalid choice"),
-                          (["han_classifier", "--distribute", "model"],
-                           "only transformer_nmt and seq2seq")):
-        result = run_script(args, tmp_path)
-        assert result.returncode == 2 and message in result.stderr, result.stderr
+BAD_FLAGS = [(["no_such_model"], "invalid choice"),
+             (["han_classifier", "--epochs", "0"], "--epochs must be a positive"),
+             (["han_classifier", "--backend", "numpy"], "invalid choice"),
+             (["han_classifier", "--distribute", "model"],
+              "only transformer_nmt and seq2seq"),
+             (["han_classifier", "--virtual-devices", "0"],
+              "--virtual-devices must be a positive")]
+
+
+# The flags are parsed before any backend runs: each case runs in one of the
+# three backends' processes, in turn.
+@pytest.mark.parametrize("args,message", [
+    case for i, case in enumerate(BAD_FLAGS)
+    if i % 3 == ("tensorflow", "jax", "torch").index(BACKEND)])
+def test_fit_script_rejects_bad_flags(tmp_path, args, message):
+    result = run_script(args, tmp_path)
+    assert result.returncode == 2 and message in result.stderr, result.stderr
