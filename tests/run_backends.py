@@ -6,9 +6,8 @@
     python tests/run_backends.py -- -k luong -x       # extra pytest arguments
 
 Each backend gets its own pytest process (the backend is fixed before keras
-is imported; JAX, the longest, gets two, each with half of the test files)
-and its own KERAS_HOME. Prints each backend's counts and exits non-zero if
-any backend fails, errors, or runs no test.
+is imported) and its own KERAS_HOME. Prints each backend's counts and exits
+non-zero if any backend fails, errors, or runs no test.
 """
 
 import argparse
@@ -21,16 +20,6 @@ import xml.etree.ElementTree as ET
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BACKENDS = ("tensorflow", "jax", "torch")
-DEFAULT_ARGS = ("-q", "tests")
-# The JAX suite takes longest (XLA compiles every test's model), so the
-# default run splits its files over two pytest processes (both JAX): these
-# files, and the rest. With the longest first (TensorFlow, torch, then the
-# two JAX halves) the two CPU slots finish at about the same time.
-JAX_FIRST_HALF = ("test_export.py", "test_docstrings.py", "test_properties.py",
-                  "test_bad_input_suite.py", "test_notebooks.py",
-                  "test_masking.py", "test_distributed.py", "test_decoding.py",
-                  "test_bad_input.py", "test_families_numerics.py")
-ORDER = ("tensorflow", "torch", "jax:1", "jax:2")
 FAST_COMPILE = ("--xla_backend_optimization_level=0 "
                 "--xla_llvm_disable_expensive_passes=true")
 
@@ -54,31 +43,10 @@ def _counts(junit_path):
     return counts
 
 
-def jobs_for(backends, pytest_args):
-    """`(job name, backend, pytest args)`: the split of JAX, by default."""
-    jobs = []
-    split = tuple(pytest_args) == DEFAULT_ARGS
-    for name in ORDER:
-        backend = name.split(":")[0]
-        if backend not in backends:
-            continue
-        if not name.startswith("jax"):
-            jobs.append((name, backend, pytest_args))
-        elif split:
-            first = [f"tests/{f}" for f in JAX_FIRST_HALF]
-            args = (first if name == "jax:1"
-                    else [f"--ignore={f}" for f in first] + ["tests"])
-            jobs.append((name, backend, ["-q", *args]))
-        elif name == "jax:1":
-            jobs.append(("jax", backend, pytest_args))
-    return jobs
-
-
-def run_backend(backend, pytest_args, workdir, name=None):
-    name = name or backend
+def run_backend(backend, pytest_args, workdir):
     env = dict(os.environ)
     env["KERAS_BACKEND"] = backend
-    env["KERAS_HOME"] = os.path.join(workdir, f"keras_home_{name.replace(':', '_')}")
+    env["KERAS_HOME"] = os.path.join(workdir, f"keras_home_{backend}")
     # .keras files saved under each backend, shared by the three processes.
     env["KERATTN_SHARED_TEST_DIR"] = os.path.join(workdir, "shared")
     env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
@@ -88,7 +56,7 @@ def run_backend(backend, pytest_args, workdir, name=None):
     env.setdefault("XLA_FLAGS", FAST_COMPILE)
     env.setdefault("PYTHONUNBUFFERED", "1")
     os.makedirs(env["KERAS_HOME"], exist_ok=True)
-    junit = os.path.join(workdir, f"junit_{name.replace(':', '_')}.xml")
+    junit = os.path.join(workdir, f"junit_{backend}.xml")
     cmd = [
         sys.executable,
         "-m",
@@ -100,7 +68,7 @@ def run_backend(backend, pytest_args, workdir, name=None):
         f"junit_suite_name={backend}",
         *pytest_args,
     ]
-    log_path = os.path.join(workdir, f"log_{name.replace(':', '_')}.txt")
+    log_path = os.path.join(workdir, f"log_{backend}.txt")
     start = time.time()
     log = open(log_path, "w")
     process = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log,
@@ -137,19 +105,18 @@ def main(argv=None):
     unknown = sorted(set(backends) - set(BACKENDS))
     if unknown:
         parser.error(f"unknown backend(s) {unknown}; choose from {BACKENDS}")
-    pytest_args = args.pytest_args + extra or list(DEFAULT_ARGS)
+    pytest_args = args.pytest_args + extra or ["-q", "tests"]
 
     results = {}
     with tempfile.TemporaryDirectory(prefix="kerattn_tests_") as workdir:
         # Two pytest processes at a time (the machines have 2 cores; small
         # models are bound by Python dispatch, not by the math libraries).
-        pending, running = jobs_for(backends, pytest_args), {}
-        backend_of = {name: backend for name, backend, _ in pending}
+        pending, running = list(backends), {}
         while pending or running:
             while pending and len(running) < args.jobs:
-                name, backend, job_args = pending.pop(0)
-                running[name] = run_backend(backend, job_args, workdir, name)
-                print(f"started: {name}", flush=True)
+                backend = pending.pop(0)
+                running[backend] = run_backend(backend, pytest_args, workdir)
+                print(f"started: {backend}", flush=True)
             done = None
             while done is None:
                 done = next((b for b, job in running.items()
@@ -157,18 +124,7 @@ def main(argv=None):
                 if done is None:
                     time.sleep(1)
             results[done] = finish(done, running.pop(done))
-        # One row per backend: the JAX halves added up.
-        merged = {}
-        for name, (code, counts, seconds) in results.items():
-            backend = backend_of[name]
-            counts = counts or {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
-            if backend in merged:
-                old_code, old_counts, old_seconds = merged[backend]
-                code = code or old_code
-                counts = {k: counts[k] + old_counts[k] for k in counts}
-                seconds += old_seconds
-            merged[backend] = (code, counts, seconds)
-        results = {b: merged[b] for b in backends}
+        results = {b: results[b] for b in backends}
 
     print("\n===== summary =====")
     print(f"{'backend':<12}{'passed':>8}{'failed':>8}{'errors':>8}"
