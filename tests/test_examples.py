@@ -28,11 +28,10 @@ SCRIPT = os.path.join(REPO, "examples", "fit.py")
 DATA_PARALLEL = ["--distribute", "data", "--virtual-devices", "2"]
 RUNS = {
     "tensorflow": [("bahdanau_nmt", ["--max-train", "300", "--max-test", "20",
-                                     "--pipeline", "tf.data"]),
-                   ("aoa_reader", ["--data", os.path.join(DATA, "kjv_cloze_sample.txt"),
-                                   *DATA_PARALLEL])],
+                                     "--pipeline", "tf.data", *DATA_PARALLEL])],
     "jax": [("show_attend_tell", ["--max-train", "64", "--max-test", "8",
-                                  *DATA_PARALLEL])],
+                                  *DATA_PARALLEL]),
+            ("aoa_reader", ["--data", os.path.join(DATA, "kjv_cloze_sample.txt")])],
     "torch": [("han_classifier", ["--data", os.path.join(DATA, "topical10_sample.jsonl")]),
               ("transformer_nmt", ["--max-train", "200", "--max-test", "10",
                                    "--distribute", "data"])],
