@@ -316,18 +316,18 @@ def no_distribution():
     return Strategy("none", _backend(), None, 1)
 
 
-def _devices(devices):
-    found = keras.distribution.list_devices() if _backend() == "jax" else None
+def _devices(devices, found):
+    """`devices` (None, a count or names) as a list of the `found` names."""
     if devices is None:
-        return found
+        return list(found)
     if isinstance(devices, bool) or not isinstance(devices, (int, list, tuple)):
         raise ValueError("`devices` must be None, a device count or a list of "
                          f"device names; got {devices!r}.")
     if isinstance(devices, int):
-        if devices < 1 or (found is not None and devices > len(found)):
+        if not 1 <= devices <= len(found):
             raise ValueError(f"`devices` must be between 1 and the {len(found)} "
                              f"devices there are; got {devices}.")
-        return found[:devices] if found is not None else devices
+        return list(found[:devices])
     return list(devices)
 
 
@@ -356,26 +356,16 @@ def data_parallel(devices=None):
     backend = _backend()
     if backend == "jax":
         _initialize_hosts()
-        devices = _devices(devices)
+        devices = _devices(devices, keras.distribution.list_devices())
         engine = keras.distribution.DataParallel(devices=devices)
         return Strategy("data", backend, engine, len(devices))
     if backend == "tensorflow":
         import tensorflow as tf
 
-        if isinstance(devices, int) and not isinstance(devices, bool):
-            logical = tf.config.list_logical_devices("GPU") or \
-                tf.config.list_logical_devices("CPU")
-            if not 1 <= devices <= len(logical):
-                raise ValueError(f"`devices` must be between 1 and the "
-                                 f"{len(logical)} devices there are; got {devices}.")
-            devices = [d.name for d in logical[:devices]]
-        elif devices is None:
-            devices = [d.name for d in tf.config.list_logical_devices("GPU")] or \
-                [d.name for d in tf.config.list_logical_devices("CPU")]
-        elif isinstance(devices, bool) or not isinstance(devices, (list, tuple)):
-            raise ValueError("`devices` must be None, a device count or a list "
-                             f"of device names; got {devices!r}.")
-        engine = tf.distribute.MirroredStrategy(list(devices))
+        logical = tf.config.list_logical_devices("GPU") or \
+            tf.config.list_logical_devices("CPU")
+        devices = _devices(devices, [d.name for d in logical])
+        engine = tf.distribute.MirroredStrategy(devices)
         return Strategy("data", backend, engine, engine.num_replicas_in_sync)
     if devices is not None:
         raise ValueError("`devices` must be None under torch: DDP runs one "
@@ -450,7 +440,7 @@ def model_parallel(name, model_axis_size=2, devices=None):
                          "(keras.distribution.ModelParallel); the backend "
                          f"is {backend!r}.")
     _initialize_hosts()
-    devices = _devices(devices)
+    devices = _devices(devices, keras.distribution.list_devices())
     if isinstance(model_axis_size, bool) or not isinstance(model_axis_size, int) \
             or model_axis_size < 1 or len(devices) % model_axis_size:
         raise ValueError("`model_axis_size` must be a positive int dividing the "

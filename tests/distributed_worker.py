@@ -41,43 +41,22 @@ import keras  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import zoo_cases  # noqa: E402
 
-from kerattn import zoo  # noqa: E402
-
 STEPS = 3
-SAT = dict(zoo_cases.SAT, dropout=0.0)
-# name -> (build, data, loss kind); zoo_cases' sizes with dropout 0.
-CASES = {
-    "bahdanau_nmt": (lambda: zoo.bahdanau_nmt(
-        30, 30, embedding_dim=8, units=12, alignment_units=8, maxout_units=6),
-        zoo_cases._translation, "seq"),
-    "luong_nmt": (lambda: zoo.luong_nmt(30, 30, units=12, embedding_dim=8,
-                                        num_layers=2, dropout=0.0),
-                  zoo_cases._translation, "seq"),
-    "seq2seq": (lambda: zoo.seq2seq(30, 30, num_layers=2, units=12,
-                                    embedding_dim=8), zoo_cases._translation, "seq"),
-    "cho_encoder_decoder": (lambda: zoo.cho_encoder_decoder(
-        30, 30, embedding_dim=8, units=12, maxout_units=6),
-        zoo_cases._translation, "seq"),
-    "transformer_nmt": (lambda: zoo.transformer_nmt(
-        30, 30, num_layers=1, d_model=16, num_heads=2, ff_dim=32, dropout=0.0),
-        zoo_cases._translation, "seq"),
-    "convs2s_nmt": (lambda: zoo.convs2s_nmt(
-        30, 30, embedding_dim=8, hidden_dim=16, encoder_layers=2,
-        decoder_layers=2, kernel_size=3, dropout=0.0),
-        zoo_cases._translation, "seq"),
-    "show_attend_tell": (lambda: zoo.show_attend_tell(12, **SAT),
-                         zoo_cases._captioning, "seq"),
-    "han_classifier": (lambda: zoo.han_classifier(
-        40, 3, embedding_dim=8, word_units=6, sentence_units=6,
-        attention_units=8), zoo_cases._han, "probabilities"),
-    "aoa_reader": (lambda: zoo.aoa_reader(30, embedding_dim=8, units=6,
-                                          dropout=0.0),
-                   zoo_cases._aoa, "pointer"),
-}
+
+
+def _without_dropout(case):
+    make, data, kind = zoo_cases.CASES[case]
+    return (lambda: make(dropout=0.0)), data, kind
+
+
+# name -> (build, data, loss kind): zoo_cases' models with dropout 0.
+CASES = {name: _without_dropout(name) for name in (
+    "bahdanau_nmt", "luong_nmt", "seq2seq", "cho_encoder_decoder",
+    "transformer_nmt", "convs2s_nmt", "han_classifier", "aoa_reader")}
+CASES["show_attend_tell"] = _without_dropout("show_attend_tell_soft")
 # Hard attention samples its locations: one global program on JAX (the
 # same samples as one device), per replica on TensorFlow and torch.
-HARD = (lambda: zoo.show_attend_tell(12, attention="hard", **SAT),
-        lambda rng: zoo_cases._captioning(rng, hard=True), "seq")
+HARD = _without_dropout("show_attend_tell_hard")
 
 
 def global_batch(data, replicas):
