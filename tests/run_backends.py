@@ -2,16 +2,24 @@
 """Run the test suite once per Keras backend, as Keras' own CI does.
 
     python tests/run_backends.py                      # all three backends
+    python tests/run_backends.py --quick              # the quick tier
     python tests/run_backends.py --backends jax       # one backend
     python tests/run_backends.py -- -k luong -x       # extra pytest arguments
 
 Each backend gets its own pytest process (the backend is fixed before keras
-is imported) and its own KERAS_HOME. Prints each backend's counts and exits
-non-zero if any backend fails, errors, or runs no test.
+is imported) and its own KERAS_HOME. It prints the machine's figures of the
+day first (tests/machine.py), then each backend's log, counts, time and
+slowest tests, and exits non-zero if any backend fails, errors, or runs no
+test.
+
+`--quick` is the inner loop: the backend-dependent unit tests on all three
+backends, without the heavy integration runs (tests/placement.py) and the
+tests marked `slow`.
 """
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,6 +49,17 @@ def _counts(junit_path):
         counts["skipped"] += skipped
         counts["passed"] += tests - failed - errors - skipped
     return counts
+
+
+def _slowest(junit_path, count):
+    """The `count` slowest test cases of a junit file: [(seconds, name)]."""
+    try:
+        root = ET.parse(junit_path).getroot()
+    except (OSError, ET.ParseError):
+        return []
+    cases = [(float(c.get("time", 0)), f"{c.get('classname')}::{c.get('name')}")
+             for c in root.iter("testcase")]
+    return sorted(cases, reverse=True)[:count]
 
 
 def run_backend(backend, pytest_args, workdir):
@@ -96,8 +115,15 @@ def main(argv=None):
         default=",".join(BACKENDS),
         help="comma-separated subset of " + ",".join(BACKENDS),
     )
-    parser.add_argument("--jobs", type=int, default=2,
-                        help="backends tested at the same time (default 2)")
+    parser.add_argument("--jobs", type=int, default=3,
+                        help="backends tested at the same time (default 3: all)")
+    parser.add_argument("--junit-dir", default=None,
+                        help="keep each backend's junit XML here "
+                             "(per-test durations)")
+    parser.add_argument("--quick", action="store_true",
+                        help="the quick tier: -m 'not heavy and not slow'")
+    parser.add_argument("--slowest", type=int, default=10,
+                        help="slowest tests listed per backend (default 10)")
     parser.add_argument("pytest_args", nargs="*", help="passed to pytest")
     args, extra = parser.parse_known_args(argv)
     extra = [a for a in extra if a != "--"]
@@ -106,11 +132,22 @@ def main(argv=None):
     if unknown:
         parser.error(f"unknown backend(s) {unknown}; choose from {BACKENDS}")
     pytest_args = args.pytest_args + extra or ["-q", "tests"]
+    if args.quick:
+        pytest_args = ["-m", "not heavy and not slow", *pytest_args]
 
-    results = {}
+    start = time.time()
+    machine = subprocess.run([sys.executable, os.path.join(REPO, "tests", "machine.py")],
+                             capture_output=True, text=True,
+                             env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    print(machine.stdout.strip() or f"machine: figures failed: {machine.stderr[-300:]}",
+          flush=True)
+
+    results, slowest = {}, {}
     with tempfile.TemporaryDirectory(prefix="kerattn_tests_") as workdir:
-        # Two pytest processes at a time (the machines have 2 cores; small
-        # models are bound by Python dispatch, not by the math libraries).
+        # All three pytest processes at once by default: on 2 cores the
+        # total is the same work as two lanes, and three side by side end
+        # together when their loads are equal (tests/placement.py balances
+        # them), where two lanes need one process to weigh the other two.
         pending, running = list(backends), {}
         while pending or running:
             while pending and len(running) < args.jobs:
@@ -124,8 +161,19 @@ def main(argv=None):
                 if done is None:
                     time.sleep(1)
             results[done] = finish(done, running.pop(done))
+            slowest[done] = _slowest(os.path.join(workdir, f"junit_{done}.xml"),
+                                     args.slowest)
+            if args.junit_dir:
+                os.makedirs(args.junit_dir, exist_ok=True)
+                shutil.copy(os.path.join(workdir, f"junit_{done}.xml"),
+                            args.junit_dir)
         results = {b: results[b] for b in backends}
 
+    for backend in results:
+        if slowest.get(backend):
+            print(f"\nslowest on {backend}:")
+            for seconds, name in slowest[backend]:
+                print(f"  {seconds:7.1f} s  {name}")
     print("\n===== summary =====")
     print(f"{'backend':<12}{'passed':>8}{'failed':>8}{'errors':>8}"
           f"{'skipped':>9}{'seconds':>9}  result")
@@ -142,6 +190,8 @@ def main(argv=None):
             f"{counts['errors']:>8}{counts['skipped']:>9}{seconds:>9.0f}  "
             f"{'ok' if good else f'FAILED (pytest exit {code})'}"
         )
+    print(f"wall time: {time.time() - start:.0f} s"
+          f"{' (quick tier)' if args.quick else ''}")
     print(
         f"total: {total['passed']} passed, "
         f"{total['failed'] + total['errors']} failed, "

@@ -1,9 +1,9 @@
 """The benchmark runner still runs: `benchmarks/run.py --quick` on this backend.
 
-Each backend runs some of the six figures, so that one CI run smoke-tests
-every figure and every backend's runner within CI's time: JAX, whose
-process finishes first in CI, runs four (`python benchmarks/run.py --quick`
-runs them all).
+Each backend's runner runs some of the six figures, so that one CI run
+smoke-tests every figure and every backend's runner within CI's time
+(`python benchmarks/run.py --quick` runs them all). Each case is heavy and
+placed on the backend it runs (tests/placement.py).
 
 No timing is asserted (timings belong in `benchmarks/`): the run must
 finish with every figure's rows present, no error row, positive finite
@@ -17,16 +17,17 @@ import os
 import subprocess
 import sys
 
-import keras
+import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-FIGURES = {"tensorflow": [1], "torch": [3], "jax": [2, 4, 5, 6]}[keras.backend.backend()]
+FIGURES_BY_BACKEND = {"tensorflow": [1], "jax": [2, 4, 5, 6], "torch": [3]}
 
 
-def test_runner_quick_on_this_backend(tmp_path):
-    backend = keras.backend.backend()
+@pytest.mark.parametrize("backend", list(FIGURES_BY_BACKEND))
+def test_runner_quick(backend, tmp_path):
+    FIGURES = FIGURES_BY_BACKEND[backend]
     proc = subprocess.run(
         [sys.executable, os.path.join(REPO, "benchmarks", "run.py"), "--quick",
          "--backends", backend, "--figures", ",".join(map(str, FIGURES)),

@@ -9,6 +9,11 @@ a 2-process gloo group. tests/distributed_worker.py trains every zoo model
 process (devices are fixed before a backend starts); this test checks its
 report.
 
+Each backend's engine trains the models whose case tests/placement.py puts
+on that backend (three each, every model once per CI run), plus hard
+attention; the worker's fixed costs (a fresh process, the engine's start)
+are paid once per backend.
+
 Tolerance: weights within 1e-5 and losses within 1e-5 (relative) of
 single-device training; measured differences are about 1e-7 (float32
 sums in another order). The check can fail: training on the first
@@ -24,12 +29,22 @@ import keras
 import numpy as np
 import pytest
 
+from placement import placement
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "distributed_worker.py")
 MODELS = ["bahdanau_nmt", "luong_nmt", "seq2seq", "cho_encoder_decoder",
           "transformer_nmt", "convs2s_nmt", "show_attend_tell", "han_classifier",
           "aoa_reader"]
 WEIGHTS_ATOL = 1e-5
+
+
+def models_here():
+    """The models whose distributed case is placed on this backend."""
+    backend = keras.backend.backend()
+    return [m for m in MODELS if placement(
+        f"test_distributed.py::test_data_parallel_matches_one_device[{m}]")
+        in (None, backend)]
 LOSS_RTOL = 1e-5
 
 
@@ -41,9 +56,9 @@ def report(tmp_path_factory):
     env["PYTHONPATH"] = os.path.dirname(HERE) + os.pathsep + env.get("PYTHONPATH", "")
     if backend == "torch":
         cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-               "--nproc_per_node=2", WORKER, out, "2"]
+               "--nproc_per_node=2", WORKER, out, "2", *models_here()]
     else:
-        cmd = [sys.executable, WORKER, out, "4"]
+        cmd = [sys.executable, WORKER, out, "4", *models_here()]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True,
                           timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

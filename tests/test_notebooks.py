@@ -4,9 +4,10 @@ attention pictures inline.
 Each notebook reads `KERATTN_NOTEBOOK_SIZE=small`: the same cells, on a few
 hundred examples of the same real data (or the real samples in
 `tests/data`), for one epoch. They execute in a fresh Jupyter kernel
-(nbclient + ipykernel) on one backend, the one `NOTEBOOK_BACKEND` names: the
+(nbclient + ipykernel), each on one backend: the one tests/placement.py
+places its case on, which is also its kernel's `KERAS_BACKEND`. The
 notebooks call only the library's public API, whose layers and models are
-tested on all three backends by the other test files, and executing them
+tested on all three backends by the other test files, and executing each
 three times would cost CI minutes for no new check.
 """
 
@@ -19,7 +20,6 @@ import pytest
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         "examples")
 NOTEBOOKS = sorted(glob.glob(os.path.join(EXAMPLES, "*.ipynb")))
-NOTEBOOK_BACKEND = "jax"
 TASKS = ["captioning", "document_classification", "reading_comprehension", "translation"]
 
 
@@ -27,11 +27,10 @@ def test_one_notebook_per_task():
     assert [os.path.basename(p)[:-len(".ipynb")] for p in NOTEBOOKS] == TASKS
 
 
-@pytest.mark.skipif(keras.backend.backend() != NOTEBOOK_BACKEND,
-                    reason=f"the notebooks execute once, on the {NOTEBOOK_BACKEND} "
-                           "backend (see the module docstring)")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=os.path.basename)
 def test_notebook_runs_and_draws_attention(path, monkeypatch):
+    # The kernel runs on the backend whose process runs this case.
+    NOTEBOOK_BACKEND = keras.backend.backend()
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     monkeypatch.setenv("KERATTN_NOTEBOOK_SIZE", "small")

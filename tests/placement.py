@@ -1,0 +1,128 @@
+"""Where each heavy test runs: one fixed backend each.
+
+Every test whose result can depend on the backend (layers, masks, numerics,
+decoding loops, serialization, the cross-backend `.keras` files) runs on all
+three backends. The heavy integration runs below (training to an accuracy
+target, recipes, notebooks, the `model.fit` script, export round trips,
+distributed runs, the benchmark runner) run on **one fixed backend each**,
+chosen so that CI's three pytest processes balance: `tests/conftest.py`
+deselects a heavy test in the other two processes. The placement is this
+table, nothing else: the same commit always runs the same tests. The
+README's testing section prints the table (`tests/test_placement.py` keeps
+the two equal), and `tests/run_backends.py --quick` leaves every heavy test
+out.
+
+Keys are pytest node ids under `tests/`: a whole file, one test function
+(every case of it), or one parametrized case. The longest key that matches
+a test wins.
+"""
+
+BACKENDS = ("tensorflow", "jax", "torch")
+
+# node id -> (backend, what it runs). Chosen by per-test junit durations
+# (README, "Testing"): each goes where it costs least or where its process
+# has room, so that the three processes end close together.
+_OVERFIT = "test_zoo_translation.py::test_overfits_a_real_slice"
+_DISTRIBUTED = "test_distributed.py::test_data_parallel_matches_one_device"
+_NOTEBOOK = "test_notebooks.py::test_notebook_runs_and_draws_attention"
+_FIT = "test_examples.py::test_fit_script_trains_evaluates_and_writes"
+_FLAGS = "test_examples.py::test_fit_script_rejects_bad_flags"
+HEAVY = {
+    # Training to an accuracy target (then decoding and a .keras round trip).
+    f"{_OVERFIT}[bahdanau]": ("torch", "RNNsearch overfits 64 gettext pairs, decodes, round-trips"),
+    f"{_OVERFIT}[luong]": ("torch", "Luong NMT overfits 64 gettext pairs, decodes, round-trips"),
+    f"{_OVERFIT}[transformer]": ("torch", "Transformer overfits 64 gettext pairs, decodes, round-trips"),
+    f"{_OVERFIT}[convs2s]": ("torch", "ConvS2S overfits 64 gettext pairs, decodes, round-trips"),
+    f"{_OVERFIT}[seq2seq]": ("jax", "seq2seq overfits 64 gettext pairs, decodes, round-trips"),
+    f"{_OVERFIT}[cho]": ("jax", "Cho encoder-decoder overfits 64 gettext pairs, decodes, round-trips"),
+    "test_zoo_captioning.py::test_overfits_a_tiny_real_slice": (
+        "jax", "show_attend_tell (soft, hard) overfits 24 digit strips"),
+    "test_zoo_han.py::test_overfits_a_tiny_real_slice_and_round_trip": (
+        "torch", "HAN overfits the topical-10 sample, round-trips"),
+    "test_zoo_aoa.py::test_overfits_a_tiny_real_slice_and_round_trip": (
+        "jax", "AoA reader overfits 12 KJV cloze questions, round-trips"),
+    # Recipes, notebooks, the model.fit script, the benchmark runner.
+    "test_recipes_tasks.py::test_captioning_recipe_end_to_end": (
+        "torch", "the captioning recipe end to end (tiny)"),
+    f"{_NOTEBOOK}[captioning.ipynb]": ("tensorflow", "the captioning notebook, small size"),
+    f"{_NOTEBOOK}[document_classification.ipynb]": (
+        "tensorflow", "the document classification notebook, small size"),
+    f"{_NOTEBOOK}[reading_comprehension.ipynb]": (
+        "jax", "the reading comprehension notebook, small size"),
+    f"{_NOTEBOOK}[translation.ipynb]": ("jax", "the translation notebook, small size"),
+    f"{_FIT}[tensorflow-bahdanau_nmt]": (
+        "tensorflow", "examples/fit.py --backend tensorflow, tf.data, 2 devices"),
+    f"{_FIT}[jax-show_attend_tell]": ("jax", "examples/fit.py --backend jax, 2 devices"),
+    f"{_FIT}[jax-aoa_reader]": ("jax", "examples/fit.py --backend jax"),
+    f"{_FIT}[torch-han_classifier]": ("torch", "examples/fit.py --backend torch"),
+    f"{_FIT}[torch-transformer_nmt]": ("torch", "examples/fit.py --backend torch under torchrun"),
+    f"{_FLAGS}[model]": ("torch", "examples/fit.py exits 2 on an unknown model"),
+    f"{_FLAGS}[epochs]": ("torch", "examples/fit.py exits 2 on --epochs 0"),
+    f"{_FLAGS}[backend]": ("jax", "examples/fit.py exits 2 on --backend numpy"),
+    f"{_FLAGS}[distribute]": ("tensorflow", "examples/fit.py exits 2 on a model it can't split"),
+    f"{_FLAGS}[virtual-devices]": ("jax", "examples/fit.py exits 2 on --virtual-devices 0"),
+    "test_benchmarks.py::test_runner_quick[tensorflow]": (
+        "tensorflow", "benchmarks/run.py --quick, figure 1 on TensorFlow"),
+    "test_benchmarks.py::test_runner_quick[jax]": (
+        "jax", "benchmarks/run.py --quick, figures 2, 4, 5, 6 on JAX"),
+    "test_benchmarks.py::test_runner_quick[torch]": (
+        "torch", "benchmarks/run.py --quick, figure 3 on torch"),
+    # Export round trips served in TensorFlow.
+    "test_export.py::test_translator_savedmodel_serves_strings_in_a_fresh_process": (
+        "jax", "translator SavedModels (greedy + words, beam + WordPiece) served in a fresh interpreter"),
+    "test_export.py::test_captioner_savedmodel_captions_images": (
+        "torch", "the captioner SavedModel (greedy and beam) against Captioner"),
+    # Distributed: every model on one backend's engine (each engine trains
+    # some; hard attention, and on JAX model parallelism, on every one).
+    f"{_DISTRIBUTED}[bahdanau_nmt]": ("torch", "RNNsearch, DDP over 2 gloo processes"),
+    f"{_DISTRIBUTED}[luong_nmt]": ("torch", "Luong NMT, DDP over 2 gloo processes"),
+    f"{_DISTRIBUTED}[seq2seq]": ("torch", "seq2seq, DDP over 2 gloo processes"),
+    f"{_DISTRIBUTED}[cho_encoder_decoder]": ("torch", "Cho encoder-decoder, DDP over 2 gloo processes"),
+    f"{_DISTRIBUTED}[transformer_nmt]": ("jax", "Transformer, DataParallel over 4 devices"),
+    f"{_DISTRIBUTED}[convs2s_nmt]": ("jax", "ConvS2S, DataParallel over 4 devices"),
+    f"{_DISTRIBUTED}[show_attend_tell]": ("jax", "show_attend_tell, DataParallel over 4 devices"),
+    f"{_DISTRIBUTED}[han_classifier]": ("tensorflow", "HAN, MirroredStrategy over 4 devices"),
+    f"{_DISTRIBUTED}[aoa_reader]": ("tensorflow", "AoA reader, MirroredStrategy over 4 devices"),
+}
+
+
+# Not heavy (they run on all three backends in every full run) but left out
+# of the quick tier, `tests/run_backends.py --quick`: integration files
+# (fresh interpreters, export and load across backends, training loops
+# with callbacks, the data pipeline, every docstring Example). conftest
+# marks their tests `slow`.
+FULL_ONLY = (
+    "test_benchmarks.py", "test_distributed.py", "test_docstrings.py",
+    "test_examples.py", "test_export.py", "test_notebooks.py",
+    "test_pipeline.py", "test_recipes.py", "test_recipes_tasks.py",
+    "test_reliability.py", "test_zoo_table.py",
+)
+
+
+def _relative(nodeid):
+    return nodeid.split("tests/", 1)[-1] if nodeid.startswith("tests/") else nodeid
+
+
+def full_only(nodeid):
+    """True for a test left out of the quick tier (marked `slow`)."""
+    return _relative(nodeid).split("::", 1)[0] in FULL_ONLY
+
+
+def placement(nodeid):
+    """The backend a test is placed on, or None when it runs on all three."""
+    nodeid = _relative(nodeid)
+    best = None
+    for key, (backend, _) in HEAVY.items():
+        if nodeid == key or nodeid.startswith(key + "[") or nodeid.startswith(key + "::"):
+            if best is None or len(key) > len(best[0]):
+                best = (key, backend)
+    return None if best is None else best[1]
+
+
+def table():
+    """The README's table of heavy tests (markdown), in the order above."""
+    rows = ["| heavy test (under `tests/`) | backend | what it runs |",
+            "|---|---|---|"]
+    rows += [f"| `{key}` | {backend} | {what} |"
+             for key, (backend, what) in HEAVY.items()]
+    return "\n".join(rows)
