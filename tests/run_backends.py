@@ -74,6 +74,10 @@ def run_backend(backend, pytest_args, workdir):
     # most of the JAX suite. LLVM's optimisations off: a third less time.
     env.setdefault("XLA_FLAGS", FAST_COMPILE)
     env.setdefault("PYTHONUNBUFFERED", "1")
+    # One OpenMP thread a process: three processes share 2 cores, and
+    # torch's spinning OpenMP pool made its training tests 5-10x slower
+    # beside the other two (176 s instead of 20 for one overfitting run).
+    env.setdefault("OMP_NUM_THREADS", "1")
     os.makedirs(env["KERAS_HOME"], exist_ok=True)
     junit = os.path.join(workdir, f"junit_{backend}.xml")
     cmd = [
