@@ -38,8 +38,12 @@ HEAVY = {
     f"{_OVERFIT}[convs2s]": ("torch", "ConvS2S overfits 64 gettext pairs, decodes, round-trips"),
     f"{_OVERFIT}[seq2seq]": ("torch", "seq2seq overfits 64 gettext pairs, decodes, round-trips"),
     f"{_OVERFIT}[cho]": ("torch", "Cho encoder-decoder overfits 64 gettext pairs, decodes, round-trips"),
-    "test_zoo_captioning.py::test_overfits_a_tiny_real_slice": (
-        "jax", "show_attend_tell (soft, hard) overfits 24 digit strips"),
+    "test_zoo_captioning.py::test_overfits_a_tiny_real_slice[soft]": (
+        "torch", "show_attend_tell (soft) overfits 24 digit strips"),
+    # Its epochs and threshold were tuned on JAX (0.42 < 0.5 on TensorFlow
+    # once); see the test.
+    "test_zoo_captioning.py::test_overfits_a_tiny_real_slice[hard]": (
+        "jax", "show_attend_tell (hard) overfits 24 digit strips"),
     "test_zoo_han.py::test_overfits_a_tiny_real_slice_and_round_trip": (
         "torch", "HAN overfits the topical-10 sample, round-trips"),
     "test_zoo_aoa.py::test_overfits_a_tiny_real_slice_and_round_trip": (
@@ -51,7 +55,7 @@ HEAVY = {
     f"{_NOTEBOOK}[document_classification.ipynb]": (
         "tensorflow", "the document classification notebook, small size"),
     f"{_NOTEBOOK}[reading_comprehension.ipynb]": (
-        "jax", "the reading comprehension notebook, small size"),
+        "tensorflow", "the reading comprehension notebook, small size"),
     f"{_NOTEBOOK}[translation.ipynb]": ("tensorflow", "the translation notebook, small size"),
     f"{_FIT}[tensorflow-bahdanau_nmt]": (
         "tensorflow", "examples/fit.py --backend tensorflow, tf.data, 2 devices"),

@@ -1,6 +1,5 @@
 """Export: string SavedModels, forward passes, ONNX, .keras across backends."""
 
-import fcntl
 import json
 import os
 import subprocess
@@ -26,7 +25,6 @@ tf = pytest.importorskip(
     "tensorflow extra (CI does)")
 BACKEND = keras.backend.backend()
 BACKENDS = ("tensorflow", "jax", "torch")
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 TEXTS = [
     "Cannot open %s: permission denied", "open the file", "", "   ",
@@ -254,35 +252,15 @@ def keras_files(tmp_path_factory):
     """Every zoo case saved under each backend (written once per CI run).
 
     `tests/run_backends.py` shares one directory between its three pytest
-    processes (KERATTN_SHARED_TEST_DIR): the first writes the files of all
-    three backends, each in its own process, the others reuse them.
+    processes (KERATTN_SHARED_TEST_DIR): each writes its own backend's
+    files as its run starts (tests/conftest.py), and waits here for the
+    others' (`zoo_cases.ensure_saved`).
     """
     directory = os.environ.get("KERATTN_SHARED_TEST_DIR") or str(
         tmp_path_factory.mktemp("keras_files"))
-    os.makedirs(directory, exist_ok=True)
-    # The backends' pytest processes may run at once: one writes, others wait.
-    with open(os.path.join(directory, "lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        _write_keras_files(directory)
-        fcntl.flock(lock, fcntl.LOCK_UN)
-    return directory
-
-
-def _write_keras_files(directory):
     for backend in BACKENDS:
-        done = os.path.join(directory, f"{backend}.done")
-        if os.path.exists(done):
-            continue
-        if backend == BACKEND:
-            zc.save_all(directory)
-        else:
-            env = dict(os.environ, KERAS_BACKEND=backend,
-                       PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-            result = subprocess.run(
-                [sys.executable, os.path.join(REPO, "tests", "zoo_cases.py"),
-                 directory], env=env, capture_output=True, text=True, timeout=900)
-            assert result.returncode == 0, result.stderr[-3000:]
-        open(done, "w").close()
+        zc.ensure_saved(directory, backend)
+    return directory
 
 
 # Another backend's files: a file saved and loaded under the same backend is

@@ -5,9 +5,14 @@ each model's `.keras` file (compiled, trained one step) with its inputs and
 outputs under the current backend:
 
     KERAS_BACKEND=torch python tests/zoo_cases.py OUT_DIR
+
+`ensure_saved(directory, backend)` writes one backend's files once, however
+many processes ask for them at once.
 """
 
+import fcntl
 import os
+import subprocess
 import sys
 
 import keras
@@ -131,6 +136,38 @@ def save_all(directory):
         np.savez(os.path.join(directory, f"{backend}-{name}.npz"),
                  output=predict(model, x), y=y,
                  **{f"x_{k}": v for k, v in x.items()})
+
+
+def ensure_saved(directory, backend):
+    """`backend`'s files in `directory`, written once (a lock per backend).
+
+    The process running `backend` writes them itself; any other writes them
+    in a fresh interpreter of that backend. `tests/run_backends.py` shares
+    one directory between its three processes, and each writes its own
+    backend's files at the start of its run (tests/conftest.py), so the
+    cost is the same in every run and split evenly; a process that needs
+    another's files first waits for them (or writes them, when that backend
+    is not in the run).
+    """
+    os.makedirs(directory, exist_ok=True)
+    done = os.path.join(directory, f"{backend}.done")
+    with open(os.path.join(directory, f"{backend}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if os.path.exists(done):
+                return
+            if backend == keras.backend.backend():
+                save_all(directory)
+            else:
+                here = os.path.dirname(os.path.abspath(__file__))
+                env = dict(os.environ, KERAS_BACKEND=backend, PYTHONPATH=(
+                    os.path.dirname(here) + os.pathsep + os.environ.get("PYTHONPATH", "")))
+                result = subprocess.run([sys.executable, os.path.abspath(__file__), directory],
+                                        env=env, capture_output=True, text=True, timeout=900)
+                assert result.returncode == 0, result.stderr[-3000:]
+            open(done, "w").close()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def load_case(directory, backend, name):
