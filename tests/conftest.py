@@ -66,5 +66,5 @@ def _seed():
     yield
     # Keras' global state (names, TF graph, torch dynamo caches) is reset
     # after each test; the full gc.collect() of `free_memory=True` is left
-    # to Python's own collector: it took 0.2 s a test on JAX.
+    # to Python's own collector: it took up to 1.4 s a test on JAX.
     keras.backend.clear_session(free_memory=False)

@@ -7,13 +7,13 @@ target, recipes, notebooks, the `model.fit` script, export round trips,
 distributed runs, the benchmark runner) run in **one fixed backend's pytest
 process each**, chosen so that CI's three processes balance:
 `tests/conftest.py` deselects a heavy test in the other two processes. A
-test that starts its own interpreter for a backend (the `model.fit` script's
-`--backend`, the benchmark runner's `--backends`) names that backend in its
-case id; the process that launches it is the one in the table. The placement is this
-table, nothing else: the same commit always runs the same tests. The
-README's testing section prints the table (`tests/test_placement.py` keeps
-the two equal), and `tests/run_backends.py --quick` leaves every heavy test
-out.
+test that starts its own interpreter for a backend (the `model.fit`
+script's `--backend`, the benchmark runner's `--backends`) names that
+backend in its case id; the process that launches it is the one in the
+table. The placement is this table, nothing else: the same commit always
+runs the same tests. The README's testing section prints the table
+(`tests/test_placement.py` keeps the two equal), and
+`tests/run_backends.py --quick` leaves every heavy test out.
 
 Keys are pytest node ids under `tests/`: a whole file, one test function
 (every case of it), or one parametrized case. The longest key that matches

@@ -164,13 +164,13 @@ def main(argv=None):
                              if job[0].poll() is not None), None)
                 if done is None:
                     time.sleep(1)
-            results[done] = finish(done, running.pop(done))
-            slowest[done] = _slowest(os.path.join(workdir, f"junit_{done}.xml"),
-                                     args.slowest)
+            job = running.pop(done)
+            results[done] = finish(done, job)
+            junit = job[3]
+            slowest[done] = _slowest(junit, args.slowest)
             if args.junit_dir:
                 os.makedirs(args.junit_dir, exist_ok=True)
-                shutil.copy(os.path.join(workdir, f"junit_{done}.xml"),
-                            args.junit_dir)
+                shutil.copy(junit, args.junit_dir)
         results = {b: results[b] for b in backends}
 
     for backend in results:
