@@ -5,7 +5,7 @@ from keras import ops
 
 from kerattn.layers import attention_utils as utils
 from kerattn.layers.base_attention import BaseAttention
-from kerattn.layers.local_attention import LocalAttention
+from kerattn.layers.scan import scan_carry
 
 CELLS = ("gru", "lstm")
 ORDERS = ("bahdanau", "luong")
@@ -38,20 +38,24 @@ def _check_args(units, attention, cell, order, attentional_units,
 
 @keras.saving.register_keras_serializable(package="kerattn")
 class AttentionRNNCell(keras.layers.Layer):
-    """One step of `AttentionRNN`, for `keras.layers.RNN`.
+    """One step of `AttentionRNN`: a GRU/LSTM stack, an attention, a feeding rule.
 
-    The states are `[*cell_states, (feed,) step]`; `step` counts decoder
-    steps (local-m needs `t`). The encoder's projected keys, values and mask
-    (`memory`) are set on the cell by `AttentionRNN` for the duration of a
-    call and read by every step as loop constants (Keras' RNN has no
-    `constants` argument any more). They used to ride along as extra states,
-    which Keras' RNN masks and carries at every step: 20-25% of a
-    `bahdanau_nmt` training step on JAX and torch (`benchmarks/bahdanau.py`).
-    The output is the step's output (see `AttentionRNN`), followed by the step's attention
-    weights when `emit_weights` is set.
+    A plain function of what it is given: no option is set on it from
+    outside. `call(inputs, states, memory)` returns `(output, new_states,
+    extras)`, where `extras` holds the step's attention `weights` (and the
+    `sample` of an attention with `samples_locations`, e.g. hard attention).
+    The encoder's projected keys, values and mask (`memory`, from
+    `AttentionRNN.precompute`) are an argument of every step, never a state:
+    `AttentionRNN`'s loop closes over them, so they are not carried and
+    masked at every step.
 
-    `AttentionRNN` builds and drives it; use the cell directly only to put
-    it in a `keras.layers.RNN` of your own.
+    The states are `[*cell_states, (feed,) step]`, each `(batch, ...)`;
+    `step` is `(batch, 1)`, each row's own count of its real (unpadded)
+    steps, so an attention that `uses_query_position` (local-m's `p_t = t`)
+    gets every row's own `t`, whatever the other rows of its batch do.
+
+    `AttentionRNN` builds and drives it; use it directly to write a decoding
+    loop of your own.
 
     Args:
         cell: `"gru"` or `"lstm"`.
@@ -60,12 +64,12 @@ class AttentionRNNCell(keras.layers.Layer):
         order: `"bahdanau"` (attend with the previous state, then update)
             or `"luong"` (update, then attend with the new state).
         input_feeding: feed the previous step's attentional vector (Luong)
-            or context (Bahdanau) back into the RNN input.
-        attentional_units: the size of Luong's `h~_t = tanh(W_c [c; h])`;
-            None for Bahdanau order.
+            back into the RNN input (Bahdanau's order always feeds the
+            context).
+        attentional_units: the size of Luong's `h~_t = tanh(W_c [c; h])`.
         num_layers: stacked recurrent layers.
         output_state: `"previous"` or `"current"`: which state the step
-            outputs beside the context (`AttentionRNN`).
+            outputs beside the context (order "bahdanau", see `AttentionRNN`).
         **kwargs: base layer keyword arguments.
 
     Example:
@@ -74,8 +78,12 @@ class AttentionRNNCell(keras.layers.Layer):
     >>> from kerattn.layers import AttentionRNN, BahdanauAttention
     >>> decoder = AttentionRNN(16, BahdanauAttention(12))
     >>> _ = decoder(np.zeros((2, 6, 8), "float32"), np.zeros((2, 9, 10), "float32"))
-    >>> type(decoder.cell).__name__, decoder.cell.units
-    ('AttentionRNNCell', 16)
+    >>> memory = decoder.precompute(np.zeros((2, 9, 10), "float32"))
+    >>> states = decoder.get_initial_state(2)
+    >>> output, states, extras = decoder.cell(np.zeros((2, 8), "float32"),
+    ...                                       states, decoder.memory_of(memory))
+    >>> tuple(output.shape), tuple(extras["weights"].shape)
+    ((2, 26), (2, 9))
     """
 
     def __init__(self, cell, units, attention, order, input_feeding,
@@ -99,7 +107,7 @@ class AttentionRNNCell(keras.layers.Layer):
             for k in range(num_layers)
         ]
         for rnn_cell in self.rnn_cells:
-            rnn_cell.supports_masking = True  # the RNN loop applies masks
+            rnn_cell.supports_masking = True  # AttentionRNN's loop applies masks
         self.attention = attention
         self.attentional = None
         if order == "luong":
@@ -108,13 +116,7 @@ class AttentionRNNCell(keras.layers.Layer):
                 attentional_units, activation="tanh", use_bias=False,
                 dtype=self.dtype_policy, name="attentional",
             )
-        self.supports_masking = True  # masks are applied by keras.layers.RNN
-        self.emit_weights = False
-        self.emit_samples = False  # hard attention: the sampled locations too
-        self.noise_dim = 0  # hard attention in training: noise rides on the inputs
-        self._noise = None
-        self.skip_attention = False  # the parallel Luong form
-        self.memory = None  # (keys, values, bool mask), set per call
+        self.supports_masking = True
 
     @property
     def rnn_cell(self):
@@ -128,6 +130,11 @@ class AttentionRNNCell(keras.layers.Layer):
     @property
     def num_cell_states(self):
         return self.states_per_layer * self.num_layers
+
+    @property
+    def feeds(self):
+        """Whether the states carry Luong's fed-back `h~_{t-1}`."""
+        return self.order == "luong" and self.input_feeding
 
     def top_hidden(self, cell_states):
         """The top layer's hidden state `h` in a flat list of cell states."""
@@ -145,18 +152,17 @@ class AttentionRNNCell(keras.layers.Layer):
     @property
     def state_size(self):
         sizes = [self.units] * self.num_cell_states
-        if self.order == "luong" and self.input_feeding:
+        if self.feeds:
             sizes.append(self.attentional_units)
         return sizes + [1]
 
-    @property
-    def output_size(self):
-        return self.units if self.order == "luong" and self.skip_attention else (
-            self.attentional_units if self.order == "luong"
-            else self.units + self.value_dim)
+    def output_dim(self, memory_dim):
+        """The size of a step's output for a memory of `memory_dim` features."""
+        if self.order == "bahdanau":
+            return self.units + int(memory_dim)
+        return self.attentional_units
 
     def build_for(self, inputs_dim, memory_dim):
-        self.value_dim = memory_dim
         feed = 0
         if self.order == "bahdanau":
             feed = memory_dim
@@ -171,50 +177,67 @@ class AttentionRNNCell(keras.layers.Layer):
             self.attentional.build((None, memory_dim + self.units))
         self.built = True
 
-    def build(self, input_shape):
+    def build(self, *args, **kwargs):
         # Built by AttentionRNN.build (it knows the memory size).
         self.built = True
 
-    def attend(self, query, step):
-        if self.memory is None:
-            raise ValueError("AttentionRNNCell runs inside AttentionRNN, which "
-                             "sets its memory; call AttentionRNN instead.")
-        keys, values, memory_mask = self.memory
+    def attend(self, query, step, memory, training=None, sample_noise=None):
+        """`(context, extras)` for one query `(batch, units)`.
+
+        What the attention needs beyond the query it declares itself
+        (`uses_query_position`, `samples_locations`).
+        """
+        keys, values, memory_mask = memory
         kwargs = {}
-        if isinstance(self.attention, LocalAttention):
-            kwargs["query_start"] = ops.cast(step[0, 0], "int32")
-        if self.emit_samples:
+        if self.attention.uses_query_position:
+            kwargs["query_start"] = ops.cast(step[:, 0], "int32")  # per row
+        if self.attention.samples_locations:
             kwargs["return_sample"] = True
-        if self._noise is not None:
-            kwargs["sample_noise"] = self._noise
+            kwargs["sample_noise"] = sample_noise
         result = self.attention(
             query, values, projected_key=keys, value_mask=memory_mask,
-            return_attention_scores=True, **kwargs,
+            return_attention_scores=True, training=training, **kwargs,
         )
-        if self.emit_samples:
-            context, weights, info = result
-            self._sample = info["sample"]
-            return context, weights
-        return result
+        extras = {"weights": result[1]}
+        if self.attention.samples_locations:
+            extras["sample"] = result[2]["sample"]
+        return result[0], extras
 
-    def call(self, inputs, states, training=None):
-        self._noise = None
-        if self.noise_dim:
-            inputs, self._noise = (inputs[:, : -self.noise_dim],
-                                   inputs[:, -self.noise_dim:])
+    def split_states(self, states):
+        """`(cell_states, feed or None, step)` from the flat state list."""
         states = list(states)
         n = self.num_cell_states
-        cell_states, rest = states[:n], states[n:]
-        feed = None
-        if self.order == "luong" and self.input_feeding:
-            feed, rest = rest[0], rest[1:]
-        (step,) = rest
-        weights = None
+        feed = states[n] if self.feeds else None
+        return states[:n], feed, states[-1]
 
+    def recur(self, inputs, states, training=None):
+        """The recurrence alone, `(h_t, new_states)`: Luong's order without
+        input feeding, where it does not depend on the attention."""
+        cell_states, _, step = self.split_states(states)
+        h, new_cell = self.run_stack(inputs, cell_states, training=training)
+        return h, list(new_cell) + [step + 1.0]
+
+    def call(self, inputs, states, memory, training=None, sample_noise=None):
+        """One decoder step.
+
+        Args:
+            inputs: `(batch, input_dim)`, the embedded previous token.
+            states: `[*cell_states, (feed,) step]`.
+            memory: `(keys, values, bool mask)` (`AttentionRNN.memory_of`).
+            training: bool.
+            sample_noise: optional uniform `(batch, S)` for an attention
+                that samples locations in training.
+
+        Returns:
+            `(output (batch, output_dim), new_states, extras)`; `extras` has
+            `weights` `(batch, S)` (and `sample` for a sampling attention).
+        """
+        cell_states, feed, step = self.split_states(states)
         if self.order == "bahdanau":
             # c_i from s_{i-1}; s_i = f(s_{i-1}, y_{i-1}, c_i).
             s_prev = self.top_hidden(cell_states)
-            context, weights = self.attend(s_prev, step)
+            context, extras = self.attend(s_prev, step, memory, training,
+                                          sample_noise)
             h, new_cell = self.run_stack(ops.concatenate([inputs, context], -1),
                                          cell_states, training=training)
             # [s_{i-1}; c_i]: what the deep output layer reads (appendix A);
@@ -224,21 +247,11 @@ class AttentionRNNCell(keras.layers.Layer):
         else:
             x = inputs if feed is None else ops.concatenate([inputs, feed], -1)
             h, new_cell = self.run_stack(x, cell_states, training=training)
-            if self.skip_attention:
-                output = h
-            else:
-                context, weights = self.attend(h, step)
-                output = self.attentional(ops.concatenate([context, h], -1))
-        new_states = list(new_cell)
-        if feed is not None:
-            new_states = new_states + [output]
-        new_states = new_states + [step + 1.0]
-        if self.emit_weights and weights is not None:
-            output = ops.concatenate([output, ops.cast(weights, output.dtype)], -1)
-            if self.emit_samples:
-                output = ops.concatenate(
-                    [output, ops.cast(self._sample, output.dtype)], -1)
-        return output, new_states
+            context, extras = self.attend(h, step, memory, training,
+                                          sample_noise)
+            output = self.attentional(ops.concatenate([context, h], -1))
+        new_states = list(new_cell) + ([output] if feed is not None else [])
+        return output, new_states + [step + 1.0], extras
 
     def get_config(self):
         raise NotImplementedError(
@@ -354,27 +367,19 @@ class AttentionRNN(keras.layers.Layer):
         self.num_layers = num_layers
         self.return_state = return_state
         self.supports_masking = True
-        step_cell = AttentionRNNCell(
+        # Saved as "cell": the weight paths of files written before the loop
+        # was kerattn's own (`keras.layers.RNN` around this cell) still match.
+        self.cell = AttentionRNNCell(
             cell, units, attention, order, self.input_feeding,
             attentional_units or units, num_layers=num_layers,
             output_state=output_state, dtype=self.dtype_policy, name="cell",
-        )
-        self.rnn = keras.layers.RNN(
-            step_cell, return_sequences=True, return_state=True,
-            # Padded steps output zeros (the output is not the first state).
-            zero_output_for_mask=True,
-            dtype=self.dtype_policy, name="rnn",
         )
 
     # --- the parts -------------------------------------------------------------
 
     @property
-    def cell(self):
-        return self.rnn.cell
-
-    @property
     def attention(self):
-        return self.rnn.cell.attention
+        return self.cell.attention
 
     @property
     def parallel(self):
@@ -386,7 +391,6 @@ class AttentionRNN(keras.layers.Layer):
         utils.check_rank("memory", memory_shape, (3,), "(batch, S, memory_dim)")
         self._dims = (inputs_shape[-1], memory_shape[-1])
         self.cell.build_for(inputs_shape[-1], memory_shape[-1])
-        self.rnn.built = True
         self.built = True
 
     def _check(self, inputs, memory, inputs_mask=None, memory_mask=None):
@@ -427,8 +431,9 @@ class AttentionRNN(keras.layers.Layer):
             "mask": ops.cast(memory_mask, self.compute_dtype),
         }
 
-    def _memory(self, cache):
-        """The cache as the cell's loop constants `(keys, values, bool mask)`.
+    @staticmethod
+    def memory_of(cache):
+        """The cache as the cell's `memory` argument `(keys, values, bool mask)`.
 
         The mask is made boolean here, once per call, not at every step.
         """
@@ -472,18 +477,55 @@ class AttentionRNN(keras.layers.Layer):
         Returns:
             `(output (batch, output_dim), new_states, weights (batch, S))`.
         """
-        self.cell.emit_weights = True
-        self.cell.skip_attention = False
-        self.cell.memory = self._memory(cache)
-        try:
-            output, new_states = self.cell(inputs, list(states), training=training)
-        finally:
-            self.cell.emit_weights = False
-            self.cell.memory = None
-        out_dim = self._output_dim(cache["values"].shape[-1])
-        return output[:, :out_dim], list(new_states), output[:, out_dim:]
+        output, new_states, extras = self.cell(
+            inputs, list(states), self.memory_of(cache), training=training)
+        return output, list(new_states), extras["weights"]
 
     # --- the whole sequence --------------------------------------------------
+
+    def _scan(self, step_fn, inputs, states, mask, output_dim, extras=(),
+              memory_length=1, noise=None):
+        """Run `step_fn(x_t, states, noise_t) -> (output, new_states, extras)`
+        over the time axis of `inputs` `(batch, T, ...)`.
+
+        A padded step (mask False) keeps the row's states and outputs
+        zeros. `extras` names the per-step `(batch, memory_length)` extras
+        to keep.
+        Returns `(outputs (batch, T, output_dim), final states, {name:
+        (batch, T, S)})`.
+        """
+        xs = {"x": ops.moveaxis(inputs, 1, 0)}
+        if mask is not None:
+            xs["keep"] = ops.moveaxis(ops.cast(mask, "bool"), 1, 0)
+        if noise is not None:
+            xs["noise"] = ops.moveaxis(noise, 1, 0)
+        dtype = self.compute_dtype
+        batch = ops.shape(inputs)[0]
+        # The loop carries each step's outputs beside the states, and emits
+        # what it carries (`scan_carry`).
+        carry = (list(states), ops.zeros((batch, output_dim), dtype),
+                 {k: ops.zeros((batch, memory_length), dtype) for k in extras})
+
+        def body(carry, x_t):
+            states = carry[0]
+            output, new_states, step_extras = step_fn(x_t["x"], states,
+                                                      x_t.get("noise"))
+            output = ops.cast(output, dtype)
+            step_extras = {k: ops.cast(step_extras[k], dtype) for k in extras}
+            if "keep" in x_t:
+                keep = ops.expand_dims(x_t["keep"], -1)
+                new_states = [ops.where(keep, n, o)
+                              for n, o in zip(new_states, states)]
+                output = ops.where(keep, output, 0.0)
+                step_extras = {k: ops.where(keep, v, 0.0)
+                               for k, v in step_extras.items()}
+            new_states = [ops.cast(n, o.dtype) for n, o in zip(new_states, states)]
+            return (new_states, output, step_extras)
+
+        final, history = scan_carry(body, carry, xs)
+        outputs = ops.moveaxis(history[1], 0, 1)
+        extras = {k: ops.moveaxis(v, 0, 1) for k, v in history[2].items()}
+        return outputs, final[0], extras
 
     def call(self, inputs, memory, inputs_mask=None, memory_mask=None,
              initial_state=None, return_attention_scores=False,
@@ -499,82 +541,66 @@ class AttentionRNN(keras.layers.Layer):
         if self.parallel:
             # Luong without input feeding: the recurrence ignores attention,
             # so run the cell over all steps, then attend once.
-            cell.skip_attention, cell.emit_weights = True, False
-            try:
-                result = self.rnn(inputs, initial_state=states,
-                                  mask=inputs_mask, training=training)
-            finally:
-                cell.skip_attention = False
-            h, final = result[0], list(result[1:])
+            def recur(x, states, noise):
+                h, new_states = cell.recur(x, states, training=training)
+                return h, new_states, {}
+
+            h, final, _ = self._scan(recur, inputs, states, inputs_mask,
+                                     self.units)
             kwargs = {}
-            if isinstance(self.attention, LocalAttention):
-                kwargs["query_start"] = 0
+            if self.attention.uses_query_position:
+                kwargs["query_start"] = 0  # every row's first step is t = 0
             context, weights = self.attention(
                 h, cache["values"], projected_key=cache["keys"],
                 value_mask=cache["mask"] > 0.5, query_mask=inputs_mask,
-                return_attention_scores=True, **kwargs,
+                return_attention_scores=True, training=training, **kwargs,
             )
             outputs = cell.attentional(ops.concatenate([context, h], -1))
         else:
-            cell.emit_weights = return_attention_scores or return_attention_samples
-            cell.emit_samples = return_attention_samples
-            rnn_inputs = inputs
-            if (training and self._samples_in_training()
+            noise = None
+            if (training and self.attention.samples_locations
                     and memory.shape[1] is not None):
                 # Hard attention samples a location per step. The uniform
-                # noise is drawn here, outside the loop, and rides along
+                # noise is drawn here, outside the loop, and is scanned over
                 # with the inputs (a seed generator cannot advance inside a
                 # JAX scan).
                 noise = keras.random.uniform(
                     tuple(ops.shape(inputs)[:2]) + (int(memory.shape[1]),),
                     seed=self.attention.seed_generator, dtype=inputs.dtype)
-                rnn_inputs = ops.concatenate([inputs, noise], axis=-1)
-                cell.noise_dim = int(memory.shape[1])
-            cell.memory = self._memory(cache)
-            try:
-                result = self.rnn(rnn_inputs, initial_state=states,
-                                  mask=inputs_mask, training=training)
-            finally:
-                cell.emit_weights = cell.emit_samples = False
-                cell.noise_dim = 0
-                cell.memory = None
-            outputs, final = result[0], list(result[1:])
-            weights = None
-            if return_attention_scores or return_attention_samples:
-                out_dim = self._output_dim(memory.shape[-1])
-                weights = outputs[..., out_dim:]
-                outputs = outputs[..., :out_dim]
-            if return_attention_samples:
-                length = int(memory.shape[1])
-                weights, samples = weights[..., :length], weights[..., length:]
+            memory_args = self.memory_of(cache)
+
+            def attend_step(x, states, noise_t):
+                return cell(x, states, memory_args, training=training,
+                            sample_noise=noise_t)
+
+            names = ("weights", "sample") if (
+                self.attention.samples_locations) else ("weights",)
+            outputs, final, extras = self._scan(
+                attend_step, inputs, states, inputs_mask,
+                cell.output_dim(memory.shape[-1]), names,
+                ops.shape(memory)[1], noise)
+            weights = extras["weights"]
+            samples = extras.get("sample")
         if inputs_mask is not None:
             keep = ops.expand_dims(ops.cast(inputs_mask, "bool"), -1)
             outputs = ops.where(keep, outputs, ops.zeros_like(outputs))
-            if weights is not None:
-                weights = ops.where(keep, weights, ops.zeros_like(weights))
-            if samples is not None:
-                samples = ops.where(keep, samples, ops.zeros_like(samples))
+            weights = ops.where(keep, weights, ops.zeros_like(weights))
+        weights = ops.cast(weights, outputs.dtype)
         result = (outputs,)
         if self.return_state:
-            result += (final,)
+            result += (list(final),)
         if return_attention_scores:
             result += (weights,)
         if return_attention_samples:
-            result += (samples,)
+            result += (ops.cast(samples, outputs.dtype),)
         return result[0] if len(result) == 1 else result
 
-    def _samples_in_training(self):
-        from kerattn.layers.visual_attention import HardVisualAttention
-
-        return isinstance(self.attention, HardVisualAttention)
-
     def _check_samples(self, memory):
-        from kerattn.layers.visual_attention import HardVisualAttention
-
-        if not isinstance(self.attention, HardVisualAttention):
+        if not self.attention.samples_locations:
             raise ValueError(
                 "`return_attention_samples=True` needs a HardVisualAttention "
-                f"attention; this layer has {type(self.attention).__name__}.")
+                "(an attention that samples locations); this layer has "
+                f"{type(self.attention).__name__}.")
         if memory.shape[1] is None:
             raise ValueError(
                 "`return_attention_samples=True` needs the memory's length "
@@ -582,9 +608,7 @@ class AttentionRNN(keras.layers.Layer):
                 f"{tuple(memory.shape)}.")
 
     def _output_dim(self, memory_dim):
-        if self.order == "bahdanau":
-            return self.units + int(memory_dim)
-        return self.cell.attentional_units
+        return self.cell.output_dim(memory_dim)
 
     def compute_output_spec(self, inputs, memory, inputs_mask=None,
                             memory_mask=None, initial_state=None,

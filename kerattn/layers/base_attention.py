@@ -75,6 +75,15 @@ class BaseAttention(keras.layers.Layer):
     ((2, 3, 4), (2, 3, 5))
     """
 
+    # What a recurrent decoder (`AttentionRNN`) must give this attention at
+    # each step, declared by the family instead of being guessed from its
+    # type: `uses_query_position` (the decoder passes `query_start`, each
+    # row's own step index: local-m's p_t = t) and `samples_locations` (the
+    # decoder asks for `return_sample` and passes `sample_noise` in
+    # training: hard attention).
+    uses_query_position = False
+    samples_locations = False
+
     def __init__(self, dropout=0.0, causal=False, **kwargs):
         super().__init__(**kwargs)
         utils.check_rate("dropout", dropout)

@@ -46,9 +46,10 @@ class LocalAttention(LuongAttention):
     Call arguments:
         query, value, key, query_mask, value_mask, projected_key,
         return_attention_scores, training: as in `BaseAttention`.
-        query_start: int or scalar tensor, the target position of the first
-            query (local-m's `p_t = query_start + i`); for one decoder step
-            pass the step index `t`.
+        query_start: int, scalar or `(batch,)` int tensor: the target
+            position of the first query (local-m's `p_t = query_start + i`),
+            the same for every row or one per row; for one decoder step pass
+            each row's step index `t`.
 
     Returns:
         `output` `(batch, Tq, value_dim)` (`(batch, value_dim)` for one
@@ -103,6 +104,11 @@ class LocalAttention(LuongAttention):
         self.mode = mode
         self.window = window
         self.position_units = units
+
+    @property
+    def uses_query_position(self):
+        """local-m centres its window on the step index (`query_start`)."""
+        return self.mode == "monotonic"
 
     def build(self, query_shape, value_shape, key_shape=None):
         super().build(query_shape, value_shape, key_shape)
@@ -178,8 +184,11 @@ class LocalAttention(LuongAttention):
 
         # === Window centres p_t: (batch, Tq) ===
         if self.mode == "monotonic":
-            steps = ops.cast(ops.arange(tq) + query_start, dtype)
-            p_t = ops.broadcast_to(ops.expand_dims(steps, 0), (b, tq))
+            start = ops.cast(query_start, "int32")
+            if len(start.shape) == 1:  # one start per row
+                start = ops.expand_dims(start, -1)
+            steps = ops.expand_dims(ops.arange(tq, dtype="int32"), 0) + start
+            p_t = ops.broadcast_to(ops.cast(steps, dtype), (b, tq))
         else:
             p_t = self.predict_positions(query, lengths)
 

@@ -189,6 +189,8 @@ class HardVisualAttention(SoftVisualAttention):
     ((2, 9), (2,))
     """
 
+    samples_locations = True  # AttentionRNN asks for the samples and noise
+
     def __init__(self, units, inference="expectation", seed=None, **kwargs):
         super().__init__(units, **kwargs)
         if inference not in ("expectation", "argmax"):
