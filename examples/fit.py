@@ -282,7 +282,7 @@ def fit_captioning(args):
 
     captioner = kerattn.decoding.Captioner(model, vocab, max_length=8)
     captions, attention = captioner(test["images"], return_attention=True)
-    columns = test["images"].shape[2] // captioner.incremental.grid[1]
+    columns = test["images"].shape[2] // captioner.model.grid[1]
     results = {
         "exact_caption_accuracy": round(float(np.mean(
             [c == t for c, t in zip(captions, test["captions"])])), 4),

@@ -50,27 +50,6 @@ __all__ = ["Strategy", "data_parallel", "model_parallel", "no_distribution",
            "layout_map", "ProcessShard", "ArrayBatches", "virtual_devices",
            "add_arguments", "from_arguments"]
 
-# Variables of `transformer_nmt`, sharded Megatron-style over the "model"
-# axis: attention split by heads, feed-forward by its inner width,
-# embeddings and the output projection by the model width (vocabularies
-# are rarely a multiple of the device count). Everything else replicates.
-_TRANSFORMER = {
-    r".*_embedding/token_embedding/embeddings": (None, "model"),
-    r".*attention/(query|key|value)/kernel": (None, "model", None),
-    r".*attention/(query|key|value)/bias": ("model", None),
-    r".*attention/attention_output/kernel": ("model", None, None),
-    r".*ffn_inner/kernel": (None, "model"),
-    r".*ffn_inner/bias": ("model",),
-    r".*ffn_outer/kernel": ("model", None),
-    r"output_projection/kernel": ("model", None),
-}
-# Sutskever et al.'s seq2seq: its 160k / 80k-word embeddings and softmax
-# are most of its 380M parameters.
-_SEQ2SEQ = {
-    r".*_embedding/embeddings": (None, "model"),
-    r"output_projection/kernel": ("model", None),
-}
-LAYOUTS = {"transformer_nmt": _TRANSFORMER, "seq2seq": _SEQ2SEQ}
 
 
 def _backend():
@@ -378,10 +357,14 @@ def data_parallel(devices=None):
 def layout_map(name, device_mesh):
     """A `keras.distribution.LayoutMap` that shards zoo model `name`.
 
+    The model's class owns its layout (`get_layout_map`, as KerasHub's
+    backbones do); this asks it.
+
     Args:
-        name: "transformer_nmt" (attention by heads, feed-forward by inner
-            width, embeddings and output projection by model width) or
-            "seq2seq" (its embeddings and softmax).
+        name: a zoo builder whose model has a layout: "transformer_nmt"
+            (attention by heads, feed-forward by inner width, embeddings
+            and output projection by model width) or "seq2seq" (its
+            embeddings and softmax).
         device_mesh: a `keras.distribution.DeviceMesh` with a "model" axis.
 
     Returns:
@@ -396,15 +379,16 @@ def layout_map(name, device_mesh):
     >>> layouts["decoder_1/ffn_inner/kernel"].axes
     (None, 'model')
     """
-    if name not in LAYOUTS:
-        raise ValueError(f"`name` must be one of {sorted(LAYOUTS)}; got {name!r}.")
+    from kerattn.zoo import GENERATIVE
+
+    sharded = sorted(k for k, cls in GENERATIVE.items()
+                     if hasattr(cls, "get_layout_map"))
+    if name not in sharded:
+        raise ValueError(f"`name` must be one of {sharded}; got {name!r}.")
     if "model" not in getattr(device_mesh, "axis_names", ()):
         raise ValueError("`device_mesh` must be a keras.distribution.DeviceMesh "
                          f"with a 'model' axis; got {device_mesh!r}.")
-    layouts = keras.distribution.LayoutMap(device_mesh)
-    for pattern, axes in LAYOUTS[name].items():
-        layouts[pattern] = axes
-    return layouts
+    return GENERATIVE[name].get_layout_map(device_mesh)
 
 
 def model_parallel(name, model_axis_size=2, devices=None):

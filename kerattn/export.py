@@ -271,18 +271,20 @@ def _check_positive(**values):
         check_positive_int(name, value)
 
 
-def _search_fn(incremental, vocab, beam_width, max_length, search_kwargs,
-               source_pad_id=None, encode_kwargs=None):
-    from kerattn.decoding.search import search_incremental
+def _search_fn(model, vocab, beam_width, max_length, search_kwargs):
     from keras import ops
 
+    from kerattn.decoding.generate import generate
+    from kerattn.decoding.translator import strategy_of
+
+    strategy, options = strategy_of(search_kwargs.pop("strategy", None),
+                                    beam_width, search_kwargs)
+
     def decode(source):
-        tokens = search_incremental(
-            incremental, source, vocab, beam_width, max_length,
-            source_pad_id=source_pad_id, encode_kwargs=encode_kwargs,
-            **search_kwargs)["tokens"]
-        if len(tokens.shape) == 3:  # beam search: the best hypothesis
-            tokens = tokens[:, 0]
+        tokens = generate(model, source, max_length=max_length,
+                          strategy=strategy, bos_id=vocab.bos_id,
+                          eos_id=vocab.eos_id, pad_id=vocab.pad_id,
+                          **options)["tokens"]
         return ops.cast(tokens, "int32")
 
     return decode
@@ -336,12 +338,8 @@ def export_translator(translator, path, beam_width=1, max_length=None,
             beam_width=beam_width, max_length=max_length,
             max_source_length=max_source_length, batch_size=batch_size,
             search_kwargs=search_kwargs))
-    encode_kwargs = ({"max_length": max_length}
-                     if translator._encode_takes_length else {})
-    decode = _search_fn(translator.incremental, translator.target_vocab,
-                        beam_width, max_length, dict(search_kwargs),
-                        source_pad_id=translator.source_vocab.pad_id,
-                        encode_kwargs=encode_kwargs)
+    decode = _search_fn(translator.model, translator.target_vocab,
+                        beam_width, max_length, dict(search_kwargs))
     return _write_string_model(
         translator.model, decode, path,
         keras.InputSpec(shape=(batch_size, max_source_length), dtype="int32"),
@@ -393,8 +391,8 @@ def export_captioner(captioner, path, beam_width=1, max_length=None,
             vocab=captioner.vocab.to_json(), beam_width=beam_width,
             max_length=max_length, batch_size=batch_size,
             search_kwargs=search_kwargs))
-    shape = tuple(captioner.incremental.encoder.input.shape[1:])
-    decode = _search_fn(captioner.incremental, captioner.vocab, beam_width,
+    shape = tuple(captioner.model.encoder_input_shape)
+    decode = _search_fn(captioner.model, captioner.vocab, beam_width,
                         max_length, dict(search_kwargs))
     return _write_string_model(
         captioner.model, decode, path,

@@ -28,6 +28,52 @@ def _portable_compile_config(compile_config, jit_compile):
     return compile_config
 
 
+# The layers that tell which model a file saved before the zoo's own classes
+# holds (its top-level class then was `ZooModel`); the first match wins.
+_LEGACY_CLASSES = (
+    ({"summary", "decoder", "deep_output", "maxout"}, "ChoEncoderDecoder"),
+    ({"encoder", "decoder", "deep_output", "maxout"}, "BahdanauNMT"),
+    ({"encoder_1", "decoder", "output_projection"}, "LuongNMT"),
+    ({"encoder_projection", "decoder_projection", "attention_1"}, "ConvS2SNMT"),
+    ({"source_embedding", "encoder_1", "decoder_1:TransformerDecoderBlock"},
+     "TransformerNMT"),
+    ({"encoder_1", "decoder_1", "output_projection"}, "Seq2Seq"),
+    ({"decoder", "embedding", "deep_output_h", "output_projection"},
+     "ShowAttendTell"),
+)
+
+
+def upgrade_legacy_config(config):
+    """The class of a zoo model saved before each had its own, by its layers.
+
+    Files written before 2026-11 name every zoo model `ZooModel`, a plain
+    functional model that could not decode by itself. This is used only
+    when loading (`load_model`): it renames the top-level class of such a
+    file to its generative model class (`BahdanauNMT`, ...), whose
+    `encode` / `step` read the same named layers. Other configs are
+    returned unchanged.
+
+    Args:
+        config: the parsed `config.json` of a `.keras` file.
+
+    Returns:
+        `(config, changed)`.
+    """
+    if config.get("class_name") != "ZooModel":
+        return config, False
+    layers = config.get("config", {}).get("layers", [])
+    names = set()
+    for layer in layers:
+        name = layer.get("name") or layer.get("config", {}).get("name")
+        names.update({name, f"{name}:{layer.get('class_name')}"})
+    for needed, class_name in _LEGACY_CLASSES:
+        if needed <= names:
+            config = dict(config, class_name=class_name,
+                          registered_name=f"kerattn>{class_name}")
+            return config, True
+    return config, False
+
+
 def load_model(filepath, compile=True, safe_mode=True, jit_compile="auto",
                custom_objects=None):
     """Load a kerattn `.keras` file saved under TensorFlow, JAX or PyTorch.
@@ -38,7 +84,9 @@ def load_model(filepath, compile=True, safe_mode=True, jit_compile="auto",
     carries `jit_compile=True`. This loads the same file with the portable
     optimizer class (its state, e.g. Adam's moments and iteration count,
     restored as usual) and `jit_compile` chosen for this backend, so
-    training continues where it stopped.
+    training continues where it stopped. A generative zoo model saved
+    before each had its own class loads as that class
+    (`upgrade_legacy_config`).
 
     Args:
         filepath: a `.keras` file.
@@ -75,15 +123,20 @@ def load_model(filepath, compile=True, safe_mode=True, jit_compile="auto",
         raise ValueError(f"`filepath` must be a .keras file; got {path!r}.")
     if not os.path.isfile(path):
         raise ValueError(f"`filepath` does not exist: {path!r}.")
+    import kerattn.zoo  # noqa: F401  (registers the models)
+
     with zipfile.ZipFile(path) as archive:
         config = json.loads(archive.read("config.json"))
+        config, changed = upgrade_legacy_config(config)
         compile_config = config.get("compile_config")
-        if not compile or not compile_config:
+        if compile and compile_config:
+            config["compile_config"] = _portable_compile_config(compile_config,
+                                                                jit_compile)
+            changed = True
+        if not changed:
             return keras.saving.load_model(
                 path, compile=compile, safe_mode=safe_mode,
                 custom_objects=custom_objects)
-        config["compile_config"] = _portable_compile_config(compile_config,
-                                                            jit_compile)
         with tempfile.TemporaryDirectory(prefix="kerattn_load_") as tmp:
             portable = os.path.join(tmp, "model.keras")
             with zipfile.ZipFile(portable, "w") as out:
@@ -94,5 +147,5 @@ def load_model(filepath, compile=True, safe_mode=True, jit_compile="auto",
                         with archive.open(item) as src, out.open(item, "w") as dst:
                             shutil.copyfileobj(src, dst)
             return keras.saving.load_model(
-                portable, compile=True, safe_mode=safe_mode,
+                portable, compile=compile, safe_mode=safe_mode,
                 custom_objects=custom_objects)

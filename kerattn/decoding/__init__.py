@@ -1,14 +1,20 @@
-"""Decoding: greedy, beam search and sampling over any step function."""
+"""Decoding: greedy, beam search and sampling.
+
+`generate(model, inputs)` (also `model.generate(inputs)`) is the front door
+for a zoo model; the loops below it (`greedy_search`, `beam_search`,
+`sample`) take any step function; `Translator` and `Captioner` are text and
+image codecs over `Generator`.
+"""
 
 from kerattn.decoding.captioner import Captioner
 from kerattn.decoding.compiled import compile_decoder
+from kerattn.decoding.generate import Generator, generate
 from kerattn.decoding.search import (
     beam_search,
     gnmt_coverage_penalty,
     gnmt_length_penalty,
     greedy_search,
     sample,
-    search_incremental,
 )
 from kerattn.decoding.translator import Translator
 
@@ -16,7 +22,8 @@ __all__ = [
     "greedy_search",
     "beam_search",
     "sample",
-    "search_incremental",
+    "generate",
+    "Generator",
     "gnmt_length_penalty",
     "gnmt_coverage_penalty",
     "Translator",

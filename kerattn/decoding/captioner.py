@@ -1,11 +1,9 @@
 """Images in, captions out: a Show, Attend and Tell model with its vocabulary."""
 
 import numpy as np
-from keras import ops
 
-from kerattn.decoding.compiled import compile_decoder
-from kerattn.decoding.search import search_incremental
-from kerattn.decoding.translator import _bucket
+from kerattn.decoding.generate import Generator
+from kerattn.decoding.translator import strategy_of
 
 
 class Captioner:
@@ -19,7 +17,8 @@ class Captioner:
         max_length: the default maximum caption length in tokens.
         jit_compile: compile "encode, then search" with the backend's
             compiler (see `kerattn.decoding.compiled`); batches are padded
-            to power-of-two sizes so each size compiles once.
+            to power-of-two sizes so each size compiles once
+            (`kerattn.decoding.Generator`).
 
     Call arguments:
         images: `(B, H, W, C)` array (or `(B, L, D)` features for a model
@@ -30,8 +29,11 @@ class Captioner:
             the caption's `words` and `maps`, the attention of each word
             (EOS included) over the annotation grid, `(words, h, w)` (or
             `(words, L)` for features).
-        **search_kwargs: `length_penalty`, `no_repeat_ngram_size`,
-            `min_length` of `beam_search`.
+        strategy: None ("beam" when `beam_width > 1` or a beam option is
+            given, else "greedy"), "greedy", "beam" or "sample".
+        **options: `length_penalty`, `no_repeat_ngram_size`, `min_length`
+            of `beam_search`; `temperature`, `top_k`, `top_p`, `seed` of
+            `sample`.
 
     Returns:
         A list of captions (and the list of attention dicts).
@@ -53,59 +55,49 @@ class Captioner:
     """
 
     def __init__(self, model, vocab, max_length=20, jit_compile=True):
-        from kerattn.zoo.show_attend_tell import ShowAttendTellIncremental
-
-        from kerattn.zoo.checks import check_model
-
-        check_model(model, "a kerattn.zoo.show_attend_tell model")
-        names = {layer.name for layer in model.layers}
-        if not {"decoder", "embedding", "deep_output_h", "output_projection"} <= names:
-            raise ValueError(
-                "`model` must be a kerattn.zoo.show_attend_tell model; got a "
-                f"model named {model.name!r} with layers {sorted(names)}.")
         from kerattn.decoding.search import check_vocabulary
         from kerattn.layers.attention_utils import check_positive_int
 
+        self.generator = Generator(model, jit_compile)
+        if model.inputs_are_ids:
+            raise ValueError("`model` must be a captioning model (images or "
+                             f"features in); {model.name!r} reads token ids: "
+                             "use a Translator.")
         check_vocabulary("vocab", vocab)
         check_positive_int("max_length", max_length)
         self.model = model
         self.vocab = vocab
         self.max_length = max_length
         self.jit_compile = jit_compile
-        self.incremental = ShowAttendTellIncremental(model, pad_id=vocab.pad_id)
-        self._compiled = {}
 
     def __call__(self, images, beam_width=1, max_length=None,
-                 return_attention=False, **search_kwargs):
+                 return_attention=False, strategy=None, **options):
         images = np.asarray(images, "float32")
-        expected = self.incremental.encoder.input.shape[1:]
-        if images.ndim != len(expected) + 1 or tuple(images.shape[1:]) != tuple(expected):
+        expected = tuple(self.model.encoder_input_shape)
+        if images.ndim != len(expected) + 1 or tuple(images.shape[1:]) != expected:
             raise ValueError(
                 f"`images` must have shape (batch, {', '.join(map(str, expected))}); "
                 f"got {images.shape}.")
-        n = len(images)
-        if n == 0:
+        if len(images) == 0:
             return ([], []) if return_attention else []
-        batch = np.zeros((_bucket(n, 1),) + images.shape[1:], "float32")
-        batch[:n] = images
-        result = self._search(beam_width, max_length or self.max_length,
-                              search_kwargs)(batch)
-        tokens = ops.convert_to_numpy(result["tokens"])[:n]
-        attention = ops.convert_to_numpy(result["attention"])[:n]
-        if tokens.ndim == 3:  # beam search: the best of the n-best
-            tokens, attention = tokens[:, 0], attention[:, 0]
-        captions = [self.vocab.decode(row) for row in tokens]
+        strategy, options = strategy_of(strategy, beam_width, options)
+        v = self.vocab
+        result = self.generator(
+            images, max_length=max_length or self.max_length, strategy=strategy,
+            bos_id=v.bos_id, eos_id=v.eos_id, pad_id=v.pad_id, **options)
+        tokens, attention = result["tokens"], result["attention"]
+        captions = [v.decode(row) for row in tokens]
         if not return_attention:
             return captions
-        grid = self.incremental.grid
+        grid = self.model.grid
         maps = []
-        for row in range(n):
+        for row in range(len(images)):
             out = list(tokens[row])
-            end = out.index(self.vocab.eos_id) + 1 if self.vocab.eos_id in out else len(out)
+            end = out.index(v.eos_id) + 1 if v.eos_id in out else len(out)
             weights = attention[row, :end]
             if grid is not None:
                 weights = weights.reshape((end,) + grid)
-            maps.append({"words": self.vocab.tokens(out[:end]), "maps": weights})
+            maps.append({"words": v.tokens(out[:end]), "maps": weights})
         return captions, maps
 
     def export(self, path, beam_width=1, max_length=None, batch_size=16,
@@ -125,15 +117,3 @@ class Captioner:
         return export_captioner(self, path, beam_width=beam_width,
                                 max_length=max_length, batch_size=batch_size,
                                 **search_kwargs)
-
-    def _search(self, beam_width, max_length, search_kwargs):
-        key = (beam_width, max_length, tuple(sorted(search_kwargs.items())))
-        if key in self._compiled:
-            return self._compiled[key]
-        def run(images):
-            return search_incremental(self.incremental, images, self.vocab,
-                                      beam_width, max_length, **search_kwargs)
-
-        self._compiled[key] = compile_decoder(run, self.model.variables,
-                                              self.jit_compile)
-        return self._compiled[key]

@@ -344,7 +344,7 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
             for every hypothesis of a sentence and that `step_fn` returns
             unchanged (the encoder's memory): they are repeated once and
             never reordered, which saves copying the memory at every step.
-            The zoo's incremental adapters name theirs (`beam_invariant`).
+            Each zoo model names its own (`GenerativeModel.beam_invariant`).
 
     Returns:
         A dict: `tokens` `(batch, num_return, max_length)`, `scores`
@@ -525,77 +525,6 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
             out["attention"] = pick(out["attention"],
                                     ops.expand_dims(greedy["attention"], 1))
     return out
-
-
-def search_incremental(incremental, inputs, vocab, beam_width=1, max_length=50,
-                       source_pad_id=None, encode_kwargs=None, **search_kwargs):
-    """Encode with a zoo incremental adapter, then greedy or beam search.
-
-    The one "encode, then search" of `Translator`, `Captioner` and the
-    exported SavedModels (`kerattn.export`); compile it whole with
-    `compile_decoder`.
-
-    Args:
-        incremental: `kerattn.zoo.incremental(model)`: `encode(inputs,
-            **encode_kwargs) -> state` and `step`; its `beam_invariant`
-            names the state entries beam search never reorders.
-        inputs: `(batch, ...)` source ids or images.
-        vocab: the target vocabulary (`bos_id`, `eos_id`, `pad_id`).
-        beam_width: 1 with no `search_kwargs` is greedy search.
-        max_length: int, the number of tokens generated.
-        source_pad_id: for source ids, the padding id: beam search gets
-            `source_mask` (the coverage penalty reads it).
-        encode_kwargs: extra keyword arguments of `encode`.
-        **search_kwargs: options of `beam_search`.
-
-    Returns:
-        The dict of `greedy_search` (`tokens` `(batch, max_length)`) or of
-        `beam_search` (`tokens` `(batch, num_return, max_length)`).
-
-    Example:
-
-    >>> from kerattn.datasets import WordVocabulary
-    >>> src = WordVocabulary.build(["Permission denied", "File not found"])
-    >>> tgt = WordVocabulary.build(["Permission refusée", "Fichier introuvable"])
-    >>> model = kerattn.zoo.bahdanau_nmt(len(src), len(tgt), embedding_dim=8,
-    ...                                  units=8, alignment_units=8, maxout_units=4)
-    >>> source_ids = np.array([src.encode("File not found")], "int32")
-    >>> out = search_incremental(kerattn.zoo.incremental(model), source_ids, tgt,
-    ...                          beam_width=2, max_length=5, source_pad_id=0)
-    >>> tuple(out["tokens"].shape)
-    (1, 1, 5)
-    """
-    if not (callable(getattr(incremental, "encode", None))
-            and callable(getattr(incremental, "step", None))):
-        raise ValueError(
-            "`incremental` must have `encode` and `step` (use "
-            f"kerattn.zoo.incremental(model)); received {type(incremental).__name__}.")
-    check_vocabulary("vocab", vocab)
-    check_positive_int("beam_width", beam_width)
-    check_positive_int("max_length", max_length)
-    if len(inputs.shape) < 2:
-        raise ValueError("`inputs` must have rank >= 2, shaped (batch, ...); "
-                         f"received shape {tuple(inputs.shape)}.")
-    from kerattn.zoo.show_attend_tell import ShowAttendTellIncremental
-
-    if not isinstance(incremental, ShowAttendTellIncremental):
-        dtype = keras.backend.standardize_dtype(inputs.dtype)
-        if "int" not in dtype:
-            raise ValueError("`inputs` must hold integer token ids; received "
-                             f"dtype {dtype}.")
-    state = incremental.encode(inputs, **(encode_kwargs or {}))
-    common = dict(step_fn=incremental.step, state=state,
-                  batch_size=int(inputs.shape[0]), bos_id=vocab.bos_id,
-                  eos_id=vocab.eos_id, pad_id=vocab.pad_id, max_length=max_length)
-    if beam_width == 1 and not search_kwargs:
-        return greedy_search(**common)
-    if source_pad_id is not None:
-        # Built per call (per trace): no mask tensor outlives its trace.
-        search_kwargs = dict(search_kwargs,
-                             source_mask=ops.not_equal(inputs, source_pad_id))
-    return beam_search(beam_width=beam_width,
-                       beam_invariant=getattr(incremental, "beam_invariant", ()),
-                       **common, **search_kwargs)
 
 
 def _filter_logits(logits, temperature, top_k, top_p):

@@ -1,20 +1,21 @@
 """Strings in, strings out: a zoo translation model with its vocabularies."""
 
-import inspect
-
-import numpy as np
-from keras import ops
-
-from kerattn.decoding.compiled import compile_decoder
-from kerattn.decoding.search import search_incremental
+from kerattn.decoding.generate import Generator
 
 
-def _bucket(n, minimum):
-    """The next power of two >= n (and >= minimum): few compiled shapes."""
-    size = minimum
-    while size < n:
-        size *= 2
-    return size
+def strategy_of(strategy, beam_width, options):
+    """The `generate` strategy a codec's call asks for, and its options."""
+    from kerattn.layers.attention_utils import check_positive_int
+
+    check_positive_int("beam_width", beam_width)
+    if strategy is None:
+        strategy = "beam" if beam_width > 1 or options else "greedy"
+    if strategy == "beam":
+        options = dict(options, beam_width=beam_width)
+    elif beam_width != 1:
+        raise ValueError(f"`beam_width` must be 1 with strategy={strategy!r}; "
+                         f"received {beam_width}.")
+    return strategy, options
 
 
 class Translator:
@@ -31,7 +32,8 @@ class Translator:
             compiler (XLA under TensorFlow, `jax.jit` under JAX; see
             `kerattn.decoding.compiled`); torch runs eagerly without
             autograd. Batches are padded to power-of-two sizes and source
-            lengths, so each shape compiles once and later calls reuse it.
+            lengths, so each shape compiles once and later calls reuse it
+            (`kerattn.decoding.Generator`).
 
     Call arguments:
         texts: a list of strings.
@@ -40,8 +42,12 @@ class Translator:
         return_alignments: bool; if True also return, per sentence, the
             `(target tokens, source tokens)` attention matrix of the chosen
             hypothesis with both token lists.
-        **search_kwargs: `length_penalty`, `coverage_penalty`,
-            `no_repeat_ngram_size`, `min_length` of `beam_search`.
+        strategy: None ("beam" when `beam_width > 1` or a beam option is
+            given, else "greedy"), "greedy", "beam" or "sample".
+        **options: `length_penalty`, `coverage_penalty`,
+            `no_repeat_ngram_size`, `min_length`, `never_worse_than_greedy`
+            of `beam_search`; `temperature`, `top_k`, `top_p`, `seed` of
+            `sample`.
 
     Returns:
         A list of translations (and the list of alignment dicts).
@@ -59,24 +65,27 @@ class Translator:
     ...                                return_alignments=True)
     >>> len(texts), alignments[0]["source_tokens"]
     (1, ['File', '▁not', '▁found'])
+    >>> len(translator(["File not found"], strategy="sample", temperature=0.8,
+    ...                seed=0))
+    1
     """
 
     def __init__(self, model, source_vocab, target_vocab, max_length=40,
                  jit_compile=True):
-        from kerattn import zoo
-
         from kerattn.decoding.search import check_vocabulary
         from kerattn.layers.attention_utils import check_positive_int
-        from kerattn.zoo.checks import check_model
 
-        check_model(model, "a kerattn.zoo translation model")
+        self.generator = Generator(model, jit_compile)
+        if not model.inputs_are_ids:
+            raise ValueError("`model` must be a zoo translation model (token "
+                             f"ids in); {model.name!r} reads "
+                             f"{model.encoder_input_name!r}: use a Captioner.")
         check_vocabulary("source_vocab", source_vocab, ("encode_batch", "unk_id"))
         check_vocabulary("target_vocab", target_vocab)
         check_positive_int("max_length", max_length)
-        specs = getattr(model, "_specs", None)
         for name, vocab, key in (("source_vocab", source_vocab, "source_ids"),
                                  ("target_vocab", target_vocab, "target_in_ids")):
-            size = specs()[key][2] if specs and key in specs() else None
+            size = model._specs()[key][2] if key in model._specs() else None
             if size is not None and len(vocab) > size:
                 raise ValueError(
                     f"`{name}` has {len(vocab)} tokens, more than the model's "
@@ -87,42 +96,26 @@ class Translator:
         self.target_vocab = target_vocab
         self.max_length = max_length
         self.jit_compile = jit_compile
-        self.incremental = zoo.incremental(model, pad_id=source_vocab.pad_id)
-        # Key/value caches (Transformer) are sized for the output length.
-        self._encode_takes_length = "max_length" in inspect.signature(
-            self.incremental.encode).parameters
-        self._compiled = {}
 
-    def _encode_texts(self, texts):
+    def _source_ids(self, texts):
         if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
             raise ValueError("`texts` must be a list of strings; got "
                              f"{type(texts).__name__}.")
-        ids = [i or [self.source_vocab.unk_id]
-               for i in self.source_vocab.encode_batch(texts)]
-        # Padded rows (all PAD) attend to nothing and are dropped after.
-        batch = np.full((_bucket(len(ids), 1), _bucket(max(map(len, ids)), 8)),
-                        self.source_vocab.pad_id, "int32")
-        for row, i in enumerate(ids):
-            batch[row, : len(i)] = i
-        return batch
+        # An empty text is one unknown word (a row of PAD attends to nothing).
+        return [i or [self.source_vocab.unk_id]
+                for i in self.source_vocab.encode_batch(texts)]
 
     def __call__(self, texts, beam_width=1, max_length=None,
-                 return_alignments=False, **search_kwargs):
+                 return_alignments=False, strategy=None, **options):
         if not texts:
             return ([], []) if return_alignments else []
-        max_length = max_length or self.max_length
-        source = self._encode_texts(texts)
-        search = self._search(beam_width, max_length, search_kwargs)
-        result = search(source)
-        n = len(texts)
-        tokens = ops.convert_to_numpy(result["tokens"])[:n]
-        attention = result.get("attention")
-        attention = (None if attention is None
-                     else ops.convert_to_numpy(attention)[:n])
-        if tokens.ndim == 3:  # beam search: the best of the n-best
-            tokens = tokens[:, 0]
-            attention = None if attention is None else attention[:, 0]
+        strategy, options = strategy_of(strategy, beam_width, options)
         v = self.target_vocab
+        result = self.generator(
+            self._source_ids(texts), max_length=max_length or self.max_length,
+            strategy=strategy, bos_id=v.bos_id, eos_id=v.eos_id,
+            pad_id=v.pad_id, **options)
+        tokens, attention = result["tokens"], result.get("attention")
         translations = [v.decode(row) for row in tokens]
         if not return_alignments:
             return translations
@@ -161,20 +154,3 @@ class Translator:
                                  max_length=max_length,
                                  max_source_length=max_source_length,
                                  batch_size=batch_size, **search_kwargs)
-
-    def _search(self, beam_width, max_length, search_kwargs):
-        """The (compiled) function `source ids -> search result`, cached."""
-        key = (beam_width, max_length, tuple(sorted(search_kwargs.items())))
-        if key in self._compiled:
-            return self._compiled[key]
-        encode_kwargs = {"max_length": max_length} if self._encode_takes_length else {}
-
-        def run(source):
-            return search_incremental(
-                self.incremental, source, self.target_vocab, beam_width,
-                max_length, source_pad_id=self.source_vocab.pad_id,
-                encode_kwargs=encode_kwargs, **search_kwargs)
-
-        self._compiled[key] = compile_decoder(run, self.model.variables,
-                                              self.jit_compile)
-        return self._compiled[key]

@@ -41,7 +41,7 @@ def evaluate(model, vocab, test, beam_widths=(1, 3), batch=256):
     from kerattn.decoding import Captioner
 
     captioner = Captioner(model, vocab, max_length=8)
-    grid_w = captioner.incremental.grid[1]
+    grid_w = captioner.model.grid[1]
     columns = test["images"].shape[2] // grid_w
     result = {}
     for beam in beam_widths:

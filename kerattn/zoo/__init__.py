@@ -1,77 +1,79 @@
-"""Complete functional models built from kerattn.layers (the model zoo)."""
+"""Complete models built from kerattn.layers (the model zoo).
 
-from kerattn.layers import TransformerDecoderBlock
+Each builder (`bahdanau_nmt`, ...) returns its model's own class; the
+generative ones (`GenerativeModel`: translation and captioning) have
+`encode` / `step` for `kerattn.decoding`, and named sizes (`PRESETS` in
+each model's file, `preset=` of each builder).
+"""
 
 from kerattn.zoo.aoa_reader import aoa_attention, aoa_reader
-from kerattn.zoo.bahdanau_nmt import BahdanauIncremental, bahdanau_nmt
-from kerattn.zoo.convs2s_nmt import ConvS2SIncremental, convs2s_nmt
-from kerattn.zoo.cho_encoder_decoder import ChoIncremental, cho_encoder_decoder
+from kerattn.zoo.bahdanau_nmt import BahdanauNMT, bahdanau_nmt
+from kerattn.zoo.cho_encoder_decoder import ChoEncoderDecoder, cho_encoder_decoder
+from kerattn.zoo.convs2s_nmt import ConvS2SNMT, convs2s_nmt
 from kerattn.zoo.han_classifier import han_attention, han_classifier
-from kerattn.zoo.model import ZooModel
-from kerattn.zoo.luong_nmt import LuongIncremental, luong_nmt
-from kerattn.zoo.seq2seq import Seq2SeqIncremental, seq2seq
-from kerattn.zoo.show_attend_tell import ShowAttendTellIncremental, show_attend_tell
-from kerattn.zoo.transformer_nmt import TransformerIncremental, transformer_nmt
+from kerattn.zoo.luong_nmt import LuongNMT, luong_nmt
+from kerattn.zoo.model import GenerativeModel, ZooModel
+from kerattn.zoo.seq2seq import Seq2Seq, seq2seq
+from kerattn.zoo.show_attend_tell import ShowAttendTell, show_attend_tell
+from kerattn.zoo.transformer_nmt import TransformerNMT, transformer_nmt
+
+# builder name -> the class it returns, for every generative model.
+GENERATIVE = {
+    "seq2seq": Seq2Seq,
+    "cho_encoder_decoder": ChoEncoderDecoder,
+    "bahdanau_nmt": BahdanauNMT,
+    "luong_nmt": LuongNMT,
+    "transformer_nmt": TransformerNMT,
+    "convs2s_nmt": ConvS2SNMT,
+    "show_attend_tell": ShowAttendTell,
+}
 
 
-def incremental(model, pad_id=0):
-    """The encode / step functions of a zoo translation model.
-
-    The returned object has `encode(source_ids) -> state` and
-    `step(tokens, state, index) -> (logits, state, attention)`, built from
-    the model's own named layers (shared weights), so they also work on a
-    model loaded from a `.keras` file.
-
-    Args:
-        model: a zoo translation model (`bahdanau_nmt`, `luong_nmt`,
-            `transformer_nmt`, `convs2s_nmt`, `cho_encoder_decoder`,
-            `seq2seq`) or `show_attend_tell`.
-        pad_id: the source padding id (source positions to mask).
-
-    Returns:
-        The adapter: `encode`, `step`, and `beam_invariant` (the state
-        entries beam search never reorders), for `kerattn.decoding`.
-
-    Raises:
-        ValueError: when `model` is not a zoo translation model.
+def presets(name):
+    """The named sizes of zoo builder `name`: `{preset: {size: value}}`.
 
     Example:
 
-    >>> import numpy as np
-    >>> model = bahdanau_nmt(20, 30, embedding_dim=8, units=8,
-    ...                      alignment_units=8, maxout_units=4)
-    >>> adapter = incremental(model)
-    >>> state = adapter.encode(np.array([[5, 6, 7, 0]], "int32"))
-    >>> logits, state, attention = adapter.step(np.array([2], "int32"), state, 0)
-    >>> tuple(logits.shape), tuple(attention.shape)
-    ((1, 30), (1, 4))
+    >>> sorted(presets("bahdanau_nmt"))
+    ['base', 'paper', 'small', 'tiny']
     """
-    from kerattn.zoo.checks import check_model
+    import importlib
 
-    check_model(model, "a kerattn.zoo translation model")
-    if isinstance(pad_id, bool) or not isinstance(pad_id, int) or pad_id < 0:
-        raise ValueError(f"`pad_id` must be a non-negative int; received {pad_id!r}.")
-    names = {layer.name for layer in model.layers}
-    if {"summary", "decoder", "deep_output", "maxout"} <= names:
-        return ChoIncremental(model, pad_id=pad_id)
-    if {"encoder", "decoder", "deep_output", "maxout"} <= names:
-        return BahdanauIncremental(model, pad_id=pad_id)
-    if {"encoder_1", "decoder", "output_projection"} <= names:
-        return LuongIncremental(model, pad_id=pad_id)
-    if {"encoder_projection", "decoder_projection", "attention_1"} <= names:
-        return ConvS2SIncremental(model, pad_id=pad_id)
-    if {"source_embedding", "encoder_1", "decoder_1"} <= names and isinstance(
-            model.get_layer("decoder_1"), TransformerDecoderBlock):
-        return TransformerIncremental(model, pad_id=pad_id)
-    if {"encoder_1", "decoder_1", "output_projection"} <= names:
-        return Seq2SeqIncremental(model, pad_id=pad_id)
-    raise ValueError(
-        "`model` must be a kerattn.zoo translation model (e.g. "
-        f"kerattn.zoo.bahdanau_nmt()); got a model named {model.name!r} with "
-        f"layers {sorted(names)}."
-    )
+    if name not in GENERATIVE and name not in ("han_classifier", "aoa_reader"):
+        raise ValueError(f"`name` must be a kerattn.zoo builder; got {name!r}.")
+    module = importlib.import_module(f"kerattn.zoo.{name}")
+    return getattr(module, "PRESETS", {"paper": {}})
 
 
-__all__ = ["ZooModel", "cho_encoder_decoder", "seq2seq", "bahdanau_nmt", "luong_nmt",
-           "transformer_nmt", "convs2s_nmt", "incremental", "show_attend_tell",
+def incremental(model, pad_id=0):
+    """The model itself: kept for code written before models had `encode`
+    and `step` of their own (`GenerativeModel`).
+
+    Args:
+        model: a generative zoo model (a `GenerativeModel`).
+        pad_id: the source padding id; zoo models mask id 0, so it must be 0.
+
+    Returns:
+        `model`.
+
+    Raises:
+        ValueError: when `model` is not a generative zoo model.
+    """
+    if not isinstance(model, GenerativeModel):
+        raise ValueError(
+            "`model` must be a generative kerattn.zoo model (a "
+            "kerattn.zoo.GenerativeModel, e.g. kerattn.zoo.bahdanau_nmt(); "
+            "a file saved before 2026-11 loads as one with "
+            f"kerattn.load_model); received {model!r}.")
+    if isinstance(pad_id, bool) or pad_id != 0:
+        raise ValueError(f"`pad_id` must be 0 (zoo models mask id 0); "
+                         f"received {pad_id!r}.")
+    return model
+
+
+__all__ = ["ZooModel", "GenerativeModel", "GENERATIVE", "presets",
+           "cho_encoder_decoder", "ChoEncoderDecoder", "seq2seq", "Seq2Seq",
+           "bahdanau_nmt", "BahdanauNMT", "luong_nmt", "LuongNMT",
+           "transformer_nmt", "TransformerNMT", "convs2s_nmt", "ConvS2SNMT",
+           "show_attend_tell", "ShowAttendTell", "incremental",
            "han_classifier", "han_attention", "aoa_reader", "aoa_attention"]

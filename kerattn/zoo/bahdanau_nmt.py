@@ -1,13 +1,13 @@
 """RNNsearch: Bahdanau, Cho and Bengio (2014), as a Keras functional model.
 
 "Neural Machine Translation by Jointly Learning to Align and Translate".
-Paper defaults (section 4.2 and appendix A): word embeddings m = 620, GRUs
-of n = 1000 units (a bidirectional encoder, so annotations of 2n), an
-alignment model of n' = 1000 units, a deep output of l = 500 maxout units,
-30,000-word vocabularies. Small sizes are one keyword away:
+Paper defaults (section 4.2 and appendix A, the "paper" preset): word
+embeddings m = 620, GRUs of n = 1000 units (a bidirectional encoder, so
+annotations of 2n), an alignment model of n' = 1000 units, a deep output of
+l = 500 maxout units, 30,000-word vocabularies. Named sizes (`PRESETS`, at
+the end of this file) and single sizes are one keyword away:
 
-    model = bahdanau_nmt(8000, 8000, embedding_dim=128, units=256,
-                         alignment_units=256, maxout_units=128)
+    model = bahdanau_nmt(8000, 8000, preset="base", dropout=0.3)
 
 Reading order (shapes for batch B, source length S, target length T):
 
@@ -21,24 +21,32 @@ Reading order (shapes for batch B, source length S, target length T):
     t~_i = U_o s_{i-1} + V_o E y_{i-1} + C_o c_i  (B, T, 2l)  "deep_output"
     t_i  = maxout(t~_i)                         (B, T, l)
     logits = W_o t_i                            (B, T, V_y)  "output_projection"
+
+The file reads top to bottom: the layers and the training graph
+(`bahdanau_nmt`), then `BahdanauNMT.encode` and `.step`, which call the
+same `encode_source` and `readout` as the graph (one decoder step is
+`AttentionRNN.step`, the cell its training loop runs), then the presets.
 """
 
 import keras
 from keras import ops
 
 from kerattn.layers import AttentionRNN, BahdanauAttention, Maxout
-from kerattn.zoo.checks import check_builder_args
-from kerattn.zoo.model import ZooModel
+from kerattn.zoo.checks import check_builder_args, from_preset
+from kerattn.zoo.model import GenerativeModel
 
+
+# === Layers and training graph ===
 
 def bahdanau_nmt(
     source_vocab_size=30000,
     target_vocab_size=30000,
-    embedding_dim=620,
-    units=1000,
-    alignment_units=1000,
-    maxout_units=500,
-    dropout=0.0,
+    embedding_dim=None,
+    units=None,
+    alignment_units=None,
+    maxout_units=None,
+    dropout=None,
+    preset="paper",
     name="bahdanau_nmt",
 ):
     """RNNsearch (Bahdanau et al., 2014): the training graph.
@@ -52,100 +60,117 @@ def bahdanau_nmt(
         maxout_units: `l`, the deep output's maxout units, 500.
         dropout: dropout before the deep output (the paper used none for
             RNNsearch; useful on small data).
+        preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
+            "paper"); a size given above overrides the preset's.
         name: the model's name.
 
     Returns:
-        A functional `keras.Model` with inputs `{"source_ids": (B, S),
-        "target_in_ids": (B, T)}` (int32, PAD = 0) and output `logits`
-        `(B, T, target_vocab_size)`. `kerattn.zoo.incremental(model)` gives
-        the encode / step functions that decoding uses (same weights).
+        A `BahdanauNMT` with inputs `{"source_ids": (B, S), "target_in_ids":
+        (B, T)}` (int32, PAD = 0) and output `logits` `(B, T,
+        target_vocab_size)`; its `encode` / `step` decode with the same
+        weights.
 
     Example:
 
     >>> model = bahdanau_nmt(100, 120, embedding_dim=8, units=16,
     ...                      alignment_units=8, maxout_units=6)
-    >>> model.output_shape
-    (None, None, 120)
+    >>> type(model).__name__, model.output_shape
+    ('BahdanauNMT', (None, None, 120))
     """
-    check_builder_args(
-        dropout=dropout,
-        source_vocab_size=source_vocab_size,
-        target_vocab_size=target_vocab_size,
-        embedding_dim=embedding_dim,
-        units=units,
-        alignment_units=alignment_units,
-        maxout_units=maxout_units,
-    )
+    c = from_preset(PRESETS, preset, embedding_dim=embedding_dim, units=units,
+                    alignment_units=alignment_units, maxout_units=maxout_units,
+                    dropout=dropout)
+    check_builder_args(source_vocab_size=source_vocab_size,
+                       target_vocab_size=target_vocab_size, **c)
+    m, n = c["embedding_dim"], c["units"]
 
     # === Layers ===
-    source_embedding = keras.layers.Embedding(
-        source_vocab_size, embedding_dim, mask_zero=True, name="source_embedding")
-    encoder = keras.layers.Bidirectional(
-        keras.layers.GRU(units, return_sequences=True, return_state=True),
-        name="encoder")
-    initial_state = keras.layers.Dense(units, activation="tanh",
-                                       name="initial_state")
-    target_embedding = keras.layers.Embedding(
-        target_vocab_size, embedding_dim, mask_zero=True, name="target_embedding")
-    decoder = AttentionRNN(
-        units, BahdanauAttention(alignment_units, name="attention"),
-        cell="gru", order="bahdanau", name="decoder")
-    deep_output = keras.layers.Dense(2 * maxout_units, name="deep_output")
-    maxout = Maxout(2, name="maxout")
-    output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
-    output_projection = keras.layers.Dense(target_vocab_size,
-                                           name="output_projection")
+    layers = [
+        keras.layers.Embedding(source_vocab_size, m, mask_zero=True,
+                               name="source_embedding"),
+        keras.layers.Bidirectional(
+            keras.layers.GRU(n, return_sequences=True, return_state=True),
+            name="encoder"),
+        keras.layers.Dense(n, activation="tanh", name="initial_state"),
+        keras.layers.Embedding(target_vocab_size, m, mask_zero=True,
+                               name="target_embedding"),
+        AttentionRNN(n, BahdanauAttention(c["alignment_units"], name="attention"),
+                     cell="gru", order="bahdanau", name="decoder"),
+        keras.layers.Concatenate(name="deep_input"),
+        keras.layers.Dense(2 * c["maxout_units"], name="deep_output"),
+        Maxout(2, name="maxout"),
+        keras.layers.Dropout(c["dropout"], name="output_dropout"),
+        keras.layers.Dense(target_vocab_size, name="output_projection"),
+    ]
+    get = {layer.name: layer for layer in layers}.__getitem__
 
-    # === Functional Model ===
+    # === Training graph ===
     source_ids = keras.Input((None,), dtype="int32", name="source_ids")
     target_in_ids = keras.Input((None,), dtype="int32", name="target_in_ids")
-    x = source_embedding(source_ids)                       # (B, S, m)
-    h, _, backward_last = encoder(x)                       # (B, S, 2n), <-h_1
-    s0 = initial_state(backward_last)                      # (B, n)
-    y = target_embedding(target_in_ids)                    # (B, T, m)
-    out = decoder(y, h, initial_state=[s0])                # (B, T, 3n)
-    t = deep_output(keras.layers.Concatenate(name="deep_input")([out, y]))
-    t = output_dropout(maxout(t))                          # (B, T, l)
-    logits = output_projection(t)                          # (B, T, V_y)
-    return ZooModel(
+    h, s0, mask = encode_source(get, source_ids)           # (B, S, 2n), (B, n)
+    y = get("target_embedding")(target_in_ids)             # (B, T, m)
+    out = get("decoder")(y, h, memory_mask=mask,
+                         initial_state=[s0])               # (B, T, 3n)
+    logits = readout(get, out, y)                          # (B, T, V_y)
+    return BahdanauNMT(
         {"source_ids": source_ids, "target_in_ids": target_in_ids},
         logits, name=name)
 
 
-class BahdanauIncremental:
-    """Encode once, then one decoder step at a time (shared weights)."""
+def encode_source(get, source_ids):
+    """`(B, S)` ids -> annotations `(B, S, 2n)`, `s_0` `(B, n)`, mask `(B, S)`."""
+    mask = ops.not_equal(source_ids, 0)
+    x = get("source_embedding")(source_ids)                # (B, S, m)
+    h, _, backward_last = get("encoder")(x, mask=mask)     # (B, S, 2n), <-h_1
+    return h, get("initial_state")(backward_last), mask    # s_0 = tanh(W_s <-h_1)
 
-    # State entries fixed per source sentence (beam search never reorders them).
-    beam_invariant = ("cache",)
 
-    def __init__(self, model, pad_id=0):
-        get = model.get_layer
-        self.source_embedding = get("source_embedding")
-        self.encoder = get("encoder")
-        self.initial_state = get("initial_state")
-        self.target_embedding = get("target_embedding")
-        self.decoder = get("decoder")
-        self.deep_output = get("deep_output")
-        self.maxout = get("maxout")
-        self.output_projection = get("output_projection")
-        self.pad_id = pad_id
+def readout(get, out, y):
+    """`[s_{i-1}; c_i]` and `E y_{i-1}` -> logits (the deep output, A.2.2).
 
-    def encode(self, source_ids):
-        """`(B, S)` ids -> the decoding state (keys projected once)."""
-        source_ids = ops.convert_to_tensor(source_ids, "int32")
-        mask = ops.not_equal(source_ids, self.pad_id)
-        x = self.source_embedding(source_ids)
-        h, _, backward_last = self.encoder(x, mask=mask)
-        s0 = self.initial_state(backward_last)
+    Any leading shape: `(B, T, .)` in training, `(B, .)` for one step.
+    """
+    t = get("deep_output")(get("deep_input")([out, y]))    # t~_i (.., 2l)
+    t = get("output_dropout")(get("maxout")(t))            # t_i  (.., l)
+    return get("output_projection")(t)                     # (.., V_y)
+
+
+# === Decoding: encode once, then one step at a time ===
+
+@keras.saving.register_keras_serializable(package="kerattn")
+class BahdanauNMT(GenerativeModel):
+    """RNNsearch, built by `bahdanau_nmt`: the training graph with `encode`
+    and `step` for decoding (see `kerattn.zoo.GenerativeModel`)."""
+
+    beam_invariant = ("cache",)  # the annotations and their projected keys
+
+    def encode(self, source_ids, max_length=None):
+        """`(B, S)` ids -> `{"states", "cache"}` (keys `U_a h_j` projected once)."""
+        source_ids, _ = self.source_ids(source_ids)
+        h, s0, mask = encode_source(self.get_layer, source_ids)
+        decoder = self.get_layer("decoder")
         return {
-            "states": self.decoder.get_initial_state(ops.shape(source_ids)[0], [s0]),
-            "cache": self.decoder.precompute(h, mask),
+            "states": decoder.get_initial_state(ops.shape(source_ids)[0], [s0]),
+            "cache": decoder.precompute(h, mask),
         }
 
     def step(self, tokens, state, index):
         """`(B,)` previous tokens -> `(logits (B, V), state, attention (B, S))`."""
-        y = self.target_embedding(tokens)                        # (B, m)
-        out, states, weights = self.decoder.step(y, state["states"], state["cache"])
-        t = self.maxout(self.deep_output(ops.concatenate([out, y], axis=-1)))
-        logits = self.output_projection(t)
+        y = self.get_layer("target_embedding")(tokens)         # (B, m)
+        out, states, weights = self.get_layer("decoder").step(
+            y, state["states"], state["cache"])                # (B, 3n)
+        logits = readout(self.get_layer, out, y)
         return logits, {"states": states, "cache": state["cache"]}, weights
+
+
+# === Presets: "paper" is section 4.2; the others fit a CPU ===
+
+PRESETS = {
+    "tiny": dict(embedding_dim=8, units=16, alignment_units=8, maxout_units=8),
+    "small": dict(embedding_dim=128, units=128, alignment_units=128,
+                  maxout_units=128, dropout=0.2),
+    "base": dict(embedding_dim=128, units=256, alignment_units=256,
+                 maxout_units=256, dropout=0.2),
+    "paper": dict(embedding_dim=620, units=1000, alignment_units=1000,
+                  maxout_units=500, dropout=0.0),
+}

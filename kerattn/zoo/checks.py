@@ -29,3 +29,20 @@ def numbered_layers(model, prefix):
         if match:
             found[int(match.group(1))] = layer
     return [found[k] for k in sorted(found)]
+
+
+def from_preset(presets, preset, **given):
+    """The sizes of `presets[preset]`, with every argument not None on top.
+
+    `presets["paper"]` holds every size keyword of the builder (the paper's
+    values); a smaller preset names what it changes.
+
+    Raises:
+        ValueError: for a preset that is not in `presets`.
+    """
+    if preset not in presets:
+        raise ValueError(f"`preset` must be one of {tuple(presets)}; got "
+                         f"{preset!r}.")
+    config = dict(presets["paper"], **presets[preset])
+    config.update({k: v for k, v in given.items() if v is not None})
+    return config

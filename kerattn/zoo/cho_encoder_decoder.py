@@ -4,7 +4,8 @@
 Machine Translation": the whole source is summarised in one vector `c`
 that conditions every decoder step and the output (no attention).
 Paper defaults (appendix A.1): GRUs of 1000 units, 100-dimensional word
-embeddings, a maxout output of 500 units, 15,000-word vocabularies.
+embeddings, a maxout output of 500 units, 15,000-word vocabularies (the
+"paper" preset; `PRESETS` at the end of this file has CPU sizes).
 
 Reading order (batch B, source length S, target length T, n units):
 
@@ -14,19 +15,27 @@ Reading order (batch B, source length S, target length T, n units):
     h'_t = GRU(h'_{t-1}, [e(y_{t-1}); c])           (B, T, n) "decoder"
     s'_t = O_h h'_t + O_y e(y_{t-1}) + O_c c        (B, T, 2l) "deep_output"
     logits = G maxout(s'_t)                         (B, T, V_y) "output_projection"
+
+The file reads top to bottom: the layers and the training graph, then
+`ChoEncoderDecoder.encode` and `.step`. Both paths run the same
+`encode_source` and `decode_target`: a step is the training graph's decoder
+over a target of length 1, started from the previous state.
 """
 
 import keras
 from keras import ops
 
 from kerattn.layers import Maxout, RepeatOverTime
-from kerattn.zoo.checks import check_builder_args
-from kerattn.zoo.model import ZooModel
+from kerattn.zoo.checks import check_builder_args, from_preset
+from kerattn.zoo.model import GenerativeModel
 
+
+# === Layers and training graph ===
 
 def cho_encoder_decoder(source_vocab_size=15000, target_vocab_size=15000,
-                        embedding_dim=100, units=1000, maxout_units=500,
-                        dropout=0.0, name="cho_encoder_decoder"):
+                        embedding_dim=None, units=None, maxout_units=None,
+                        dropout=None, preset="paper",
+                        name="cho_encoder_decoder"):
     """The RNN Encoder-Decoder (Cho et al., 2014).
 
     Args:
@@ -35,92 +44,104 @@ def cho_encoder_decoder(source_vocab_size=15000, target_vocab_size=15000,
         units: GRU units (1000).
         maxout_units: the output layer's maxout units (500).
         dropout: dropout before the output projection.
+        preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
+            "paper"); a size given above overrides the preset's.
         name: the model's name.
 
     Returns:
-        A functional `keras.Model`: `{"source_ids", "target_in_ids"}` ->
-        `logits`; `kerattn.zoo.incremental` gives encode / step.
+        A `ChoEncoderDecoder`: `{"source_ids", "target_in_ids"}` ->
+        `logits`, with `encode` / `step` for decoding.
 
     Example:
 
     >>> model = cho_encoder_decoder(100, 120, embedding_dim=8, units=16,
     ...                             maxout_units=6)
-    >>> model.output_shape
-    (None, None, 120)
+    >>> type(model).__name__, model.output_shape
+    ('ChoEncoderDecoder', (None, None, 120))
     """
-    check_builder_args(
-        dropout=dropout,
-        source_vocab_size=source_vocab_size,
-        target_vocab_size=target_vocab_size,
-        embedding_dim=embedding_dim,
-        units=units,
-        maxout_units=maxout_units,
-    )
+    c = from_preset(PRESETS, preset, embedding_dim=embedding_dim, units=units,
+                    maxout_units=maxout_units, dropout=dropout)
+    check_builder_args(source_vocab_size=source_vocab_size,
+                       target_vocab_size=target_vocab_size, **c)
+    e, n = c["embedding_dim"], c["units"]
 
     # === Layers ===
-    source_embedding = keras.layers.Embedding(
-        source_vocab_size, embedding_dim, mask_zero=True, name="source_embedding")
-    encoder = keras.layers.GRU(units, name="encoder")
-    summary = keras.layers.Dense(units, activation="tanh", name="summary")
-    initial_state = keras.layers.Dense(units, activation="tanh",
-                                       name="initial_state")
-    target_embedding = keras.layers.Embedding(
-        target_vocab_size, embedding_dim, mask_zero=True, name="target_embedding")
-    repeat = RepeatOverTime(name="repeat_summary")
-    decoder = keras.layers.GRU(units, return_sequences=True, name="decoder")
-    deep_output = keras.layers.Dense(2 * maxout_units, name="deep_output")
-    maxout = Maxout(2, name="maxout")
-    output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
-    output_projection = keras.layers.Dense(target_vocab_size,
-                                           name="output_projection")
+    layers = [
+        keras.layers.Embedding(source_vocab_size, e, mask_zero=True,
+                               name="source_embedding"),
+        keras.layers.GRU(n, name="encoder"),
+        keras.layers.Dense(n, activation="tanh", name="summary"),
+        keras.layers.Dense(n, activation="tanh", name="initial_state"),
+        keras.layers.Embedding(target_vocab_size, e, mask_zero=True,
+                               name="target_embedding"),
+        RepeatOverTime(name="repeat_summary"),
+        keras.layers.Concatenate(name="decoder_input"),
+        keras.layers.GRU(n, return_sequences=True, name="decoder"),
+        keras.layers.Concatenate(name="deep_input"),
+        keras.layers.Dense(2 * c["maxout_units"], name="deep_output"),
+        Maxout(2, name="maxout"),
+        keras.layers.Dropout(c["dropout"], name="output_dropout"),
+        keras.layers.Dense(target_vocab_size, name="output_projection"),
+    ]
+    get = {layer.name: layer for layer in layers}.__getitem__
 
-    # === Functional Model ===
+    # === Training graph ===
     source_ids = keras.Input((None,), dtype="int32", name="source_ids")
     target_in_ids = keras.Input((None,), dtype="int32", name="target_in_ids")
-    h_n = encoder(source_embedding(source_ids))             # (B, n)
-    c = summary(h_n)                                        # (B, n)
-    y = target_embedding(target_in_ids)                     # (B, T, e)
-    c_t = repeat(c, y)                                      # (B, T, n)
-    h = decoder(keras.layers.Concatenate(name="decoder_input")([y, c_t]),
-                initial_state=[initial_state(c)])           # (B, T, n)
-    s = deep_output(keras.layers.Concatenate(name="deep_input")([h, y, c_t]))
-    logits = output_projection(output_dropout(maxout(s)))   # (B, T, V_y)
-    return ZooModel(
+    c_vec, h0 = encode_source(get, source_ids)              # (B, n), (B, n)
+    logits, _ = decode_target(get, target_in_ids, c_vec, h0)  # (B, T, V_y)
+    return ChoEncoderDecoder(
         {"source_ids": source_ids, "target_in_ids": target_in_ids},
         logits, name=name)
 
 
-class ChoIncremental:
-    """Encode once (the summary c), then one GRU step per token."""
+def encode_source(get, source_ids):
+    """`(B, S)` ids -> the summary `c` and the decoder's `h'_0`, `(B, n)` each."""
+    mask = ops.not_equal(source_ids, 0)
+    h_n = get("encoder")(get("source_embedding")(source_ids), mask=mask)
+    c = get("summary")(h_n)                                 # c = tanh(V h_N)
+    return c, get("initial_state")(c)                       # h'_0 = tanh(V' c)
 
-    # State entries fixed per source sentence (beam search never reorders them).
-    beam_invariant = ("c",)
 
-    def __init__(self, model, pad_id=0):
-        get = model.get_layer
-        self.source_embedding = get("source_embedding")
-        self.encoder = get("encoder")
-        self.summary = get("summary")
-        self.initial_state = get("initial_state")
-        self.target_embedding = get("target_embedding")
-        self.decoder = get("decoder")
-        self.decoder.cell.supports_masking = True  # stepping: no masks apply
-        self.deep_output = get("deep_output")
-        self.maxout = get("maxout")
-        self.output_projection = get("output_projection")
-        self.pad_id = pad_id
+def decode_target(get, target_in_ids, c, h_prev):
+    """`(B, T)` previous tokens -> `(logits (B, T, V_y), h' (B, T, n))`,
+    the decoder GRU started from `h_prev`."""
+    y = get("target_embedding")(target_in_ids)              # (B, T, e)
+    c_t = get("repeat_summary")(c, y)                       # (B, T, n)
+    h = get("decoder")(get("decoder_input")([y, c_t]),
+                       initial_state=[h_prev])              # (B, T, n)
+    s = get("deep_output")(get("deep_input")([h, y, c_t]))  # (B, T, 2l)
+    logits = get("output_projection")(get("output_dropout")(get("maxout")(s)))
+    return logits, h
 
-    def encode(self, source_ids):
-        source_ids = ops.convert_to_tensor(source_ids, "int32")
-        mask = ops.not_equal(source_ids, self.pad_id)
-        c = self.summary(self.encoder(self.source_embedding(source_ids),
-                                      mask=mask))
-        return {"h": self.initial_state(c), "c": c}
+
+# === Decoding: encode once, then one step at a time ===
+
+@keras.saving.register_keras_serializable(package="kerattn")
+class ChoEncoderDecoder(GenerativeModel):
+    """The RNN Encoder-Decoder, built by `cho_encoder_decoder`: the training
+    graph with `encode` and `step` (see `kerattn.zoo.GenerativeModel`)."""
+
+    beam_invariant = ("c",)  # the summary of the source
+
+    def encode(self, source_ids, max_length=None):
+        """`(B, S)` ids -> `{"h": h'_0, "c": c}`."""
+        source_ids, _ = self.source_ids(source_ids)
+        c, h0 = encode_source(self.get_layer, source_ids)
+        return {"h": h0, "c": c}
 
     def step(self, tokens, state, index):
-        y = self.target_embedding(tokens)                        # (B, e)
-        c = state["c"]
-        h, _ = self.decoder.cell(ops.concatenate([y, c], -1), [state["h"]])
-        s = self.deep_output(ops.concatenate([h, y, c], -1))
-        logits = self.output_projection(self.maxout(s))
-        return logits, {"h": h, "c": c}
+        """`(B,)` previous tokens -> `(logits (B, V), state, None)`."""
+        logits, h = decode_target(self.get_layer, ops.expand_dims(tokens, 1),
+                                  state["c"], state["h"])
+        return logits[:, 0], {"h": h[:, 0], "c": state["c"]}, None
+
+
+# === Presets: "paper" is appendix A.1; the others fit a CPU ===
+
+PRESETS = {
+    "tiny": dict(embedding_dim=8, units=16, maxout_units=8),
+    "small": dict(embedding_dim=128, units=128, maxout_units=128),
+    "base": dict(embedding_dim=128, units=256, maxout_units=256, dropout=0.2),
+    "paper": dict(embedding_dim=100, units=1000, maxout_units=500, dropout=0.0),
+}

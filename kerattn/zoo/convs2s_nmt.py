@@ -3,10 +3,10 @@
 "Convolutional Sequence to Sequence Learning". Defaults are the paper's
 WMT'16 English-Romanian model (section 5.1): 20 encoder and 20 decoder
 layers of 512 units, kernel width 3, 512-dimensional embeddings with
-learned positions. Small sizes are one keyword away:
+learned positions (the "paper" preset). Named sizes (`PRESETS`, at the end
+of this file) are one keyword away:
 
-    model = convs2s_nmt(8000, 8000, embedding_dim=128, hidden_dim=256,
-                        encoder_layers=4, decoder_layers=3)
+    model = convs2s_nmt(8000, 8000, preset="base")
 
 Reading order (batch B, source length S, target length T, e = embedding
 size, d = hidden size):
@@ -32,23 +32,27 @@ conditional input) is applied; the encoder gradient scaling by the number
 of attention layers and weight normalisation are not (Adam with gradient
 clipping trains this model without them).
 
-Incremental decoding (`kerattn.zoo.incremental`) keeps, per decoder
-layer, its last `kernel_size - 1` inputs: a step costs one kernel window
-per layer, never the prefix.
+The file reads top to bottom: the layers and the training graph, then
+`ConvS2SNMT.encode` (the graph's own `encode_source`) and `.step`, which
+keeps, per decoder layer, its last `kernel_size - 1` inputs (a step costs
+one kernel window per layer, never the prefix) and runs the same
+`embed_target` and `readout` as the graph, then the presets.
 """
 
 import keras
 from keras import ops
 
 from kerattn.layers import GLUConvBlock, MultiStepAttention, PositionEmbedding
-from kerattn.zoo.checks import check_builder_args, numbered_layers
-from kerattn.zoo.model import ZooModel
+from kerattn.zoo.checks import check_builder_args, from_preset, numbered_layers
+from kerattn.zoo.model import GenerativeModel
 
+
+# === Layers and training graph ===
 
 def convs2s_nmt(source_vocab_size=40000, target_vocab_size=40000,
-                embedding_dim=512, hidden_dim=512, encoder_layers=20,
-                decoder_layers=20, kernel_size=3, dropout=0.1,
-                max_length=1024, name="convs2s_nmt"):
+                embedding_dim=None, hidden_dim=None, encoder_layers=None,
+                decoder_layers=None, kernel_size=None, dropout=None,
+                max_length=1024, preset="paper", name="convs2s_nmt"):
     """The convolutional encoder-decoder of Gehring et al. (2017).
 
     Args:
@@ -60,129 +64,146 @@ def convs2s_nmt(source_vocab_size=40000, target_vocab_size=40000,
             blocks see `k/2` positions either side.
         dropout: on embeddings, block inputs and before the output layer.
         max_length: positions of the learned position embeddings.
+        preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
+            "paper"); a size given above overrides the preset's.
         name: the model's name.
 
     Returns:
-        A functional `keras.Model`: `{"source_ids", "target_in_ids"}` ->
-        `logits (B, T, V_y)`.
+        A `ConvS2SNMT`: `{"source_ids", "target_in_ids"}` -> `logits (B, T,
+        V_y)`, with `encode` / `step` for decoding.
 
     Example:
 
     >>> model = convs2s_nmt(100, 120, embedding_dim=8, hidden_dim=16,
     ...                     encoder_layers=2, decoder_layers=2)
-    >>> model.output_shape
-    (None, None, 120)
+    >>> type(model).__name__, model.output_shape
+    ('ConvS2SNMT', (None, None, 120))
     """
-    check_builder_args(
-        dropout=dropout,
-        source_vocab_size=source_vocab_size,
-        target_vocab_size=target_vocab_size,
-        embedding_dim=embedding_dim,
-        hidden_dim=hidden_dim,
-        encoder_layers=encoder_layers,
-        decoder_layers=decoder_layers,
-        kernel_size=kernel_size,
-        max_length=max_length,
-    )
-    if kernel_size % 2 == 0:
+    c = from_preset(PRESETS, preset, embedding_dim=embedding_dim,
+                    hidden_dim=hidden_dim, encoder_layers=encoder_layers,
+                    decoder_layers=decoder_layers, kernel_size=kernel_size,
+                    dropout=dropout)
+    check_builder_args(source_vocab_size=source_vocab_size,
+                       target_vocab_size=target_vocab_size,
+                       max_length=max_length, **c)
+    if c["kernel_size"] % 2 == 0:
         raise ValueError(
             f"`kernel_size` must be odd (k/2 source positions either side); "
-            f"got {kernel_size}.")
+            f"got {c['kernel_size']}.")
+    e, d, k, p = (c["embedding_dim"], c["hidden_dim"], c["kernel_size"],
+                  c["dropout"])
 
     # === Layers ===
-    source_embedding = keras.layers.Embedding(
-        source_vocab_size, embedding_dim, mask_zero=True, name="source_embedding")
-    source_positions = PositionEmbedding(max_length, name="source_positions")
-    target_embedding = keras.layers.Embedding(
-        target_vocab_size, embedding_dim, mask_zero=True, name="target_embedding")
-    target_positions = PositionEmbedding(max_length, name="target_positions")
-    source_input = keras.layers.Add(name="source_input")   # keeps the mask
-    target_input = keras.layers.Add(name="target_input")
-    embedding_dropout = keras.layers.Dropout(dropout, name="embedding_dropout")
-    encoder_projection = keras.layers.Dense(hidden_dim, name="encoder_projection")
-    encoders = [GLUConvBlock(hidden_dim, kernel_size, dropout=dropout,
-                             name=f"encoder_{k + 1}")
-                for k in range(encoder_layers)]
-    encoder_output = keras.layers.Dense(embedding_dim, name="encoder_output")
-    decoder_projection = keras.layers.Dense(hidden_dim, name="decoder_projection")
-    decoders = [GLUConvBlock(hidden_dim, kernel_size, causal=True,
-                             dropout=dropout, name=f"decoder_{k + 1}")
-                for k in range(decoder_layers)]
-    attentions = [MultiStepAttention(name=f"attention_{k + 1}")
-                  for k in range(decoder_layers)]
-    decoder_output = keras.layers.Dense(embedding_dim, name="decoder_output")
-    output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
-    output_projection = keras.layers.Dense(target_vocab_size,
-                                           name="output_projection")
+    layers = [
+        keras.layers.Embedding(source_vocab_size, e, mask_zero=True,
+                               name="source_embedding"),
+        PositionEmbedding(max_length, name="source_positions"),
+        keras.layers.Embedding(target_vocab_size, e, mask_zero=True,
+                               name="target_embedding"),
+        PositionEmbedding(max_length, name="target_positions"),
+        keras.layers.Add(name="source_input"),               # keeps the mask
+        keras.layers.Add(name="target_input"),
+        keras.layers.Dropout(p, name="embedding_dropout"),
+        keras.layers.Dense(d, name="encoder_projection"),
+        keras.layers.Dense(e, name="encoder_output"),
+        keras.layers.Dense(d, name="decoder_projection"),
+        keras.layers.Dense(e, name="decoder_output"),
+        keras.layers.Dropout(p, name="output_dropout"),
+        keras.layers.Dense(target_vocab_size, name="output_projection"),
+    ]
+    get = {layer.name: layer for layer in layers}.__getitem__
+    encoders = [GLUConvBlock(d, k, dropout=p, name=f"encoder_{i + 1}")
+                for i in range(c["encoder_layers"])]
+    decoders = [GLUConvBlock(d, k, causal=True, dropout=p,
+                             name=f"decoder_{i + 1}")
+                for i in range(c["decoder_layers"])]
+    attentions = [MultiStepAttention(name=f"attention_{i + 1}")
+                  for i in range(c["decoder_layers"])]
 
-    # === Functional Model ===
+    # === Training graph ===
     source_ids = keras.Input((None,), dtype="int32", name="source_ids")
     target_in_ids = keras.Input((None,), dtype="int32", name="target_in_ids")
-    source_mask = ops.not_equal(source_ids, 0)                # (B, S)
-    w = source_embedding(source_ids)
-    e = embedding_dropout(source_input([w, source_positions(w)]))  # (B, S, e)
-    x = encoder_projection(e)                                 # (B, S, d)
-    for encoder in encoders:
-        x = encoder(x)                                        # (B, S, d)
-    z = encoder_output(x)                                     # (B, S, e)
-    w = target_embedding(target_in_ids)
-    g = embedding_dropout(target_input([w, target_positions(w)]))  # (B, T, e)
-    h = decoder_projection(g)                                 # (B, T, d)
+    z, e_src, source_mask = encode_source(get, encoders, source_ids)  # (B, S, e)
+    w = get("target_embedding")(target_in_ids)
+    g = get("embedding_dropout")(
+        get("target_input")([w, get("target_positions")(w)]))  # (B, T, e)
+    h = get("decoder_projection")(g)                          # (B, T, d)
     for decoder, attention in zip(decoders, attentions):
         h = decoder(h)                                        # (B, T, d)
-        h = attention(h, g, z, e, source_mask=source_mask)    # (B, T, d)
-    logits = output_projection(output_dropout(decoder_output(h)))  # (B, T, V_y)
-    return ZooModel(
+        h = attention(h, g, z, e_src, source_mask=source_mask)  # (B, T, d)
+    logits = readout(get, h)                                  # (B, T, V_y)
+    return ConvS2SNMT(
         {"source_ids": source_ids, "target_in_ids": target_in_ids},
         logits, name=name)
 
 
-class ConvS2SIncremental:
-    """Encode once; each step convolves only the last `k` inputs per layer."""
+def encode_source(get, encoders, source_ids):
+    """`(B, S)` ids -> `z` `(B, S, e)`, the embeddings `e` `(B, S, e)` (the
+    attention's values are `z + e`) and the mask `(B, S)`."""
+    mask = ops.not_equal(source_ids, 0)
+    w = get("source_embedding")(source_ids)
+    e = get("embedding_dropout")(
+        get("source_input")([w, get("source_positions")(w)]))  # (B, S, e)
+    x = get("encoder_projection")(e)                          # (B, S, d)
+    for encoder in encoders:
+        x = encoder(x)                                        # (B, S, d)
+    return get("encoder_output")(x), e, mask
 
-    # State entries fixed per source sentence (beam search never reorders them).
-    beam_invariant = ("z", "e", "mask")
 
-    def __init__(self, model, pad_id=0):
-        layers = {layer.name: layer for layer in model.layers}
+def readout(get, h):
+    """The decoder's last `h` -> logits (any leading shape)."""
+    return get("output_projection")(get("output_dropout")(get("decoder_output")(h)))
 
-        # The encoder is the training graph's own sub-graph: no code copied.
-        self.encoder = keras.Model(
-            model.input["source_ids"],
-            [layers["encoder_output"].output,
-             layers["encoder_projection"].input])
-        self.target_embedding = layers["target_embedding"]
-        self.target_positions = layers["target_positions"]
-        self.decoder_projection = layers["decoder_projection"]
-        self.decoders = numbered_layers(model, "decoder")
-        self.attentions = numbered_layers(model, "attention")
-        self.decoder_output = layers["decoder_output"]
-        self.output_projection = layers["output_projection"]
-        self.pad_id = pad_id
 
-    def encode(self, source_ids):
-        """`(B, S)` ids -> encoder outputs z, embeddings e, empty windows."""
-        source_ids = ops.convert_to_tensor(source_ids, "int32")
-        z, e = self.encoder(source_ids)
+# === Decoding: encode once, then one step at a time ===
+
+@keras.saving.register_keras_serializable(package="kerattn")
+class ConvS2SNMT(GenerativeModel):
+    """ConvS2S, built by `convs2s_nmt`: the training graph with `encode` and
+    `step` (see `kerattn.zoo.GenerativeModel`)."""
+
+    beam_invariant = ("z", "e", "mask")  # the encoder's outputs
+
+    def encode(self, source_ids, max_length=None):
+        """`(B, S)` ids -> encoder outputs `z`, embeddings `e`, the mask and an
+        empty window of past inputs per decoder layer."""
+        source_ids, _ = self.source_ids(source_ids)
+        z, e, mask = encode_source(self.get_layer,
+                                   numbered_layers(self, "encoder"), source_ids)
         batch = ops.shape(source_ids)[0]
-        width = self.decoder_projection.units
-        return {
-            "z": z, "e": e, "mask": ops.not_equal(source_ids, self.pad_id),
-            "buffers": [d.init_buffer(batch, width) for d in self.decoders],
-        }
+        width = self.get_layer("decoder_projection").units
+        return {"z": z, "e": e, "mask": mask,
+                "buffers": [d.init_buffer(batch, width)
+                            for d in numbered_layers(self, "decoder")]}
 
     def step(self, tokens, state, index):
-        """`(B,)` previous tokens -> `(logits (B, V), state, attention (B, S))`."""
-        w = self.target_embedding(ops.expand_dims(tokens, 1))   # (B, 1, e)
-        g = ops.squeeze(w + self.target_positions(w, start_index=index), 1)
-        h = self.decoder_projection(g)                         # (B, d)
+        """`(B,)` previous tokens -> `(logits (B, V), state, attention (B, S))`
+        (the last layer's attention)."""
+        get = self.get_layer
+        w = get("target_embedding")(ops.expand_dims(tokens, 1))  # (B, 1, e)
+        g = ops.squeeze(w + get("target_positions")(w, start_index=index), 1)
+        h = get("decoder_projection")(g)                         # (B, d)
         buffers = []
-        for decoder, attention, buffer in zip(self.decoders, self.attentions,
+        for decoder, attention, buffer in zip(numbered_layers(self, "decoder"),
+                                              numbered_layers(self, "attention"),
                                               state["buffers"]):
             h, buffer = decoder.step(h, buffer)
             h, weights = attention(h, g, state["z"], state["e"],
                                    source_mask=state["mask"],
                                    return_attention_scores=True)
             buffers.append(buffer)
-        logits = self.output_projection(self.decoder_output(h))
-        return logits, {**state, "buffers": buffers}, weights  # last layer's
+        return readout(get, h), {**state, "buffers": buffers}, weights
+
+
+# === Presets: "paper" is WMT'16 En-Ro (section 5.1); the others fit a CPU ===
+
+PRESETS = {
+    "tiny": dict(embedding_dim=16, hidden_dim=16, encoder_layers=1,
+                 decoder_layers=1),
+    "small": dict(embedding_dim=128, hidden_dim=128, encoder_layers=3,
+                  decoder_layers=3),
+    "base": dict(embedding_dim=256, hidden_dim=256, encoder_layers=6,
+                 decoder_layers=6),
+    "paper": dict(embedding_dim=512, hidden_dim=512, encoder_layers=20,
+                  decoder_layers=20, kernel_size=3, dropout=0.1),
+}

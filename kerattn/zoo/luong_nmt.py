@@ -1,13 +1,13 @@
 """Luong, Pham and Manning (2015) as a Keras functional model.
 
 "Effective Approaches to Attention-based Neural Machine Translation".
-Paper defaults (section 4.1): 4-layer stacked LSTMs of 1000 cells,
-1000-dimensional embeddings, dropout 0.2, 50,000-word vocabularies; global
-attention with any of the four scores, or local attention (local-m,
-local-p) with a window D = 10; input feeding (section 3.3). Small sizes are
-one keyword away:
+Paper defaults (section 4.1, the "paper" preset): 4-layer stacked LSTMs of
+1000 cells, 1000-dimensional embeddings, dropout 0.2, 50,000-word
+vocabularies; global attention with any of the four scores, or local
+attention (local-m, local-p) with a window D = 10; input feeding (section
+3.3). Named sizes (`PRESETS`, at the end of this file) are one keyword away:
 
-    model = luong_nmt(8000, 8000, units=256, embedding_dim=256, num_layers=2)
+    model = luong_nmt(8000, 8000, preset="base", attention="local-p")
 
 Reading order (batch B, source length S, target length T, n units):
 
@@ -19,17 +19,24 @@ Reading order (batch B, source length S, target length T, n units):
          a_t = align(h_t, h_s), c_t = sum_s a_t(s) h_s
          h~_t = tanh(W_c [c_t; h_t])
     logits = W_s h~_t                            (B, T, V_y)  "output_projection"
+
+The file reads top to bottom: the layers and the training graph
+(`luong_nmt`), then `LuongNMT.encode` and `.step`, which call the same
+`encode_source` as the graph (one decoder step is `AttentionRNN.step`, the
+cell its training loop runs), then the presets.
 """
 
 import keras
 from keras import ops
 
 from kerattn.layers import AttentionRNN, LocalAttention, LuongAttention
-from kerattn.zoo.checks import check_builder_args
-from kerattn.zoo.model import ZooModel
+from kerattn.zoo.checks import check_builder_args, from_preset, numbered_layers
+from kerattn.zoo.model import GenerativeModel
 
 ATTENTIONS = ("global", "local-m", "local-p")
 
+
+# === Layers and training graph ===
 
 def luong_nmt(
     source_vocab_size=50000,
@@ -37,12 +44,13 @@ def luong_nmt(
     attention="global",
     score="general",
     input_feeding=True,
-    num_layers=4,
-    units=1000,
-    embedding_dim=1000,
-    dropout=0.2,
+    num_layers=None,
+    units=None,
+    embedding_dim=None,
+    dropout=None,
     window=10,
     max_source_length=None,
+    preset="paper",
     name="luong_nmt",
 ):
     """The attentional encoder-decoder of Luong et al. (2015).
@@ -55,108 +63,118 @@ def luong_nmt(
         num_layers: LSTM layers in the encoder and the decoder (4).
         units: LSTM cells per layer (1000).
         embedding_dim: word embedding size (1000).
-        dropout: dropout on embeddings, between encoder layers and on h~_t
-            (0.2).
+        dropout: dropout on the embeddings and on h~_t (0.2).
         window: the local window half-width D (10).
         max_source_length: the "location" score's maximum source length.
+        preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
+            "paper"); a size given above overrides the preset's.
         name: the model's name.
 
     Returns:
-        A functional `keras.Model`: `{"source_ids", "target_in_ids"}` ->
-        `logits` `(B, T, target_vocab_size)`; `kerattn.zoo.incremental`
-        gives its encode / step functions.
+        A `LuongNMT`: `{"source_ids", "target_in_ids"}` -> `logits` `(B, T,
+        target_vocab_size)`, with `encode` / `step` for decoding.
 
     Example:
 
     >>> model = luong_nmt(100, 120, attention="local-p", units=16,
     ...                   embedding_dim=8, num_layers=2)
-    >>> model.output_shape
-    (None, None, 120)
+    >>> type(model).__name__, model.output_shape
+    ('LuongNMT', (None, None, 120))
     """
-    check_builder_args(
-        dropout=dropout,
-        source_vocab_size=source_vocab_size,
-        target_vocab_size=target_vocab_size,
-        num_layers=num_layers,
-        units=units,
-        embedding_dim=embedding_dim,
-    )
+    c = from_preset(PRESETS, preset, num_layers=num_layers, units=units,
+                    embedding_dim=embedding_dim, dropout=dropout)
+    check_builder_args(source_vocab_size=source_vocab_size,
+                       target_vocab_size=target_vocab_size, **c)
     if attention not in ATTENTIONS:
         raise ValueError(f"`attention` must be one of {ATTENTIONS}; got {attention!r}.")
     if attention != "global" and score == "location":
         raise ValueError("score='location' is a global score; local attention "
                          f"takes 'dot', 'general' or 'concat' (got {attention!r}).")
+    n, e = c["units"], c["embedding_dim"]
 
     # === Layers ===
-    source_embedding = keras.layers.Embedding(
-        source_vocab_size, embedding_dim, mask_zero=True, name="source_embedding")
-    encoders = [keras.layers.LSTM(units, return_sequences=True, return_state=True,
-                                  name=f"encoder_{k + 1}")
-                for k in range(num_layers)]
     if attention == "global":
         align = LuongAttention(score, max_length=max_source_length,
                                name="attention")
     else:
         mode = "monotonic" if attention == "local-m" else "predictive"
         align = LocalAttention(mode, window=window, score=score, name="attention")
-    target_embedding = keras.layers.Embedding(
-        target_vocab_size, embedding_dim, mask_zero=True, name="target_embedding")
-    decoder = AttentionRNN(units, align, cell="lstm", order="luong",
-                           input_feeding=input_feeding, num_layers=num_layers,
-                           name="decoder")
-    dropout_layer = keras.layers.Dropout(dropout, name="dropout")
-    output_projection = keras.layers.Dense(target_vocab_size,
-                                           name="output_projection")
+    layers = [
+        keras.layers.Embedding(source_vocab_size, e, mask_zero=True,
+                               name="source_embedding"),
+        *[keras.layers.LSTM(n, return_sequences=True, return_state=True,
+                            name=f"encoder_{k + 1}")
+          for k in range(c["num_layers"])],
+        keras.layers.Embedding(target_vocab_size, e, mask_zero=True,
+                               name="target_embedding"),
+        AttentionRNN(n, align, cell="lstm", order="luong",
+                     input_feeding=input_feeding, num_layers=c["num_layers"],
+                     name="decoder"),
+        keras.layers.Dropout(c["dropout"], name="dropout"),
+        keras.layers.Dense(target_vocab_size, name="output_projection"),
+    ]
+    get = {layer.name: layer for layer in layers}.__getitem__
+    encoders = [get(f"encoder_{k + 1}") for k in range(c["num_layers"])]
 
-    # === Functional Model ===
+    # === Training graph ===
     source_ids = keras.Input((None,), dtype="int32", name="source_ids")
     target_in_ids = keras.Input((None,), dtype="int32", name="target_in_ids")
-    h_s = dropout_layer(source_embedding(source_ids))      # (B, S, e)
-    states = []
-    for encoder in encoders:
-        h_s, h_last, c_last = encoder(h_s)                 # (B, S, n)
-        states += [h_last, c_last]
-    y = dropout_layer(target_embedding(target_in_ids))     # (B, T, e)
-    h_tilde = decoder(y, h_s, initial_state=states)        # (B, T, n)
-    logits = output_projection(dropout_layer(h_tilde))     # (B, T, V_y)
-    return ZooModel(
+    h_s, states, mask = encode_source(get, encoders, source_ids)  # (B, S, n)
+    y = get("dropout")(get("target_embedding")(target_in_ids))   # (B, T, e)
+    h_tilde = get("decoder")(y, h_s, memory_mask=mask,
+                             initial_state=states)               # (B, T, n)
+    logits = get("output_projection")(get("dropout")(h_tilde))   # (B, T, V_y)
+    return LuongNMT(
         {"source_ids": source_ids, "target_in_ids": target_in_ids},
         logits, name=name)
 
 
-class LuongIncremental:
-    """Encode once, then one decoder step at a time (shared weights)."""
+def encode_source(get, encoders, source_ids):
+    """`(B, S)` ids -> the top layer's `h_s` `(B, S, n)`, every layer's last
+    `(h, c)` (the decoder's initial state) and the mask `(B, S)`."""
+    mask = ops.not_equal(source_ids, 0)
+    h_s = get("dropout")(get("source_embedding")(source_ids))  # (B, S, e)
+    states = []
+    for encoder in encoders:
+        h_s, h_last, c_last = encoder(h_s, mask=mask)          # (B, S, n)
+        states += [h_last, c_last]
+    return h_s, states, mask
 
-    # State entries fixed per source sentence (beam search never reorders them).
-    beam_invariant = ("cache",)
 
-    def __init__(self, model, pad_id=0):
-        get = model.get_layer
-        self.source_embedding = get("source_embedding")
-        self.encoders = sorted(
-            (layer for layer in model.layers if layer.name.startswith("encoder_")),
-            key=lambda layer: int(layer.name.split("_")[-1]))
-        self.target_embedding = get("target_embedding")
-        self.decoder = get("decoder")
-        self.output_projection = get("output_projection")
-        self.pad_id = pad_id
+# === Decoding: encode once, then one step at a time ===
 
-    def encode(self, source_ids):
-        source_ids = ops.convert_to_tensor(source_ids, "int32")
-        mask = ops.not_equal(source_ids, self.pad_id)
-        h = self.source_embedding(source_ids)
-        states = []
-        for encoder in self.encoders:
-            h, h_last, c_last = encoder(h, mask=mask)
-            states += [h_last, c_last]
+@keras.saving.register_keras_serializable(package="kerattn")
+class LuongNMT(GenerativeModel):
+    """Luong et al.'s model, built by `luong_nmt`: the training graph with
+    `encode` and `step` for decoding (see `kerattn.zoo.GenerativeModel`)."""
+
+    beam_invariant = ("cache",)  # h_s and its projected keys
+
+    def encode(self, source_ids, max_length=None):
+        """`(B, S)` ids -> `{"states", "cache"}` (keys `W_a h_s` projected once)."""
+        source_ids, _ = self.source_ids(source_ids)
+        h_s, states, mask = encode_source(
+            self.get_layer, numbered_layers(self, "encoder"), source_ids)
+        decoder = self.get_layer("decoder")
         return {
-            "states": self.decoder.get_initial_state(ops.shape(source_ids)[0],
-                                                     states),
-            "cache": self.decoder.precompute(h, mask),
+            "states": decoder.get_initial_state(ops.shape(source_ids)[0], states),
+            "cache": decoder.precompute(h_s, mask),
         }
 
     def step(self, tokens, state, index):
-        y = self.target_embedding(tokens)
-        out, states, weights = self.decoder.step(y, state["states"], state["cache"])
-        logits = self.output_projection(out)
+        """`(B,)` previous tokens -> `(logits (B, V), state, attention (B, S))`."""
+        y = self.get_layer("target_embedding")(tokens)         # (B, e)
+        h_tilde, states, weights = self.get_layer("decoder").step(
+            y, state["states"], state["cache"])                # (B, n)
+        logits = self.get_layer("output_projection")(h_tilde)
         return logits, {"states": states, "cache": state["cache"]}, weights
+
+
+# === Presets: "paper" is section 4.1; the others fit a CPU ===
+
+PRESETS = {
+    "tiny": dict(num_layers=1, units=16, embedding_dim=8, dropout=0.0),
+    "small": dict(num_layers=2, units=128, embedding_dim=128),
+    "base": dict(num_layers=2, units=256, embedding_dim=128),
+    "paper": dict(num_layers=4, units=1000, embedding_dim=1000, dropout=0.2),
+}

@@ -228,3 +228,96 @@ class ZooModel(keras.Model):
     def predict_on_batch(self, x):
         self._check_data(x)
         return super().predict_on_batch(x)
+
+
+class GenerativeModel(ZooModel):
+    """A zoo model that writes a sequence: `encode` once, then `step`.
+
+    The one contract between a generative zoo model and decoding
+    (`kerattn.decoding.generate`, `Translator`, `Captioner`, the exported
+    SavedModels). Each model is its own registered subclass (`BahdanauNMT`,
+    `TransformerNMT`, `ShowAttendTell`, ...) built by its zoo builder;
+    `encode` and `step` call the training graph's own layers through the
+    same functions the builder used, so a model is written once, and a
+    `.keras` file loads back as the same class.
+
+    Class attributes:
+        source_input: the name of the input `encode` reads
+            (`"source_ids"`, or `"images"` / `"features"` for captioning).
+        beam_invariant: the entries of the state dict that are the same for
+            every hypothesis of one input (encoder outputs, projected keys):
+            beam search never reorders them.
+
+    Methods:
+        encode(inputs, max_length) -> state: a dict of batch-leading tensors.
+            `max_length` is the most tokens a search will write (a key/value
+            cache is sized by it; models without one ignore it).
+        step(tokens, state, index) -> (logits, state, attention): the
+            previous token of each row `(batch,)` (BOS at `index` 0) to the
+            next token's logits `(batch, vocab)`, the new state and the
+            attention over the source `(batch, S)` (None without attention).
+        generate(inputs, ...): encode, then greedy / beam / sampling
+            (`kerattn.decoding.generate`).
+    """
+
+    source_input = "source_ids"
+    beam_invariant = ()
+
+    @property
+    def inputs_are_ids(self):
+        """Whether `encode` reads token ids (else images or features)."""
+        return self._specs()[self.encoder_input_name][1]
+
+    @property
+    def encoder_input_name(self):
+        """The name of the input `encode` reads."""
+        return self.source_input
+
+    @property
+    def encoder_input_shape(self):
+        """The shape of one example of that input (no batch axis)."""
+        return self._specs()[self.encoder_input_name][0][1:]
+
+    def encode(self, inputs, max_length=None):
+        raise NotImplementedError
+
+    def step(self, tokens, state, index):
+        raise NotImplementedError
+
+    def generate(self, inputs, max_length=50, strategy="greedy", bos_id=2,
+                 eos_id=3, **options):
+        """Encode `inputs`, then decode: `kerattn.decoding.generate(self, ...)`.
+
+        Args:
+            inputs: `(batch, ...)` source ids (PAD = 0) or images.
+            max_length: the number of tokens to write (EOS included).
+            strategy: "greedy", "beam" or "sample".
+            bos_id, eos_id: the target vocabulary's special ids (the
+                `WordVocabulary` defaults).
+            **options: the strategy's options (`beam_width`,
+                `length_penalty`, ... for "beam"; `temperature`, `top_k`,
+                `top_p`, `seed` for "sample").
+
+        Returns:
+            A dict: `tokens` `(batch, max_length)` of the best hypothesis,
+            `scores`, `lengths`, and `attention` `(batch, max_length, S)`
+            for a model with attention.
+
+        Example:
+
+        >>> import numpy as np
+        >>> model = kerattn.zoo.bahdanau_nmt(20, 30, preset="tiny")
+        >>> out = model.generate(np.array([[5, 6, 7, 0]]), max_length=4,
+        ...                      strategy="beam", beam_width=2)
+        >>> tuple(out["tokens"].shape)
+        (1, 4)
+        """
+        from kerattn.decoding.generate import generate
+
+        return generate(self, inputs, max_length=max_length, strategy=strategy,
+                        bos_id=bos_id, eos_id=eos_id, **options)
+
+    def source_ids(self, source_ids):
+        """`source_ids` as an int32 tensor, and its mask (PAD = 0 is False)."""
+        source_ids = keras.ops.convert_to_tensor(source_ids, "int32")
+        return source_ids, keras.ops.not_equal(source_ids, 0)

@@ -3,10 +3,10 @@
 "Sequence to Sequence Learning with Neural Networks": no attention, the
 baseline the attention models are measured against. Paper defaults
 (section 3.4): 4-layer LSTMs of 1000 cells, 1000-dimensional embeddings,
-the source fed in reverse, 160k / 80k vocabularies. Small sizes are one
-keyword away:
+the source fed in reverse, 160k / 80k vocabularies (the "paper" preset).
+Named sizes (`PRESETS`, at the end of this file) are one keyword away:
 
-    model = seq2seq(8000, 8000, units=256, embedding_dim=256, num_layers=2)
+    model = seq2seq(8000, 8000, preset="base")
 
 Reading order (batch B, source length S, target length T, n units):
 
@@ -14,19 +14,26 @@ Reading order (batch B, source length S, target length T, n units):
     states = LSTM^L(x), each layer's (h, c)    L x 2 x (B, n)  "encoder_k"
     h_t    = LSTM^L(E_y target_in_ids; states) (B, T, n)   "decoder_k"
     logits = W h_t                             (B, T, V_y) "output_projection"
+
+The file reads top to bottom: the layers and the training graph, then
+`Seq2Seq.encode` and `.step`. Both paths run the same `encode_source` and
+`decode_target`: a step is the training graph's decoder stack over a target
+of length 1, started from the previous states.
 """
 
 import keras
 from keras import ops
 
 from kerattn.layers import ReverseSequence
-from kerattn.zoo.checks import check_builder_args
-from kerattn.zoo.model import ZooModel
+from kerattn.zoo.checks import check_builder_args, from_preset, numbered_layers
+from kerattn.zoo.model import GenerativeModel
 
 
-def seq2seq(source_vocab_size=160000, target_vocab_size=80000, num_layers=4,
-            units=1000, embedding_dim=1000, reverse_source=True, dropout=0.0,
-            name="seq2seq"):
+# === Layers and training graph ===
+
+def seq2seq(source_vocab_size=160000, target_vocab_size=80000, num_layers=None,
+            units=None, embedding_dim=None, reverse_source=True, dropout=None,
+            preset="paper", name="seq2seq"):
     """The deep LSTM encoder-decoder of Sutskever et al. (2014).
 
     Args:
@@ -37,97 +44,129 @@ def seq2seq(source_vocab_size=160000, target_vocab_size=80000, num_layers=4,
         reverse_source: feed the (unpadded part of the) source in reverse.
         dropout: dropout on embeddings and the decoder output (the paper
             used none).
+        preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
+            "paper"); a size given above overrides the preset's.
         name: the model's name.
 
     Returns:
-        A functional `keras.Model`: `{"source_ids", "target_in_ids"}` ->
-        `logits`; `kerattn.zoo.incremental` gives encode / step.
+        A `Seq2Seq`: `{"source_ids", "target_in_ids"}` -> `logits`, with
+        `encode` / `step` for decoding.
 
     Example:
 
     >>> model = seq2seq(100, 120, num_layers=2, units=16, embedding_dim=8)
-    >>> model.output_shape
-    (None, None, 120)
+    >>> type(model).__name__, model.output_shape
+    ('Seq2Seq', (None, None, 120))
     """
-    check_builder_args(
-        dropout=dropout,
-        source_vocab_size=source_vocab_size,
-        target_vocab_size=target_vocab_size,
-        num_layers=num_layers,
-        units=units,
-        embedding_dim=embedding_dim,
-    )
+    c = from_preset(PRESETS, preset, num_layers=num_layers, units=units,
+                    embedding_dim=embedding_dim, dropout=dropout)
+    check_builder_args(source_vocab_size=source_vocab_size,
+                       target_vocab_size=target_vocab_size, **c)
+    n, e, depth = c["units"], c["embedding_dim"], c["num_layers"]
 
     # === Layers ===
-    reverse = ReverseSequence(name="reverse_source") if reverse_source else None
-    source_embedding = keras.layers.Embedding(
-        source_vocab_size, embedding_dim, mask_zero=True, name="source_embedding")
-    encoders = [keras.layers.LSTM(units, return_sequences=True, return_state=True,
-                                  name=f"encoder_{k + 1}")
-                for k in range(num_layers)]
-    target_embedding = keras.layers.Embedding(
-        target_vocab_size, embedding_dim, mask_zero=True, name="target_embedding")
-    decoders = [keras.layers.LSTM(units, return_sequences=True, return_state=True,
-                                  name=f"decoder_{k + 1}")
-                for k in range(num_layers)]
-    dropout_layer = keras.layers.Dropout(dropout, name="dropout")
-    output_projection = keras.layers.Dense(target_vocab_size,
-                                           name="output_projection")
+    layers = [
+        keras.layers.Embedding(source_vocab_size, e, mask_zero=True,
+                               name="source_embedding"),
+        *[keras.layers.LSTM(n, return_sequences=True, return_state=True,
+                            name=f"encoder_{k + 1}") for k in range(depth)],
+        keras.layers.Embedding(target_vocab_size, e, mask_zero=True,
+                               name="target_embedding"),
+        *[keras.layers.LSTM(n, return_sequences=True, return_state=True,
+                            name=f"decoder_{k + 1}") for k in range(depth)],
+        keras.layers.Dropout(c["dropout"], name="dropout"),
+        keras.layers.Dense(target_vocab_size, name="output_projection"),
+    ]
+    if reverse_source:
+        layers.append(ReverseSequence(name="reverse_source"))
+    by_name = {layer.name: layer for layer in layers}
+    encoders = [by_name[f"encoder_{k + 1}"] for k in range(depth)]
+    decoders = [by_name[f"decoder_{k + 1}"] for k in range(depth)]
 
-    # === Functional Model ===
+    # === Training graph ===
     source_ids = keras.Input((None,), dtype="int32", name="source_ids")
     target_in_ids = keras.Input((None,), dtype="int32", name="target_in_ids")
-    ids = reverse(source_ids) if reverse is not None else source_ids
-    x = dropout_layer(source_embedding(ids))               # (B, S, e)
-    states = []
-    for encoder in encoders:
-        x, h, c = encoder(x)                               # (B, S, n)
-        states.append([h, c])
-    y = dropout_layer(target_embedding(target_in_ids))     # (B, T, e)
-    for decoder, state in zip(decoders, states):
-        y, _, _ = decoder(y, initial_state=state)          # (B, T, n)
-    logits = output_projection(dropout_layer(y))           # (B, T, V_y)
-    return ZooModel(
+    states = encode_source(by_name, encoders, source_ids)      # L x [h, c]
+    logits, _ = decode_target(by_name.__getitem__, decoders, target_in_ids,
+                              states)                         # (B, T, V_y)
+    return Seq2Seq(
         {"source_ids": source_ids, "target_in_ids": target_in_ids},
         logits, name=name)
 
 
-class Seq2SeqIncremental:
-    """Encode once (the final states), then one LSTM step per token."""
+def encode_source(by_name, encoders, source_ids):
+    """`(B, S)` ids -> each layer's last `[h, c]`, `(B, n)` each.
 
-    def __init__(self, model, pad_id=0):
-        names = {layer.name for layer in model.layers}
-        self.reverse = (model.get_layer("reverse_source")
-                        if "reverse_source" in names else None)
-        self.source_embedding = model.get_layer("source_embedding")
-        layers = sorted((l for l in model.layers if "_" in l.name
-                         and l.name.split("_")[0] in ("encoder", "decoder")
-                         and l.name.split("_")[-1].isdigit()),
-                        key=lambda l: int(l.name.split("_")[-1]))
-        self.encoders = [l for l in layers if l.name.startswith("encoder_")]
-        self.decoders = [l for l in layers if l.name.startswith("decoder_")]
-        for decoder in self.decoders:  # stepping the cell: masks don't apply
-            decoder.cell.supports_masking = True
-        self.target_embedding = model.get_layer("target_embedding")
-        self.output_projection = model.get_layer("output_projection")
-        self.pad_id = pad_id
+    `by_name`: the layers by name (`reverse_source` only when the source is
+    read reversed).
+    """
+    mask = ops.not_equal(source_ids, 0)
+    if "reverse_source" in by_name:
+        source_ids = by_name["reverse_source"](source_ids)  # PAD stays at the end
+    x = by_name["dropout"](by_name["source_embedding"](source_ids))  # (B, S, e)
+    states = []
+    for encoder in encoders:
+        x, h, c = encoder(x, mask=mask)                     # (B, S, n)
+        states.append([h, c])
+    return states
 
-    def encode(self, source_ids):
-        source_ids = ops.convert_to_tensor(source_ids, "int32")
-        mask = ops.not_equal(source_ids, self.pad_id)
-        if self.reverse is not None:
-            source_ids = self.reverse(source_ids)
-        x = self.source_embedding(source_ids)
-        states = []
-        for encoder in self.encoders:
-            x, h, c = encoder(x, mask=mask)
-            states.append([h, c])
+
+def decode_target(get, decoders, target_in_ids, states):
+    """`(B, T)` previous tokens -> `(logits (B, T, V_y), final states)`, the
+    decoder stack started from `states` (one `[h, c]` per layer)."""
+    y = get("dropout")(get("target_embedding")(target_in_ids))  # (B, T, e)
+    final = []
+    for decoder, state in zip(decoders, states):
+        y, h, c = decoder(y, initial_state=state)           # (B, T, n)
+        final.append([h, c])
+    return get("output_projection")(get("dropout")(y)), final
+
+
+# === Decoding: encode once, then one step at a time ===
+
+@keras.saving.register_keras_serializable(package="kerattn")
+class Seq2Seq(GenerativeModel):
+    """Sutskever et al.'s model, built by `seq2seq`: the training graph with
+    `encode` and `step` (see `kerattn.zoo.GenerativeModel`)."""
+
+    def encode(self, source_ids, max_length=None):
+        """`(B, S)` ids -> `{"states": L x [h, c]}`."""
+        source_ids, _ = self.source_ids(source_ids)
+        by_name = {layer.name: layer for layer in self.layers}
+        states = encode_source(by_name, numbered_layers(self, "encoder"),
+                               source_ids)
         return {"states": states}
 
     def step(self, tokens, state, index):
-        y = self.target_embedding(tokens)
-        new_states = []
-        for decoder, (h, c) in zip(self.decoders, state["states"]):
-            y, (h, c) = decoder.cell(y, [h, c])
-            new_states.append([h, c])
-        return self.output_projection(y), {"states": new_states}
+        """`(B,)` previous tokens -> `(logits (B, V), state, None)`."""
+        logits, states = decode_target(
+            self.get_layer, numbered_layers(self, "decoder"),
+            ops.expand_dims(tokens, 1), state["states"])
+        return logits[:, 0], {"states": states}, None
+
+    @staticmethod
+    def get_layout_map(device_mesh):
+        """Sharding over the mesh's "model" axis: the embeddings by width and
+        the softmax by rows (the 160k / 80k-word embeddings and softmax are
+        most of the paper model's 380M parameters); the LSTMs replicate.
+
+        Args:
+            device_mesh: a `keras.distribution.DeviceMesh` with a "model" axis.
+
+        Returns:
+            A `keras.distribution.LayoutMap`.
+        """
+        layouts = keras.distribution.LayoutMap(device_mesh)
+        layouts[r".*_embedding/embeddings"] = (None, "model")
+        layouts[r"output_projection/kernel"] = ("model", None)
+        return layouts
+
+
+# === Presets: "paper" is section 3.4; the others fit a CPU ===
+
+PRESETS = {
+    "tiny": dict(num_layers=1, units=16, embedding_dim=8),
+    "small": dict(num_layers=2, units=128, embedding_dim=128),
+    "base": dict(num_layers=4, units=256, embedding_dim=128, dropout=0.2),
+    "paper": dict(num_layers=4, units=1000, embedding_dim=1000, dropout=0.0),
+}

@@ -7,10 +7,11 @@ from their mean, and at every word a soft (deterministic) or hard
 (stochastic) attention picks the context z_t. Defaults follow the authors'
 reference code (arctic-captions): 100-d word embeddings, an LSTM of 1000
 units, a 512-d attention MLP, the gating scalar beta, the deep output and the
-doubly stochastic penalty (lambda = 1). Small sizes are one keyword away:
+doubly stochastic penalty (lambda = 1): the "paper" preset. Named sizes
+(`PRESETS`, at the end of this file) are one keyword away:
 
     model = show_attend_tell(vocab_size=20, image_shape=(8, 45, 1),
-                             embedding_dim=32, units=128, attention_units=64)
+                             preset="small")
 
 Reading order (shapes for batch B, image H x W x C, caption length T):
 
@@ -36,7 +37,14 @@ averages N samples), and the "with probability 0.5 use the expected
 context" trick of section 4.1 is not applied. At inference the hard model
 uses the expected context (the paper's evaluation) through the
 `Captioner`.
+
+The file reads top to bottom: the layers and the training graph, then
+`ShowAttendTell.encode` (the graph's own image-to-annotations sub-graph and
+`initial_states`) and `.step` (one `AttentionRNN.step`, the cell its
+training loop runs, and the same `readout`), then the presets.
 """
+
+import weakref
 
 import keras
 from keras import ops
@@ -48,8 +56,8 @@ from kerattn.layers import (
     HardVisualAttention,
     SoftVisualAttention,
 )
-from kerattn.zoo.checks import check_builder_args
-from kerattn.zoo.model import ZooModel
+from kerattn.zoo.checks import check_builder_args, from_preset
+from kerattn.zoo.model import GenerativeModel
 
 ATTENTIONS = ("soft", "hard")
 
@@ -84,18 +92,19 @@ def show_attend_tell(
     image_shape=(224, 224, 3),
     encoder=None,
     feature_shape=None,
-    encoder_filters=(64, 128),
-    encoder_pool_sizes=((2, 2), (1, 1)),
-    embedding_dim=100,
-    units=1000,
-    attention_units=512,
+    encoder_filters=None,
+    encoder_pool_sizes=None,
+    embedding_dim=None,
+    units=None,
+    attention_units=None,
     selector=True,
-    dropout=0.5,
-    doubly_stochastic=1.0,
+    dropout=None,
+    doubly_stochastic=None,
     lambda_r=1.0,
-    lambda_e=0.01,
+    lambda_e=None,
     baseline_decay=0.9,
     seed=None,
+    preset="paper",
     name=None,
 ):
     """Show, Attend and Tell (Xu et al., 2015): the training graph.
@@ -110,40 +119,49 @@ def show_attend_tell(
             weights=None)` (no download: the machines are offline).
         feature_shape: `(L, D)` to take precomputed annotation vectors as
             the input `features` instead of images.
-        encoder_filters, encoder_pool_sizes: the default encoder's sizes.
+        encoder_filters, encoder_pool_sizes: the default encoder's sizes
+            ((64, 128) and ((2, 2), (1, 1))).
         embedding_dim: `m`, the word embedding size (100).
         units: `n`, the LSTM units (1000).
         attention_units: the hidden size of the attention MLP `f_att` (512).
         selector: bool, the gating scalar `beta_t` (section 4.2.1).
         dropout: dropout before the output projection (0.5).
-        doubly_stochastic: `lambda` of eq. 14 (0 turns it off).
-        lambda_r, lambda_e: hard attention's REINFORCE and entropy weights.
+        doubly_stochastic: `lambda` of eq. 14 (1; 0 turns it off).
+        lambda_r, lambda_e: hard attention's REINFORCE and entropy weights
+            (1 and 0.01).
         baseline_decay: the moving-average baseline's decay (0.9).
         seed: the hard attention sampler's seed.
+        preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
+            "paper"); a size given above overrides the preset's.
         name: the model's name (`show_attend_tell_<attention>` when None).
 
     Returns:
-        A functional `keras.Model`. Inputs: `images` `(B, H, W, C)` (or
-        `features` `(B, L, D)`), `caption_in_ids` `(B, T)` (BOS y_1 ...), and
-        for hard attention `caption_out_ids` `(B, T)` (y_1 ... EOS, the
-        targets, for the reward). Output: `logits` `(B, T, vocab_size)`.
-        `Captioner(model, vocab)` decodes with it.
+        A `ShowAttendTell`. Inputs: `images` `(B, H, W, C)` (or `features`
+        `(B, L, D)`), `caption_in_ids` `(B, T)` (BOS y_1 ...), and for hard
+        attention `caption_out_ids` `(B, T)` (y_1 ... EOS, the targets, for
+        the reward). Output: `logits` `(B, T, vocab_size)`. Its `encode` /
+        `step` decode (`Captioner(model, vocab)`).
 
     Example:
 
     >>> model = show_attend_tell(20, image_shape=(8, 45, 1),
     ...     encoder_filters=(8,), encoder_pool_sizes=((2, 2),),
     ...     embedding_dim=8, units=16, attention_units=8)
-    >>> model.output_shape
-    (None, None, 20)
+    >>> type(model).__name__, model.output_shape
+    ('ShowAttendTell', (None, None, 20))
     """
     if attention not in ATTENTIONS:
         raise ValueError(f"`attention` must be one of {ATTENTIONS}; got {attention!r}.")
-    check_builder_args(dropout=dropout, vocab_size=vocab_size,
-                       embedding_dim=embedding_dim, units=units,
-                       attention_units=attention_units)
-    for arg, value in (("doubly_stochastic", doubly_stochastic),
-                       ("lambda_r", lambda_r), ("lambda_e", lambda_e)):
+    c = from_preset(PRESETS, preset, encoder_filters=encoder_filters,
+                    encoder_pool_sizes=encoder_pool_sizes,
+                    embedding_dim=embedding_dim, units=units,
+                    attention_units=attention_units, dropout=dropout,
+                    doubly_stochastic=doubly_stochastic, lambda_e=lambda_e)
+    check_builder_args(dropout=c["dropout"], vocab_size=vocab_size,
+                       embedding_dim=c["embedding_dim"], units=c["units"],
+                       attention_units=c["attention_units"])
+    for arg, value in (("doubly_stochastic", c["doubly_stochastic"]),
+                       ("lambda_r", lambda_r), ("lambda_e", c["lambda_e"])):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise ValueError(f"`{arg}` must be a non-negative float; got {value!r}.")
     shape = feature_shape if feature_shape is not None else image_shape
@@ -155,29 +173,33 @@ def show_attend_tell(
         raise ValueError(f"`{arg}` must be a tuple of {want} positive ints; "
                          f"got {shape!r}.")
     hard = attention == "hard"
+    m, n = c["embedding_dim"], c["units"]
 
     # === Layers ===
     if feature_shape is None and encoder is None:
-        encoder = small_cnn(encoder_filters, encoder_pool_sizes)
-    init_h = keras.layers.Dense(units, activation="tanh", name="init_h")
-    init_c = keras.layers.Dense(units, activation="tanh", name="init_c")
-    embedding = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True,
-                                       name="embedding")
+        encoder = small_cnn(c["encoder_filters"], c["encoder_pool_sizes"])
     if hard:
-        attention_layer = HardVisualAttention(attention_units, gating=selector,
-                                              seed=seed, name="attention")
-    else:
-        attention_layer = SoftVisualAttention(attention_units, gating=selector,
+        attention_layer = HardVisualAttention(c["attention_units"],
+                                              gating=selector, seed=seed,
                                               name="attention")
-    decoder = AttentionRNN(units, attention_layer, cell="lstm", order="bahdanau",
-                           output_state="current", name="decoder")
-    deep_output_h = keras.layers.Dense(embedding_dim, name="deep_output_h")
-    deep_output_z = keras.layers.Dense(embedding_dim, use_bias=False,
-                                       name="deep_output_z")
-    output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
-    output_projection = keras.layers.Dense(vocab_size, name="output_projection")
+    else:
+        attention_layer = SoftVisualAttention(c["attention_units"],
+                                              gating=selector, name="attention")
+    layers = [
+        keras.layers.GlobalAveragePooling1D(name="mean_annotation"),
+        keras.layers.Dense(n, activation="tanh", name="init_h"),
+        keras.layers.Dense(n, activation="tanh", name="init_c"),
+        keras.layers.Embedding(vocab_size, m, mask_zero=True, name="embedding"),
+        AttentionRNN(n, attention_layer, cell="lstm", order="bahdanau",
+                     output_state="current", name="decoder"),
+        keras.layers.Dense(m, name="deep_output_h"),
+        keras.layers.Dense(m, use_bias=False, name="deep_output_z"),
+        keras.layers.Dropout(c["dropout"], name="output_dropout"),
+        keras.layers.Dense(vocab_size, name="output_projection"),
+    ]
+    get = {layer.name: layer for layer in layers}.__getitem__
 
-    # === Functional Model ===
+    # === Training graph ===
     inputs = {}
     if feature_shape is None:
         images = keras.Input(tuple(image_shape), name="images")
@@ -194,82 +216,111 @@ def show_attend_tell(
         inputs["features"] = a
     caption_in_ids = keras.Input((None,), dtype="int32", name="caption_in_ids")
     inputs["caption_in_ids"] = caption_in_ids
-    mean_a = keras.layers.GlobalAveragePooling1D(name="mean_annotation")(a)
-    h0, c0 = init_h(mean_a), init_c(mean_a)                    # (B, n)
-    y = embedding(caption_in_ids)                              # (B, T, m)
+    h0, c0 = initial_states(get, a)                            # (B, n)
+    y = get("embedding")(caption_in_ids)                       # (B, T, m)
     step_mask = ops.not_equal(caption_in_ids, 0)
-    if hard:
-        out, alphas, samples = decoder(
-            y, a, initial_state=[h0, c0], return_attention_scores=True,
-            return_attention_samples=True)                     # (B, T, n + D)
-    else:
-        out, alphas = decoder(y, a, initial_state=[h0, c0],
-                              return_attention_scores=True)
-    h_t, z_t = out[..., :units], out[..., units:]
-    t = ops.tanh(y + deep_output_h(h_t) + deep_output_z(z_t))  # (B, T, m)
-    logits = output_projection(output_dropout(t))              # (B, T, V)
+    decoded = get("decoder")(
+        y, a, initial_state=[h0, c0], return_attention_scores=True,
+        return_attention_samples=hard)                         # (B, T, n + D)
+    out, alphas = decoded[0], decoded[1]
+    logits = readout(get, out, y)                              # (B, T, V)
     if hard:
         caption_out_ids = keras.Input((None,), dtype="int32", name="caption_out_ids")
         inputs["caption_out_ids"] = caption_out_ids
         logits = HardAttentionReinforce(
-            lambda_r, lambda_e, baseline_decay, name="reinforce")(
-                logits, caption_out_ids, alphas, samples)
-    if doubly_stochastic:
+            lambda_r, c["lambda_e"], baseline_decay, name="reinforce")(
+                logits, caption_out_ids, alphas, decoded[2])
+    if c["doubly_stochastic"]:
         logits = DoublyStochasticRegularization(
-            doubly_stochastic, name="doubly_stochastic")(
+            c["doubly_stochastic"], name="doubly_stochastic")(
                 alphas, step_mask=step_mask, passthrough=logits)
     logits = keras.layers.Identity(name="logits")(logits)
-    return ZooModel(inputs, logits, name=name or f"show_attend_tell_{attention}")
+    return ShowAttendTell(inputs, logits, name=name or f"show_attend_tell_{attention}")
 
 
-class ShowAttendTellIncremental:
-    """Encode an image once, then one word at a time (shared weights).
+def initial_states(get, a):
+    """Annotations `(B, L, D)` -> `h_0`, `c_0` `(B, n)` from their mean."""
+    mean_a = get("mean_annotation")(a)                         # (B, D)
+    return get("init_h")(mean_a), get("init_c")(mean_a)
 
-    The encoder half is the training graph's own sub-graph (input to
-    annotations and initial states), so no encoder code is repeated.
-    """
 
-    # State entries fixed per source sentence (beam search never reorders them).
-    beam_invariant = ("cache",)
+def readout(get, out, y):
+    """`[h_t; z_t]` and `E y_{t-1}` -> logits `L_o tanh(E y + L_h h + L_z z)`
+    (eq. 7; any leading shape)."""
+    units = get("decoder").units
+    h_t, z_t = out[..., :units], out[..., units:]
+    t = ops.tanh(y + get("deep_output_h")(h_t) + get("deep_output_z")(z_t))
+    return get("output_projection")(get("output_dropout")(t))
 
-    def __init__(self, model, pad_id=0):
-        get = model.get_layer
-        self.decoder = get("decoder")
-        self.units = self.decoder.units
-        self.embedding = get("embedding")
-        self.deep_output_h = get("deep_output_h")
-        self.deep_output_z = get("deep_output_z")
-        self.output_projection = get("output_projection")
-        self.input_name = "features" if "features" in model.input else "images"
-        mean = get("mean_annotation")
-        self.encoder = keras.Model(
-            model.input[self.input_name],
-            [mean.input, get("init_h").output, get("init_c").output])
-        self.pad_id = pad_id
+
+# === Decoding: encode once, then one step at a time ===
+
+# The image-to-annotations sub-graph of each model, built once.
+_ANNOTATORS = weakref.WeakKeyDictionary()
+
+
+@keras.saving.register_keras_serializable(package="kerattn")
+class ShowAttendTell(GenerativeModel):
+    """Show, Attend and Tell, built by `show_attend_tell`: the training graph
+    with `encode` and `step` (see `kerattn.zoo.GenerativeModel`).
+
+    At inference the hard model uses the expected context (the paper's
+    evaluation)."""
+
+    beam_invariant = ("cache",)  # the annotations and their projected keys
+
+    @property
+    def encoder_input_name(self):
+        return "features" if "features" in self.input else "images"
 
     @property
     def grid(self):
         """The `(h, w)` grid of annotation vectors (None for features)."""
-        try:
-            layer = [lay for lay in self.encoder.layers
-                     if lay.name == "annotations"][0]
-        except IndexError:
+        if self.encoder_input_name == "features":
             return None
-        return tuple(layer.input.shape[1:3])
+        return tuple(self.get_layer("annotations").input.shape[1:3])
 
-    def encode(self, images):
-        """`(B, H, W, C)` images -> the decoding state (keys projected once)."""
-        a, h0, c0 = self.encoder(images)
+    def annotations(self, inputs):
+        """Images `(B, H, W, C)` (or features) -> annotations `(B, L, D)`:
+        the training graph's own sub-graph, whatever the encoder."""
+        if self.encoder_input_name == "features":
+            return ops.convert_to_tensor(inputs, self.compute_dtype)
+        if self not in _ANNOTATORS:
+            _ANNOTATORS[self] = keras.Model(
+                self.input["images"], self.get_layer("annotations").output)
+        return _ANNOTATORS[self](inputs)
+
+    def encode(self, images, max_length=None):
+        """Images (or features) -> `{"states", "cache"}` (keys projected once)."""
+        a = self.annotations(images)                                # (B, L, D)
+        h0, c0 = initial_states(self.get_layer, a)
+        decoder = self.get_layer("decoder")
         return {
-            "states": self.decoder.get_initial_state(ops.shape(a)[0], [h0, c0]),
-            "cache": self.decoder.precompute(a),
+            "states": decoder.get_initial_state(ops.shape(a)[0], [h0, c0]),
+            "cache": decoder.precompute(a),
         }
 
     def step(self, tokens, state, index):
         """`(B,)` previous words -> `(logits (B, V), state, attention (B, L))`."""
-        y = self.embedding(tokens)                                   # (B, m)
-        out, states, weights = self.decoder.step(y, state["states"], state["cache"])
-        h_t, z_t = out[:, : self.units], out[:, self.units:]
-        t = ops.tanh(y + self.deep_output_h(h_t) + self.deep_output_z(z_t))
-        logits = self.output_projection(t)
+        y = self.get_layer("embedding")(tokens)                     # (B, m)
+        out, states, weights = self.get_layer("decoder").step(
+            y, state["states"], state["cache"])                     # (B, n + D)
+        logits = readout(self.get_layer, out, y)
         return logits, {"states": states, "cache": state["cache"]}, weights
+
+
+# === Presets: "paper" follows arctic-captions; the others fit a CPU ===
+
+PRESETS = {
+    "tiny": dict(encoder_filters=(8,), encoder_pool_sizes=((2, 2),),
+                 embedding_dim=8, units=16, attention_units=8),
+    "small": dict(encoder_filters=(32, 64), encoder_pool_sizes=((2, 2), (4, 1)),
+                  embedding_dim=64, units=128, attention_units=128, dropout=0.2,
+                  doubly_stochastic=0.01),
+    "base": dict(encoder_filters=(32, 64), encoder_pool_sizes=((2, 2), (4, 1)),
+                 embedding_dim=64, units=256, attention_units=128, dropout=0.2,
+                 doubly_stochastic=0.01, lambda_e=0.002),
+    "paper": dict(encoder_filters=(64, 128), encoder_pool_sizes=((2, 2), (1, 1)),
+                  embedding_dim=100, units=1000, attention_units=512,
+                  dropout=0.5, doubly_stochastic=1.0, lambda_e=0.01),
+}

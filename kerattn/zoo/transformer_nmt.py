@@ -3,11 +3,11 @@
 "Attention Is All You Need". Base model defaults (section 3, Table 3):
 N = 6 layers, d_model = 512, h = 8 heads, d_ff = 2048, dropout 0.1,
 sinusoidal positions; train with label smoothing 0.1
-(`kerattn.losses.MaskedSparseCrossentropy(label_smoothing=0.1)`). Small
-sizes are one keyword away:
+(`kerattn.losses.MaskedSparseCrossentropy(label_smoothing=0.1)`); the
+"paper" preset. Named sizes (`PRESETS`, at the end of this file) are one
+keyword away:
 
-    model = transformer_nmt(8000, 8000, num_layers=2, d_model=128,
-                            num_heads=4, ff_dim=256)
+    model = transformer_nmt(8000, 8000, preset="base")
 
 Reading order (batch B, source length S, target length T, d = d_model):
 
@@ -16,6 +16,12 @@ Reading order (batch B, source length S, target length T, d = d_model):
     y = E_y target_in_ids * sqrt(d) + PE       (B, T, d)   "target_embedding"
     y = DecoderBlock^N(y, x)   (causal self-attention, then cross-attention)
     logits = y W                               (B, T, V_y) "output_projection"
+
+The file reads top to bottom: the layers and the training graph, then
+`TransformerNMT.encode` (the graph's own `encode_source`, then each
+decoder block's cross-attention keys and values, once) and `.step` (each
+block's `step` over a key/value cache of the past positions), its layout
+map for model parallelism, then the presets.
 """
 
 import keras
@@ -26,13 +32,15 @@ from kerattn.layers import (
     TransformerEmbedding,
     TransformerEncoderBlock,
 )
-from kerattn.zoo.checks import check_builder_args, numbered_layers
-from kerattn.zoo.model import ZooModel
+from kerattn.zoo.checks import check_builder_args, from_preset, numbered_layers
+from kerattn.zoo.model import GenerativeModel
 
+
+# === Layers and training graph ===
 
 def transformer_nmt(source_vocab_size=37000, target_vocab_size=37000,
-                    num_layers=6, d_model=512, num_heads=8, ff_dim=2048,
-                    dropout=0.1, name="transformer_nmt"):
+                    num_layers=None, d_model=None, num_heads=None, ff_dim=None,
+                    dropout=None, preset="paper", name="transformer_nmt"):
     """The encoder-decoder Transformer of Vaswani et al. (2017).
 
     Args:
@@ -42,103 +50,145 @@ def transformer_nmt(source_vocab_size=37000, target_vocab_size=37000,
         num_heads: h (8); must divide d_model.
         ff_dim: the inner feed-forward size d_ff (2048).
         dropout: P_drop (0.1), on embeddings and every residual branch.
+        preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
+            "paper"); a size given above overrides the preset's.
         name: the model's name.
 
     Returns:
-        A functional `keras.Model`: `{"source_ids", "target_in_ids"}` ->
-        `logits`; `kerattn.zoo.incremental` gives encode / step with a
-        key/value cache.
+        A `TransformerNMT`: `{"source_ids", "target_in_ids"}` -> `logits`,
+        with `encode` / `step` (a key/value cache) for decoding.
 
     Example:
 
     >>> model = transformer_nmt(100, 120, num_layers=1, d_model=16,
     ...                         num_heads=2, ff_dim=32)
-    >>> model.output_shape
-    (None, None, 120)
+    >>> type(model).__name__, model.output_shape
+    ('TransformerNMT', (None, None, 120))
     """
-    check_builder_args(
-        dropout=dropout,
-        source_vocab_size=source_vocab_size,
-        target_vocab_size=target_vocab_size,
-        num_layers=num_layers,
-        d_model=d_model,
-        num_heads=num_heads,
-        ff_dim=ff_dim,
-    )
-    if d_model % num_heads:
-        raise ValueError(f"`num_heads`={num_heads} must divide d_model={d_model}.")
+    c = from_preset(PRESETS, preset, num_layers=num_layers, d_model=d_model,
+                    num_heads=num_heads, ff_dim=ff_dim, dropout=dropout)
+    check_builder_args(source_vocab_size=source_vocab_size,
+                       target_vocab_size=target_vocab_size, **c)
+    if c["d_model"] % c["num_heads"]:
+        raise ValueError(f"`num_heads`={c['num_heads']} must divide "
+                         f"d_model={c['d_model']}.")
+    depth, p = c["num_layers"], c["dropout"]
 
     # === Layers ===
-    source_embedding = TransformerEmbedding(source_vocab_size, d_model,
-                                            name="source_embedding")
-    target_embedding = TransformerEmbedding(target_vocab_size, d_model,
-                                            name="target_embedding")
-    encoders = [TransformerEncoderBlock(num_heads, ff_dim, dropout,
+    layers = [
+        TransformerEmbedding(source_vocab_size, c["d_model"],
+                             name="source_embedding"),
+        TransformerEmbedding(target_vocab_size, c["d_model"],
+                             name="target_embedding"),
+        keras.layers.Dropout(p, name="embedding_dropout"),
+        keras.layers.Dense(target_vocab_size, name="output_projection"),
+    ]
+    get = {layer.name: layer for layer in layers}.__getitem__
+    encoders = [TransformerEncoderBlock(c["num_heads"], c["ff_dim"], p,
                                         name=f"encoder_{k + 1}")
-                for k in range(num_layers)]
-    decoders = [TransformerDecoderBlock(num_heads, ff_dim, dropout,
+                for k in range(depth)]
+    decoders = [TransformerDecoderBlock(c["num_heads"], c["ff_dim"], p,
                                         name=f"decoder_{k + 1}")
-                for k in range(num_layers)]
-    embedding_dropout = keras.layers.Dropout(dropout, name="embedding_dropout")
-    output_projection = keras.layers.Dense(target_vocab_size,
-                                           name="output_projection")
+                for k in range(depth)]
 
-    # === Functional Model ===
+    # === Training graph ===
     source_ids = keras.Input((None,), dtype="int32", name="source_ids")
     target_in_ids = keras.Input((None,), dtype="int32", name="target_in_ids")
-    x = embedding_dropout(source_embedding(source_ids))    # (B, S, d)
-    for encoder in encoders:
-        x = encoder(x)                                     # (B, S, d)
-    y = embedding_dropout(target_embedding(target_in_ids))  # (B, T, d)
+    x, mask = encode_source(get, encoders, source_ids)       # (B, S, d)
+    y = get("embedding_dropout")(get("target_embedding")(target_in_ids))
     for decoder in decoders:
-        y = decoder(y, x)                                  # (B, T, d)
-    logits = output_projection(y)                          # (B, T, V_y)
-    return ZooModel(
+        y = decoder(y, x, memory_mask=mask)                  # (B, T, d)
+    logits = get("output_projection")(y)                     # (B, T, V_y)
+    return TransformerNMT(
         {"source_ids": source_ids, "target_in_ids": target_in_ids},
         logits, name=name)
 
 
-class TransformerIncremental:
-    """Encode once; each step attends over a cache of past keys/values."""
+def encode_source(get, encoders, source_ids):
+    """`(B, S)` ids -> the encoder's output `(B, S, d)` and the mask `(B, S)`."""
+    mask = ops.not_equal(source_ids, 0)
+    x = get("embedding_dropout")(get("source_embedding")(source_ids))
+    for encoder in encoders:
+        x = encoder(x, mask=mask)                            # (B, S, d)
+    return x, mask
 
-    # State entries fixed per source sentence (beam search never reorders them).
-    beam_invariant = ("memory", "mask")
 
-    def __init__(self, model, pad_id=0):
-        layers = {layer.name: layer for layer in model.layers}
+# === Decoding: encode once, then one step at a time ===
 
-        self.source_embedding = layers["source_embedding"]
-        self.target_embedding = layers["target_embedding"]
-        self.encoders = numbered_layers(model, "encoder")
-        self.decoders = numbered_layers(model, "decoder")
-        self.output_projection = layers["output_projection"]
-        self.pad_id = pad_id
+@keras.saving.register_keras_serializable(package="kerattn")
+class TransformerNMT(GenerativeModel):
+    """The Transformer, built by `transformer_nmt`: the training graph with
+    `encode` and `step` (see `kerattn.zoo.GenerativeModel`)."""
+
+    beam_invariant = ("memory", "mask")  # cross-attention keys/values, mask
 
     def encode(self, source_ids, max_length=128):
-        """`(B, S)` ids -> memory keys/values per layer and empty caches."""
-        source_ids = ops.convert_to_tensor(source_ids, "int32")
-        mask = ops.not_equal(source_ids, self.pad_id)
-        x = self.source_embedding(source_ids)
-        for encoder in self.encoders:
-            x = encoder(x, mask=mask)
+        """`(B, S)` ids -> memory keys/values per block and empty caches of
+        `max_length + 1` positions (the loop's last step writes at
+        `max_length`)."""
+        source_ids, _ = self.source_ids(source_ids)
+        x, mask = encode_source(self.get_layer,
+                                numbered_layers(self, "encoder"), source_ids)
+        decoders = numbered_layers(self, "decoder")
         batch = ops.shape(source_ids)[0]
         return {
-            # One extra position: the loop's last step writes at max_length.
-            "caches": [d.init_cache(batch, max_length + 1) for d in self.decoders],
+            "caches": [d.init_cache(batch, (max_length or 128) + 1)
+                       for d in decoders],
             "memory": [d.cross_attention.project_key_value(x, x)
-                       for d in self.decoders],
+                       for d in decoders],
             "mask": mask,
         }
 
     def step(self, tokens, state, index):
-        y = self.target_embedding(ops.expand_dims(tokens, 1), start_index=index)
+        """`(B,)` previous tokens -> `(logits (B, V), state, attention (B, S))`
+        (the last block's cross-attention, averaged over heads)."""
+        y = self.get_layer("target_embedding")(ops.expand_dims(tokens, 1),
+                                               start_index=index)
         y = ops.squeeze(y, 1)                                   # (B, d)
         caches = []
-        for decoder, cache, memory in zip(self.decoders, state["caches"],
-                                          state["memory"]):
-            y, cache, weights = decoder.step(y, cache, memory, state["mask"], index)
+        for decoder, cache, memory in zip(numbered_layers(self, "decoder"),
+                                          state["caches"], state["memory"]):
+            y, cache, weights = decoder.step(y, cache, memory, state["mask"],
+                                             index)
             caches.append(cache)
-        attention = ops.mean(ops.cast(weights, "float32"), axis=1)  # last layer
+        attention = ops.mean(ops.cast(weights, "float32"), axis=1)
         new_state = {"caches": caches, "memory": state["memory"],
                      "mask": state["mask"]}
-        return self.output_projection(y), new_state, attention
+        return self.get_layer("output_projection")(y), new_state, attention
+
+    @staticmethod
+    def get_layout_map(device_mesh):
+        """Megatron-style sharding over the mesh's "model" axis.
+
+        Attention is split by heads, the feed-forward by its inner width,
+        the embeddings and the output projection by the model width
+        (vocabularies are rarely a multiple of the device count); every
+        other variable is replicated.
+
+        Args:
+            device_mesh: a `keras.distribution.DeviceMesh` with a "model" axis.
+
+        Returns:
+            A `keras.distribution.LayoutMap`.
+        """
+        layouts = keras.distribution.LayoutMap(device_mesh)
+        layouts[r".*_embedding/token_embedding/embeddings"] = (None, "model")
+        layouts[r".*attention/(query|key|value)/kernel"] = (None, "model", None)
+        layouts[r".*attention/(query|key|value)/bias"] = ("model", None)
+        layouts[r".*attention/attention_output/kernel"] = ("model", None, None)
+        layouts[r".*ffn_inner/kernel"] = (None, "model")
+        layouts[r".*ffn_inner/bias"] = ("model",)
+        layouts[r".*ffn_outer/kernel"] = ("model", None)
+        layouts[r"output_projection/kernel"] = ("model", None)
+        return layouts
+
+
+# === Presets: "paper" is the base model of Table 3; the others fit a CPU ===
+
+PRESETS = {
+    "tiny": dict(num_layers=1, d_model=16, num_heads=2, ff_dim=32),
+    "small": dict(num_layers=2, d_model=128, num_heads=4, ff_dim=256),
+    "base": dict(num_layers=3, d_model=256, num_heads=4, ff_dim=512),
+    "paper": dict(num_layers=6, d_model=512, num_heads=8, ff_dim=2048,
+                  dropout=0.1),
+}

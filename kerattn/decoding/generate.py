@@ -1,0 +1,172 @@
+"""The one decoding front door: encode, then greedy / beam / sampling.
+
+    model.generate(inputs)  ==  generate(model, inputs)
+
+`generate` is a function of tensors (compile it whole with
+`compile_decoder`); `Generator` is what `Translator`, `Captioner` and the
+exported SavedModels call: it pads each batch to a few shapes and compiles
+each shape once. Neither knows any model: a `kerattn.zoo.GenerativeModel`
+brings `encode`, `step` and `beam_invariant`, and the loops of
+`kerattn.decoding.search` know only a step function.
+"""
+
+import keras
+import numpy as np
+from keras import ops
+
+from kerattn.decoding.compiled import compile_decoder
+from kerattn.decoding.search import beam_search, greedy_search, sample
+from kerattn.layers.attention_utils import check_positive_int
+
+STRATEGIES = ("greedy", "beam", "sample")
+
+
+def _check_model(model):
+    from kerattn.zoo.model import GenerativeModel
+
+    if not isinstance(model, GenerativeModel):
+        raise ValueError(
+            "`model` must be a generative kerattn.zoo model (a "
+            "kerattn.zoo.GenerativeModel with `encode` and `step`, e.g. "
+            "kerattn.zoo.bahdanau_nmt(); a .keras file saved before these "
+            f"classes loads as one with kerattn.load_model); received {model!r}.")
+
+
+def generate(model, inputs, max_length=50, strategy="greedy", bos_id=2, eos_id=3,
+             pad_id=0, num_return=1, **options):
+    """Encode `inputs` with `model`, then greedy search, beam search or sampling.
+
+    Args:
+        model: a `kerattn.zoo.GenerativeModel` (any zoo translation model,
+            `show_attend_tell`).
+        inputs: `(batch, S)` source ids (PAD = 0), or `(batch, H, W, C)`
+            images / `(batch, L, D)` features for captioning.
+        max_length: the number of tokens written (EOS included).
+        strategy: "greedy", "beam" or "sample".
+        bos_id, eos_id, pad_id: the target vocabulary's special ids.
+        num_return: with "beam", how many hypotheses to return, best first;
+            1 returns the best without the beam axis.
+        **options: `min_length` (all); `beam_width`, `length_penalty`,
+            `coverage_penalty`, `no_repeat_ngram_size`,
+            `never_worse_than_greedy` ("beam", see `beam_search`);
+            `temperature`, `top_k`, `top_p`, `seed` ("sample").
+
+    Returns:
+        A dict: `tokens` int32 `(batch, max_length)` (PAD after EOS),
+        `scores` and `lengths` `(batch,)`, and `attention` `(batch,
+        max_length, S)` when the model returns attention; with "beam" and
+        `num_return > 1`, each has a hypothesis axis after the batch.
+
+    Example:
+
+    >>> model = kerattn.zoo.bahdanau_nmt(20, 30, preset="tiny")
+    >>> out = generate(model, np.array([[5, 6, 7, 0]], "int32"), max_length=5,
+    ...                strategy="beam", beam_width=3)
+    >>> tuple(out["tokens"].shape), tuple(out["attention"].shape)
+    ((1, 5), (1, 5, 4))
+    """
+    _check_model(model)
+    if strategy not in STRATEGIES:
+        raise ValueError(f"`strategy` must be one of {STRATEGIES}; received "
+                         f"{strategy!r}.")
+    check_positive_int("max_length", max_length)
+    check_positive_int("num_return", num_return)
+    if len(inputs.shape) < 2:
+        raise ValueError("`inputs` must have rank >= 2, shaped (batch, ...); "
+                         f"received shape {tuple(inputs.shape)}.")
+    if model.inputs_are_ids:
+        dtype = keras.backend.standardize_dtype(inputs.dtype)
+        if "int" not in dtype:
+            raise ValueError("`inputs` must hold integer token ids; received "
+                             f"dtype {dtype}.")
+    state = model.encode(inputs, max_length=max_length)
+    common = dict(step_fn=model.step, state=state,
+                  batch_size=int(inputs.shape[0]), bos_id=bos_id,
+                  eos_id=eos_id, pad_id=pad_id, max_length=max_length)
+    if strategy == "greedy":
+        return greedy_search(**common, **options)
+    if strategy == "sample":
+        return sample(**common, **options)
+    if model.inputs_are_ids:
+        options.setdefault("source_mask", ops.not_equal(inputs, 0))
+    out = beam_search(beam_invariant=model.beam_invariant,
+                      num_return=num_return, **common, **options)
+    if num_return == 1:  # the best hypothesis, without the beam axis
+        out = {key: value[:, 0] for key, value in out.items()}
+    return out
+
+
+def _bucket(n, minimum):
+    """The next power of two >= n (and >= minimum): few compiled shapes."""
+    size = minimum
+    while size < n:
+        size *= 2
+    return size
+
+
+class Generator:
+    """`generate` for NumPy batches of any size, compiled once per shape.
+
+    Rows are padded to a power-of-two batch (and token-id sources to a
+    power-of-two length, at least 8) so that a handful of shapes compile
+    (XLA under TensorFlow, `jax.jit` under JAX, eager without autograd under
+    torch; see `compile_decoder`), and each compiled function is kept for
+    its options.
+
+    Args:
+        model: a `kerattn.zoo.GenerativeModel`.
+        jit_compile: compile (False: run eagerly, for debugging).
+
+    Call arguments:
+        inputs: a NumPy batch, `(n, S)` ids or `(n, ...)` images; or a list
+            of id lists of any lengths (padded with 0 here).
+        max_length, strategy, bos_id, eos_id, pad_id, num_return,
+            **options: as `generate`.
+
+    Returns:
+        The dict of `generate`, as NumPy arrays of `n` rows.
+
+    Example:
+
+    >>> model = kerattn.zoo.transformer_nmt(20, 30, preset="tiny")
+    >>> generator = Generator(model)
+    >>> out = generator([[5, 6, 7], [8, 9]], max_length=4, strategy="sample",
+    ...                 seed=1)
+    >>> out["tokens"].shape
+    (2, 4)
+    """
+
+    def __init__(self, model, jit_compile=True):
+        _check_model(model)
+        if not isinstance(jit_compile, bool):
+            raise ValueError(f"`jit_compile` must be a bool; got {jit_compile!r}.")
+        self.model = model
+        self.jit_compile = jit_compile
+        self._compiled = {}
+
+    def pad(self, inputs):
+        """`(n, padded batch)`: rows to a power of two, id lengths too."""
+        if self.model.inputs_are_ids:
+            rows = [list(np.asarray(r).reshape(-1)) for r in inputs]
+            width = _bucket(max([len(r) for r in rows] + [1]), 8)
+            batch = np.zeros((_bucket(len(rows), 1), width), "int32")
+            for i, row in enumerate(rows):
+                batch[i, : len(row)] = row
+            return len(rows), batch
+        inputs = np.asarray(inputs, "float32")
+        batch = np.zeros((_bucket(len(inputs), 1),) + inputs.shape[1:], "float32")
+        batch[: len(inputs)] = inputs
+        return len(inputs), batch
+
+    def __call__(self, inputs, max_length=50, strategy="greedy", **options):
+        n, batch = self.pad(inputs)
+        key = (max_length, strategy, tuple(sorted(options.items())))
+        if key not in self._compiled:
+            def run(x):
+                return generate(self.model, x, max_length=max_length,
+                                strategy=strategy, **options)
+
+            self._compiled[key] = compile_decoder(run, self.model.variables,
+                                                  self.jit_compile)
+        result = self._compiled[key](batch)
+        return {k: ops.convert_to_numpy(v)[:n] for k, v in result.items()}
