@@ -204,8 +204,8 @@ def _cell(cell="gru", units=4, attention=None, order="bahdanau"):
                                    order, False, None)
 
 
-case("AttentionRNNCell", "called directly",
-     lambda: _cell()(x(2, 5), [x(2, 4), np.zeros((2,), "int32")]), "call AttentionRNN instead")
+case("AttentionRNNCell", "called without memory",
+     lambda: _cell()(x(2, 5), [x(2, 4), np.zeros((2,), "int32")]), "`memory`")
 case("AttentionRNNCell", "units 0", lambda: _cell(units=0), "`units`")
 case("AttentionRNNCell", "attention not a kerattn layer",
      lambda: _cell(attention=keras.layers.Dense(3)), "`attention`")
@@ -398,6 +398,7 @@ for _name, _make in TRANSLATION.items():
          "`source_ids` must have at least one")
 
 case("bahdanau_nmt", "units 0", lambda: zoo.bahdanau_nmt(20, 20, units=0), "`units`")
+case("bahdanau_nmt", "unknown preset", lambda: zoo.bahdanau_nmt(20, 20, preset="huge"), "`preset`")
 case("luong_nmt", "unknown attention",
      lambda: zoo.luong_nmt(20, 20, attention="nearby"), "`attention`")
 case("luong_nmt", "unknown score", lambda: zoo.luong_nmt(20, 20, score="bilinear"), "`score`")
@@ -590,20 +591,42 @@ case("Captioner", "beam_width 0",
 case("Captioner", "max_length 0",
      lambda: decoding.Captioner(_SAT_MODEL(), _CAP_VOCAB, max_length=0), "`max_length`")
 
-_INC = lambda: zoo.incremental(TRANSLATION["seq2seq"]())  # noqa: E731
-case("search_incremental", "not an incremental",
-     lambda: decoding.search_incremental(TRANSLATION["seq2seq"](), _SRC, _VOCAB), "`incremental`")
-case("search_incremental", "vocab not a vocabulary",
-     lambda: decoding.search_incremental(_INC(), _SRC, "vocab"), "`vocab`")
-case("search_incremental", "beam_width 0",
-     lambda: decoding.search_incremental(_INC(), _SRC, _VOCAB, beam_width=0), "`beam_width`")
-case("search_incremental", "max_length 0",
-     lambda: decoding.search_incremental(_INC(), _SRC, _VOCAB, max_length=0), "`max_length`")
-case("search_incremental", "float source ids",
-     lambda: decoding.search_incremental(_INC(), _SRC.astype("float32"), _VOCAB),
+_S2S = lambda: TRANSLATION["seq2seq"]()  # noqa: E731
+case("generate", "not a generative model",
+     lambda: decoding.generate(_HAN_MODEL(), _SRC), "`model`")
+case("generate", "unknown strategy",
+     lambda: decoding.generate(_S2S(), _SRC, strategy="topk"), "`strategy`")
+case("generate", "max_length 0",
+     lambda: decoding.generate(_S2S(), _SRC, max_length=0), "`max_length`")
+case("generate", "num_return 0",
+     lambda: decoding.generate(_S2S(), _SRC, strategy="beam", num_return=0),
+     "`num_return`")
+case("generate", "float source ids",
+     lambda: decoding.generate(_S2S(), _SRC.astype("float32")),
      "`inputs` must hold integer")
-case("search_incremental", "source of rank 1",
-     lambda: decoding.search_incremental(_INC(), _SRC[0], _VOCAB), "`inputs` must have rank")
+case("generate", "source of rank 1",
+     lambda: decoding.generate(_S2S(), _SRC[0]), "`inputs` must have rank")
+case("generate", "beam_width 0",
+     lambda: decoding.generate(_S2S(), _SRC, strategy="beam", beam_width=0),
+     "`beam_width`")
+
+case("Generator", "not a model", lambda: decoding.Generator("model.keras"), "`model`")
+case("Generator", "a Keras Sequential",
+     lambda: decoding.Generator(keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])),
+     "`model`")
+case("Generator", "jit_compile not a bool",
+     lambda: decoding.Generator(_S2S(), jit_compile="yes"), "`jit_compile`")
+case("Generator", "unknown strategy",
+     lambda: decoding.Generator(_S2S())([[4, 5]], strategy="nucleus"), "`strategy`")
+case("Generator", "temperature 0",
+     lambda: decoding.Generator(_S2S())([[4, 5]], strategy="sample", temperature=0),
+     "`temperature`")
+
+case("presets", "unknown model", lambda: zoo.presets("gpt2"), "`name`")
+case("presets", "a class name", lambda: zoo.presets("BahdanauNMT"), "`name`")
+case("presets", "None", lambda: zoo.presets(None), "`name`")
+case("presets", "empty", lambda: zoo.presets(""), "`name`")
+case("presets", "a module path", lambda: zoo.presets("kerattn.zoo.model"), "`name`")
 
 case("compile_decoder", "fn not callable", lambda: decoding.compile_decoder(3, []), "`fn`")
 case("compile_decoder", "variables not a list",
@@ -847,7 +870,10 @@ def _public_targets():
         if isinstance(obj, type) and issubclass(obj, keras.layers.Layer) and (
                 name != "BaseAttention"):
             targets.add(name)
-    targets.update(n for n in zoo.__all__)
+    # The zoo's builders and functions; its model classes are built by the
+    # builders (their constructor is Keras' functional one).
+    targets.update(n for n in zoo.__all__
+                   if callable(getattr(zoo, n)) and not isinstance(getattr(zoo, n), type))
     targets.update(decoding.__all__)
     loaders = {"gettext_pairs", "tsv_pairs", "read_jsonl", "read_cbt", "debian_topical10",
                "debian_descriptions", "kjv_cloze", "digit_strips", "translation_arrays",

@@ -112,7 +112,7 @@ def test_doubly_stochastic_penalty_is_in_the_loss(strips):
     model(x)
     assert len(model.losses) == 1
     # Against eq. 14 computed from the alignments of the incremental path.
-    captioner_state = zoo.ShowAttendTellIncremental(model)
+    captioner_state = model
     state = captioner_state.encode(train["images"][:3])
     alphas = []
     for t in range(c_out.shape[1]):
@@ -129,7 +129,7 @@ def test_incremental_steps_equal_the_training_graph(strips, attention):
     model = build(vocab, attention=attention, dropout=0.0)
     x, c_out = inputs_for(model, train["images"][:3], vocab, train["captions"][:3])
     full = to_numpy(model(x, training=False))
-    inc = zoo.ShowAttendTellIncremental(model)
+    inc = model
     state = inc.encode(train["images"][:3])
     for t in range(c_out.shape[1]):
         logits, state, weights = inc.step(x["caption_in_ids"][:, t], state, t)
@@ -202,7 +202,7 @@ def test_hard_samples_are_one_hot_locations_of_positive_weight(strips):
     model = build(vocab, attention="hard")
     decoder = model.get_layer("decoder")
     x, c_out = inputs_for(model, train["images"][:4], vocab, train["captions"][:4])
-    a = zoo.ShowAttendTellIncremental(model).encoder(train["images"][:4])[0]
+    a = model.annotations(train["images"][:4])
     y = model.get_layer("embedding")(x["caption_in_ids"])
     out, alphas, samples = decoder(y, a, inputs_mask=x["caption_in_ids"] > 0,
                                    return_attention_scores=True,
@@ -253,7 +253,7 @@ def test_captioner_beam_one_is_greedy_and_round_trip(strips, tmp_path):
         assert m["maps"].shape[1:] == (1, 22) and len(m["words"]) == len(m["maps"])
         np.testing.assert_allclose(m["maps"].sum((1, 2)), 1.0, rtol=1e-5)
     # A direct greedy search over the incremental steps agrees.
-    inc = zoo.ShowAttendTellIncremental(model)
+    inc = model
     direct = greedy_search(inc.step, inc.encode(test["images"][:5]), 5, vocab.bos_id,
                            vocab.eos_id, vocab.pad_id, max_length=6)
     assert [vocab.decode(r) for r in to_numpy(direct["tokens"])] == greedy
@@ -300,7 +300,7 @@ def test_first_step_against_the_papers_equations(strips):
     x, _ = inputs_for(model, train["images"][:2], vocab, train["captions"][:2])
     logits = to_numpy(model(x))[:, 0]
     get = model.get_layer
-    a = to_numpy(zoo.ShowAttendTellIncremental(model).encoder(x["images"])[0])
+    a = to_numpy(model.annotations(x["images"]))
     w = lambda layer, name: to_numpy(getattr(layer, name))  # noqa: E731
     sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
     mean = a.mean(1)                                                  # eq. 9-10

@@ -84,23 +84,36 @@ def test_bahdanau_builder_structure():
         zoo.bahdanau_nmt(30, 40, dropout=1.0)
 
 
+def _shortest_first_batch(rng, vocab=30, b=3, s=7, t=6):
+    """Rows of growing source and target lengths: the first row is the
+    shortest (and its target ends first), the last the longest."""
+    src = rng.integers(4, vocab, (b, s)).astype("int32")
+    tgt = rng.integers(4, vocab, (b, t)).astype("int32")
+    tgt[:, 0] = 2  # BOS
+    for row, (s_len, t_len) in enumerate([(2, 2), (5, 4), (s, t)][:b]):
+        src[row, s_len:] = 0
+        tgt[row, t_len:] = 0
+    return {"source_ids": src, "target_in_ids": tgt}
+
+
 @pytest.mark.parametrize("name", sorted(BUILDERS))
 def test_incremental_equals_full_prefix(name):
+    """`step` after `encode` gives the training graph's logits at every real
+    target position, the shortest row first, and every row of the batch gets
+    what it gets decoded alone (no row reads another's state)."""
     rng = np.random.default_rng(0)
     model = BUILDERS[name](30, 40)
-    x = _random_batch(rng)
+    assert isinstance(model, zoo.GenerativeModel)
+    x = _shortest_first_batch(rng)
     full = to_numpy(model.predict(x, verbose=0))
-    inc = zoo.incremental(model)
-    state = (inc.encode(x["source_ids"], max_length=8)
-             if name == "transformer" else inc.encode(x["source_ids"]))
+    state = model.encode(x["source_ids"], max_length=8)
     steps = []
     for i in range(x["target_in_ids"].shape[1]):
-        result = inc.step(
+        logits, state, w = model.step(
             keras.ops.convert_to_tensor(x["target_in_ids"][:, i]), state, i)
-        logits, state = result[:2]
         steps.append(to_numpy(logits))
-        if len(result) == 3:  # attention models: no weight on padding
-            w = to_numpy(result[2])
+        if w is not None:  # attention models: no weight on padding
+            w = to_numpy(w)
             assert np.all(w[x["source_ids"] == 0] == 0)
             if not name.startswith("luong_local"):
                 # Global attention sums to 1 at real target steps (local-p's
@@ -111,6 +124,13 @@ def test_incremental_equals_full_prefix(name):
                 np.testing.assert_allclose(w.sum(-1)[real_step], 1.0, atol=1e-5)
     real = x["target_in_ids"] != 0
     np.testing.assert_allclose(np.stack(steps, 1)[real], full[real], atol=1e-5)
+    for row in range(len(full)):
+        s_len = int((x["source_ids"][row] != 0).sum())
+        t_len = int(real[row].sum())
+        alone = {"source_ids": x["source_ids"][row: row + 1, :s_len],
+                 "target_in_ids": x["target_in_ids"][row: row + 1, :t_len]}
+        np.testing.assert_allclose(to_numpy(model.predict(alone, verbose=0))[0],
+                                   full[row, :t_len], atol=1e-5)
 
 
 def test_luong_builder_structure():
@@ -218,7 +238,7 @@ def test_decoder_is_causal_and_source_padding_is_inert(name):
 
 def test_incremental_rejects_other_models():
     inputs = keras.Input((3,))
-    with pytest.raises(ValueError, match="`model` must be a kerattn.zoo"):
+    with pytest.raises(ValueError, match="`model` must be a generative kerattn.zoo"):
         zoo.incremental(keras.Model(inputs, keras.layers.Dense(2)(inputs)))
 
 
@@ -331,9 +351,9 @@ def test_compiled_translator_equals_eager(name):
             if a["weights"] is not None:
                 np.testing.assert_allclose(a["weights"], b["weights"], atol=1e-5)
     # A compiled function is reused for a second batch of the same shape.
-    count = len(compiled._compiled)
+    count = len(compiled.generator._compiled)
     compiled(texts[::-1])
-    assert len(compiled._compiled) == count
+    assert len(compiled.generator._compiled) == count
 
 
 def test_compiled_translator_serves_many_batch_shapes():

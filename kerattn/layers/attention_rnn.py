@@ -217,7 +217,8 @@ class AttentionRNNCell(keras.layers.Layer):
         h, new_cell = self.run_stack(inputs, cell_states, training=training)
         return h, list(new_cell) + [step + 1.0]
 
-    def call(self, inputs, states, memory, training=None, sample_noise=None):
+    def call(self, inputs, states, memory=None, training=None,
+             sample_noise=None):
         """One decoder step.
 
         Args:
@@ -232,6 +233,11 @@ class AttentionRNNCell(keras.layers.Layer):
             `(output (batch, output_dim), new_states, extras)`; `extras` has
             `weights` `(batch, S)` (and `sample` for a sampling attention).
         """
+        if not isinstance(memory, (tuple, list)) or len(memory) != 3:
+            raise ValueError(
+                "`memory` must be the encoder's `(keys, values, mask)` "
+                "(`AttentionRNN.memory_of(decoder.precompute(h))`), or call "
+                f"AttentionRNN instead; received {type(memory).__name__}.")
         cell_states, feed, step = self.split_states(states)
         if self.order == "bahdanau":
             # c_i from s_{i-1}; s_i = f(s_{i-1}, y_{i-1}, c_i).
