@@ -237,3 +237,69 @@ def test_output_state_current_is_the_new_state():
         AttentionRNN(7, BahdanauAttention(5), output_state="next")
     with pytest.raises(ValueError, match="needs a HardVisualAttention"):
         prev(y, h, return_attention_samples=True)
+
+
+def _attention_kinds():
+    from kerattn.layers import HardVisualAttention, SoftVisualAttention
+
+    return {
+        "bahdanau": lambda: BahdanauAttention(5),
+        "luong_dot": lambda: LuongAttention("dot"),
+        "luong_general": lambda: LuongAttention("general"),
+        "luong_concat": lambda: LuongAttention("concat", units=5),
+        "luong_location": lambda: LuongAttention("location", max_length=7),
+        "local_m": lambda: LocalAttention("monotonic", window=1, score="general"),
+        "local_p": lambda: LocalAttention("predictive", window=2, score="general"),
+        "soft_visual": lambda: SoftVisualAttention(5),
+        "hard_visual": lambda: HardVisualAttention(5, seed=0),
+    }
+
+
+ROW_CASES = [(kind, order, feeding)
+             for kind in sorted(_attention_kinds())
+             for order, feeding in (("bahdanau", False), ("luong", True),
+                                    ("luong", False))]
+
+
+@pytest.mark.parametrize("kind,order,feeding", ROW_CASES)
+def test_each_row_decodes_as_if_alone(kind, order, feeding):
+    """The shortest row first, with target and memory masks: every row of the
+    batch gets what it gets alone, for every attention kind, order and
+    feeding rule. (Regression: local-m used to centre every row's window on
+    row 0's step count, which stops once row 0's target ends.)"""
+    rng = np.random.default_rng(7)
+    b, t, s = 3, 6, 7
+    inputs = rng.normal(size=(b, t, 4)).astype("float32")
+    memory = rng.normal(size=(b, s, 8 if "dot" in kind else 6)).astype("float32")
+    target_lengths, source_lengths = [2, 4, 6], [3, 7, 5]  # row 0 ends first
+    inputs_mask = lengths_mask(target_lengths, t)
+    memory_mask = lengths_mask(source_lengths, s)
+    layer = AttentionRNN(8, _attention_kinds()[kind](), cell="lstm", order=order,
+                         input_feeding=feeding, num_layers=2)
+    out, weights = layer(inputs, memory, inputs_mask=inputs_mask,
+                         memory_mask=memory_mask, return_attention_scores=True)
+    out, weights = to_numpy(out), to_numpy(weights)
+    for row in range(b):
+        t_len, s_len = target_lengths[row], source_lengths[row]
+        alone, alone_w = layer(inputs[row: row + 1, :t_len],
+                               memory[row: row + 1, :s_len],
+                               return_attention_scores=True)
+        np.testing.assert_allclose(out[row, :t_len], to_numpy(alone)[0], atol=1e-5)
+        np.testing.assert_allclose(weights[row, :t_len, :s_len],
+                                   to_numpy(alone_w)[0], atol=1e-5)
+        assert np.all(out[row, t_len:] == 0) and np.all(weights[row, t_len:] == 0)
+        assert np.all(weights[row, :, s_len:] == 0)
+
+
+def test_local_m_window_follows_each_rows_own_step():
+    """local-m's p_t is each row's own t: with row 0's target ended, row 1's
+    window keeps moving (its weights are 0 outside [t - D, t + D])."""
+    rng = np.random.default_rng(0)
+    layer = AttentionRNN(6, LocalAttention("monotonic", window=0, score="general"),
+                         cell="gru", order="luong", input_feeding=True)
+    inputs = rng.normal(size=(2, 5, 3)).astype("float32")
+    memory = rng.normal(size=(2, 6, 4)).astype("float32")
+    _, weights = layer(inputs, memory, inputs_mask=lengths_mask([1, 5], 5),
+                       return_attention_scores=True)
+    # Window 0: all weight on source position t, for every real step of row 1.
+    np.testing.assert_allclose(to_numpy(weights)[1], np.eye(5, 6), atol=1e-6)

@@ -1,0 +1,93 @@
+"""Files users saved before the zoo's model classes keep loading and decoding.
+
+`tests/data/legacy/` holds one small `.keras` file per generative zoo model,
+written by kerattn at 0d3b9ef (each model then a plain `ZooModel`, decoded
+through step adapters found by layer names), with its inputs, its logits
+and its greedy and beam tokens of that time (`make_legacy.py` says how).
+Today each loads as its own class and decodes as it did then.
+"""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+
+import kerattn
+from cases import to_numpy
+from kerattn import decoding, zoo
+from kerattn.datasets import WordVocabulary
+
+HERE = os.path.join(os.path.dirname(__file__), "data", "legacy")
+FILES = {
+    "bahdanau_nmt": zoo.BahdanauNMT,
+    "luong_nmt": zoo.LuongNMT,
+    "luong_nmt_local_p": zoo.LuongNMT,
+    "seq2seq": zoo.Seq2Seq,
+    "cho_encoder_decoder": zoo.ChoEncoderDecoder,
+    "transformer_nmt": zoo.TransformerNMT,
+    "convs2s_nmt": zoo.ConvS2SNMT,
+    "show_attend_tell_soft": zoo.ShowAttendTell,
+    "show_attend_tell_hard": zoo.ShowAttendTell,
+}
+
+
+def _load(name):
+    data = np.load(os.path.join(HERE, f"{name}.npz"))
+    x = {k[2:]: data[k] for k in data.files if k.startswith("x_")}
+    return kerattn.load_model(os.path.join(HERE, f"{name}.keras")), x, data
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_old_file_loads_as_its_class_and_decodes_as_before(name, tmp_path):
+    model, x, data = _load(name)
+    assert type(model) is FILES[name]
+    np.testing.assert_allclose(to_numpy(model.predict(x, verbose=0)),
+                               data["logits"], atol=1e-5)
+    inputs = x.get("source_ids", x.get("images"))
+    greedy = decoding.generate(model, inputs, max_length=7)
+    np.testing.assert_array_equal(to_numpy(greedy["tokens"]), data["greedy_tokens"])
+    np.testing.assert_allclose(to_numpy(greedy["scores"]), data["greedy_scores"],
+                               atol=1e-5)
+    beam = decoding.generate(model, inputs, max_length=7, strategy="beam",
+                             beam_width=3, never_worse_than_greedy=False)
+    np.testing.assert_array_equal(to_numpy(beam["tokens"]), data["beam_tokens"])
+    np.testing.assert_allclose(to_numpy(beam["scores"]), data["beam_scores"],
+                               atol=1e-5)
+    # Saved again, it is a file of today: Keras' own loader gives the class.
+    path = str(tmp_path / "again.keras")
+    model.save(path)
+    again = keras.saving.load_model(path)
+    assert type(again) is FILES[name]
+    assert callable(again.encode) and callable(again.step)
+
+
+@pytest.mark.parametrize("name", ["bahdanau_nmt", "show_attend_tell_soft"])
+def test_codecs_take_an_old_file(name):
+    """`Translator` / `Captioner` take the loaded model as it is (its class
+    says what it is) and decode what `generate` decodes."""
+    model, x, data = _load(name)
+    if name.startswith("show_attend_tell"):
+        vocab = WordVocabulary([str(i) for i in range(8)])      # 12 ids
+        out = decoding.Captioner(model, vocab, max_length=7, jit_compile=False)(
+            x["images"])
+    else:
+        vocab = WordVocabulary([str(i) for i in range(26)])     # 30 ids
+        texts = [" ".join(vocab.itos[i] for i in row if i)
+                 for row in x["source_ids"]]
+        translator = decoding.Translator(model, vocab, vocab, max_length=7,
+                                         jit_compile=False)
+        out = translator(texts)
+        n, ids = translator.generator.pad(translator._source_ids(texts))
+        tokens = to_numpy(model.generate(ids, max_length=7)["tokens"])[:n]
+        assert out == [vocab.decode(row) for row in tokens]
+        return
+    assert out == [vocab.decode(row) for row in data["greedy_tokens"]]
+
+
+def test_only_zoo_models_are_upgraded():
+    config = {"class_name": "ZooModel", "config": {"layers": [
+        {"class_name": "Embedding", "config": {"name": "document_embedding"}}]}}
+    assert kerattn.saving.upgrade_legacy_config(config) == (config, False)
+    other = {"class_name": "Functional", "config": {"layers": []}}
+    assert kerattn.saving.upgrade_legacy_config(other) == (other, False)
