@@ -32,6 +32,12 @@ GENERATIVE = {
 def presets(name):
     """The named sizes of zoo builder `name`: `{preset: {size: value}}`.
 
+    Args:
+        name: a zoo builder's name, e.g. "bahdanau_nmt".
+
+    Returns:
+        The builder's `PRESETS` ("paper" holds every size keyword).
+
     Example:
 
     >>> sorted(presets("bahdanau_nmt"))
@@ -58,6 +64,12 @@ def incremental(model, pad_id=0):
 
     Raises:
         ValueError: when `model` is not a generative zoo model.
+
+    Example:
+
+    >>> model = bahdanau_nmt(20, 30, preset="tiny")
+    >>> incremental(model) is model
+    True
     """
     if not isinstance(model, GenerativeModel):
         raise ValueError(

@@ -140,7 +140,21 @@ def readout(get, out, y):
 @keras.saving.register_keras_serializable(package="kerattn")
 class BahdanauNMT(GenerativeModel):
     """RNNsearch, built by `bahdanau_nmt`: the training graph with `encode`
-    and `step` for decoding (see `kerattn.zoo.GenerativeModel`)."""
+    and `step` for decoding (see `kerattn.zoo.GenerativeModel`).
+
+    Args:
+        inputs, outputs, name: those of Keras' functional `Model`; the
+            builder (`bahdanau_nmt`) passes them.
+
+    Example:
+
+    >>> import numpy as np
+    >>> model = kerattn.zoo.bahdanau_nmt(20, 30, preset="tiny")
+    >>> state = model.encode(np.array([[5, 6, 7, 0]], "int32"), max_length=4)
+    >>> logits, state, attention = model.step(np.array([2], "int32"), state, 0)
+    >>> tuple(logits.shape)
+    (1, 30)
+    """
 
     beam_invariant = ("cache",)  # the annotations and their projected keys
 

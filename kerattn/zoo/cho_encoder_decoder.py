@@ -120,7 +120,21 @@ def decode_target(get, target_in_ids, c, h_prev):
 @keras.saving.register_keras_serializable(package="kerattn")
 class ChoEncoderDecoder(GenerativeModel):
     """The RNN Encoder-Decoder, built by `cho_encoder_decoder`: the training
-    graph with `encode` and `step` (see `kerattn.zoo.GenerativeModel`)."""
+    graph with `encode` and `step` (see `kerattn.zoo.GenerativeModel`).
+
+    Args:
+        inputs, outputs, name: those of Keras' functional `Model`; the
+            builder (`cho_encoder_decoder`) passes them.
+
+    Example:
+
+    >>> import numpy as np
+    >>> model = kerattn.zoo.cho_encoder_decoder(20, 30, preset="tiny")
+    >>> state = model.encode(np.array([[5, 6, 7, 0]], "int32"), max_length=4)
+    >>> logits, state, attention = model.step(np.array([2], "int32"), state, 0)
+    >>> tuple(logits.shape)
+    (1, 30)
+    """
 
     beam_invariant = ("c",)  # the summary of the source
 

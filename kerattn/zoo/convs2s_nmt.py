@@ -160,7 +160,21 @@ def readout(get, h):
 @keras.saving.register_keras_serializable(package="kerattn")
 class ConvS2SNMT(GenerativeModel):
     """ConvS2S, built by `convs2s_nmt`: the training graph with `encode` and
-    `step` (see `kerattn.zoo.GenerativeModel`)."""
+    `step` (see `kerattn.zoo.GenerativeModel`).
+
+    Args:
+        inputs, outputs, name: those of Keras' functional `Model`; the
+            builder (`convs2s_nmt`) passes them.
+
+    Example:
+
+    >>> import numpy as np
+    >>> model = kerattn.zoo.convs2s_nmt(20, 30, preset="tiny")
+    >>> state = model.encode(np.array([[5, 6, 7, 0]], "int32"), max_length=4)
+    >>> logits, state, attention = model.step(np.array([2], "int32"), state, 0)
+    >>> tuple(logits.shape)
+    (1, 30)
+    """
 
     beam_invariant = ("z", "e", "mask")  # the encoder's outputs
 

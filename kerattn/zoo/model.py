@@ -258,6 +258,19 @@ class GenerativeModel(ZooModel):
             attention over the source `(batch, S)` (None without attention).
         generate(inputs, ...): encode, then greedy / beam / sampling
             (`kerattn.decoding.generate`).
+
+    Args:
+        inputs, outputs, name: those of Keras' functional `Model`; each zoo
+            builder passes them.
+
+    Example:
+
+    >>> import numpy as np
+    >>> model = kerattn.zoo.luong_nmt(20, 30, preset="tiny")
+    >>> isinstance(model, GenerativeModel), model.beam_invariant
+    (True, ('cache',))
+    >>> tuple(model.generate(np.array([[5, 6, 0]]), max_length=3)["tokens"].shape)
+    (1, 3)
     """
 
     source_input = "source_ids"

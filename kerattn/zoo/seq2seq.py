@@ -127,7 +127,21 @@ def decode_target(get, decoders, target_in_ids, states):
 @keras.saving.register_keras_serializable(package="kerattn")
 class Seq2Seq(GenerativeModel):
     """Sutskever et al.'s model, built by `seq2seq`: the training graph with
-    `encode` and `step` (see `kerattn.zoo.GenerativeModel`)."""
+    `encode` and `step` (see `kerattn.zoo.GenerativeModel`).
+
+    Args:
+        inputs, outputs, name: those of Keras' functional `Model`; the
+            builder (`seq2seq`) passes them.
+
+    Example:
+
+    >>> import numpy as np
+    >>> model = kerattn.zoo.seq2seq(20, 30, preset="tiny")
+    >>> state = model.encode(np.array([[5, 6, 7, 0]], "int32"), max_length=4)
+    >>> logits, state, attention = model.step(np.array([2], "int32"), state, 0)
+    >>> tuple(logits.shape)
+    (1, 30)
+    """
 
     def encode(self, source_ids, max_length=None):
         """`(B, S)` ids -> `{"states": L x [h, c]}`."""

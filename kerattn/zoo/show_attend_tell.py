@@ -265,7 +265,22 @@ class ShowAttendTell(GenerativeModel):
     with `encode` and `step` (see `kerattn.zoo.GenerativeModel`).
 
     At inference the hard model uses the expected context (the paper's
-    evaluation)."""
+    evaluation).
+
+    Args:
+        inputs, outputs, name: those of Keras' functional `Model`; the
+            builder (`show_attend_tell`) passes them.
+
+    Example:
+
+    >>> import numpy as np
+    >>> model = kerattn.zoo.show_attend_tell(
+    ...     30, feature_shape=(6, 8), preset="tiny")
+    >>> state = model.encode(np.zeros((1, 6, 8), "float32"), max_length=4)
+    >>> logits, state, attention = model.step(np.array([2], "int32"), state, 0)
+    >>> tuple(logits.shape)
+    (1, 30)
+    """
 
     beam_invariant = ("cache",)  # the annotations and their projected keys
 

@@ -118,7 +118,21 @@ def encode_source(get, encoders, source_ids):
 @keras.saving.register_keras_serializable(package="kerattn")
 class TransformerNMT(GenerativeModel):
     """The Transformer, built by `transformer_nmt`: the training graph with
-    `encode` and `step` (see `kerattn.zoo.GenerativeModel`)."""
+    `encode` and `step` (see `kerattn.zoo.GenerativeModel`).
+
+    Args:
+        inputs, outputs, name: those of Keras' functional `Model`; the
+            builder (`transformer_nmt`) passes them.
+
+    Example:
+
+    >>> import numpy as np
+    >>> model = kerattn.zoo.transformer_nmt(20, 30, preset="tiny")
+    >>> state = model.encode(np.array([[5, 6, 7, 0]], "int32"), max_length=4)
+    >>> logits, state, attention = model.step(np.array([2], "int32"), state, 0)
+    >>> tuple(logits.shape)
+    (1, 30)
+    """
 
     beam_invariant = ("memory", "mask")  # cross-attention keys/values, mask
 
