@@ -26,7 +26,7 @@ import kerattn
 from kerattn.datasets import WordVocabulary, gettext_pairs, translation_arrays
 from kerattn.decoding import Translator
 from kerattn.losses import MaskedSparseCrossentropy
-from kerattn.recipes.translation import TimeBudget
+from kerattn.callbacks import TimeBudget
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -27,7 +27,8 @@ from kerattn.datasets import (
     translation_arrays,
 )
 from kerattn.decoding import Translator
-from kerattn.recipes.translation import TimeBudget, translate_all
+from kerattn.callbacks import TimeBudget
+from kerattn.recipes.translation import translate_all
 
 
 def parse_args():

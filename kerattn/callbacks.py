@@ -1,4 +1,7 @@
-"""Training callbacks: Keras' own, with what a bit-exact resume needs.
+"""Training callbacks: a wall-clock budget, and a bit-exact resume.
+
+`TimeBudget(seconds)` stops `fit` once the time is spent (the recipes'
+`--minutes`), counting the steps it ran.
 
 `keras.callbacks.BackupAndRestore` saves the weights and the optimizer, but
 not the state of the random seed generators (dropout, hard attention's
@@ -13,11 +16,50 @@ its state is saved too (the one backend-specific line here).
 """
 
 import os
+import time
 
 import keras
 import numpy as np
 
-__all__ = ["BackupAndRestore"]
+from kerattn import checks
+
+__all__ = ["BackupAndRestore", "TimeBudget"]
+
+
+class TimeBudget(keras.callbacks.Callback):
+    """Stop training once `seconds` of wall-clock time have passed.
+
+    The check runs after each batch, so the last step finishes; `steps`
+    counts the batches trained.
+
+    Args:
+        seconds: the budget; None never stops (and still counts steps).
+
+    Example:
+
+    >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    >>> model.compile("sgd", "mse")
+    >>> budget = TimeBudget(seconds=0)     # spent after the first batch
+    >>> history = model.fit(np.zeros((8, 2)), np.zeros((8, 1)), batch_size=2,
+    ...                     epochs=5, callbacks=[budget], verbose=0)
+    >>> budget.steps, len(history.history["loss"])
+    (1, 1)
+    """
+
+    def __init__(self, seconds=None):
+        super().__init__()
+        checks.number("seconds", seconds, 0, allow_none=True)
+        self.seconds = seconds
+        self.steps = 0
+        self.start = None
+
+    def on_train_begin(self, logs=None):
+        self.start = time.time()
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.steps += 1
+        if self.seconds is not None and time.time() - self.start >= self.seconds:
+            self.model.stop_training = True
 
 
 def _seed_states(model):
@@ -84,8 +126,8 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
             torch.set_rng_state(torch.from_numpy(saved["torch_rng"]))
         count = len([f for f in saved.files if f.startswith("arr_")])
         if count != len(variables):
-            raise ValueError(
-                f"{path} holds {count} random seed states, but the "
-                f"model has {len(variables)}: not the model that was backed up.")
+            checks.bad_file(path, f"it holds {count} random seed states, but "
+                            f"the model has {len(variables)}: not the model "
+                            "that was backed up.")
         for i, variable in enumerate(variables):
             variable.assign(saved[f"arr_{i}"])

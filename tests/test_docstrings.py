@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import kerattn
+import kerattn.checks
 import kerattn.export
 import kerattn.plot
 
@@ -30,6 +31,7 @@ MODULES = {
     "kerattn.export": kerattn.export,
     "kerattn.plot": kerattn.plot,
     "kerattn.distribute": kerattn.distribute,
+    "kerattn.checks": kerattn.checks,
 }
 
 # Their data comes from `apt-get update` / `apt-get download` (DATA.md):
@@ -60,7 +62,7 @@ def test_the_public_api_is_all_here():
     assert len(SYMBOLS) >= 90
     for name in ("kerattn.layers.BahdanauAttention", "kerattn.zoo.bahdanau_nmt",
                  "kerattn.decoding.beam_search", "kerattn.datasets.gettext_pairs",
-                 "kerattn.export.export_translator", "kerattn.plot.attention_heatmap",
+                 "kerattn.export.export_model", "kerattn.plot.attention_heatmap",
                  "kerattn.load_model"):
         assert name in SYMBOLS
 

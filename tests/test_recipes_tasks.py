@@ -11,13 +11,10 @@ from kerattn.recipes import captioning, classification, reading
 
 
 def test_captioning_recipe_end_to_end(tmp_path, monkeypatch):
-    monkeypatch.setattr(captioning, "SIZES", dict(
-        encoder_filters=(4,), encoder_pool_sizes=((8, 2),), embedding_dim=4,
-        units=8, attention_units=4, dropout=0.0, doubly_stochastic=0.01))
     pretrain = functools.partial(captioning.pretrained_encoder, epochs=1, copies=1)
     monkeypatch.setattr(captioning, "pretrained_encoder", pretrain)
     results = captioning.main(["--attention", "both", "--train", "32", "--test", "8",
-                               "--epochs", "1", "--pretrain-encoder",
+                               "--epochs", "1", "--pretrain-encoder", "--preset", "tiny",
                                "--out", str(tmp_path)])
     for attention in ("soft", "hard"):
         r = results[attention]

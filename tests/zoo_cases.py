@@ -61,40 +61,37 @@ def _aoa(rng):
     return x, np.zeros((B,), "int32")
 
 
-SAT = dict(image_shape=(8, 20, 1), encoder_filters=(4, 8),
-           encoder_pool_sizes=((2, 2), (2, 2)), embedding_dim=8, units=12,
-           attention_units=8, seed=1)
+SAT = dict(image_shape=(8, 20, 1), seed=1)
 
 # name -> (build(**overrides), data(rng) -> (x, y), loss); `build(dropout=0.0)`
-# gives the same model without dropout (tests/distributed_worker.py).
+# gives the same model without dropout (tests/distributed_worker.py). Sizes
+# are each model's "tiny" preset; an override names what a case exercises
+# (two layers where state passes between layers, a local window).
 CASES = {
-    "bahdanau_nmt": (lambda **kw: zoo.bahdanau_nmt(
-        30, 30, embedding_dim=8, units=12, alignment_units=8, maxout_units=6, **kw),
-        _translation, "seq"),
-    "luong_nmt": (lambda **kw: zoo.luong_nmt(30, 30, units=12, embedding_dim=8,
-                                        num_layers=2, **kw), _translation, "seq"),
+    "bahdanau_nmt": (lambda **kw: zoo.bahdanau_nmt(30, 30, preset="tiny", **kw),
+                     _translation, "seq"),
+    "luong_nmt": (lambda **kw: zoo.luong_nmt(30, 30, preset="tiny", num_layers=2,
+                                             **kw), _translation, "seq"),
     "luong_nmt_local_p": (lambda **kw: zoo.luong_nmt(
-        30, 30, attention="local-p", units=12, embedding_dim=8, num_layers=1,
-        window=2, **kw), _translation, "seq"),
-    "seq2seq": (lambda **kw: zoo.seq2seq(30, 30, num_layers=2, units=12,
-                                    embedding_dim=8, **kw), _translation, "seq"),
-    "cho_encoder_decoder": (lambda **kw: zoo.cho_encoder_decoder(
-        30, 30, embedding_dim=8, units=12, maxout_units=6, **kw), _translation, "seq"),
-    "transformer_nmt": (lambda **kw: zoo.transformer_nmt(
-        30, 30, num_layers=2, d_model=16, num_heads=2, ff_dim=32, **kw),
+        30, 30, preset="tiny", attention="local-p", window=2, **kw),
         _translation, "seq"),
+    "seq2seq": (lambda **kw: zoo.seq2seq(30, 30, preset="tiny", num_layers=2, **kw),
+                _translation, "seq"),
+    "cho_encoder_decoder": (lambda **kw: zoo.cho_encoder_decoder(
+        30, 30, preset="tiny", **kw), _translation, "seq"),
+    "transformer_nmt": (lambda **kw: zoo.transformer_nmt(
+        30, 30, preset="tiny", num_layers=2, **kw), _translation, "seq"),
     "convs2s_nmt": (lambda **kw: zoo.convs2s_nmt(
-        30, 30, embedding_dim=8, hidden_dim=16, encoder_layers=2,
-        decoder_layers=2, kernel_size=3, **kw), _translation, "seq"),
-    "show_attend_tell_soft": (lambda **kw: zoo.show_attend_tell(12, **SAT, **kw),
-                              _captioning, "seq"),
+        30, 30, preset="tiny", encoder_layers=2, decoder_layers=2, **kw),
+        _translation, "seq"),
+    "show_attend_tell_soft": (lambda **kw: zoo.show_attend_tell(
+        12, preset="tiny", **SAT, **kw), _captioning, "seq"),
     "show_attend_tell_hard": (lambda **kw: zoo.show_attend_tell(
-        12, attention="hard", **SAT, **kw), lambda rng: _captioning(rng, hard=True),
-        "seq"),
-    "han_classifier": (lambda **kw: zoo.han_classifier(
-        40, 3, embedding_dim=8, word_units=6, sentence_units=6,
-        attention_units=8, **kw), _han, "probabilities"),
-    "aoa_reader": (lambda **kw: zoo.aoa_reader(30, embedding_dim=8, units=6, **kw),
+        12, attention="hard", preset="tiny", **SAT, **kw),
+        lambda rng: _captioning(rng, hard=True), "seq"),
+    "han_classifier": (lambda **kw: zoo.han_classifier(40, 3, preset="tiny", **kw),
+                       _han, "probabilities"),
+    "aoa_reader": (lambda **kw: zoo.aoa_reader(30, preset="tiny", **kw),
                    _aoa, "pointer"),
 }
 

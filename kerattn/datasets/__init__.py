@@ -23,6 +23,7 @@ from kerattn.datasets.documents import (
 )
 from kerattn.datasets.gettext import gettext_pairs
 from kerattn.datasets.pipeline import translation_dataset
+from kerattn.datasets.text_codec import TextCodec, vocabulary_from_json
 from kerattn.datasets.translation import LengthBucketedBatches, translation_arrays
 from kerattn.datasets.tsv import tsv_pairs
 from kerattn.datasets.vocabulary import WordVocabulary
@@ -34,4 +35,5 @@ __all__ = ["gettext_pairs", "tsv_pairs", "WordVocabulary", "translation_arrays",
            "write_jsonl", "tokenize_document", "build_word_vocabulary",
            "encode_documents", "read_cbt", "write_cbt", "kjv_cloze",
            "download_kjv", "encode_cloze", "cloze_vocabulary",
-           "most_frequent_baseline", "bigram_baseline", "baseline_accuracy"]
+           "most_frequent_baseline", "bigram_baseline", "baseline_accuracy",
+           "TextCodec", "vocabulary_from_json"]

@@ -3,7 +3,7 @@
 `LengthBucketedBatches` tokenises in Python before training;
 `translation_dataset` does it inside `tf.data` (the vocabulary as a lookup
 table or tensorflow-text's FastWordpiece, the splitting as RE2 regexes:
-`kerattn.export.TextCodec`, the same code the exported translator serves
+`kerattn.datasets.TextCodec`, the same code the exported translator serves
 with), buckets by length, and prefetches, so the host prepares the next
 batches while the devices train. Keras' `fit` takes a `tf.data.Dataset` on
 every backend (JAX and torch read it as NumPy), and under
@@ -68,7 +68,7 @@ def translation_dataset(pairs, source_vocab, target_vocab, batch_size=64,
     >>> x["source_ids"].shape[1] % 5, y.shape == x["target_in_ids"].shape
     (0, True)
     """
-    from kerattn.export import TextCodec
+    from kerattn.datasets.text_codec import TextCodec
 
     for name, value in (("batch_size", batch_size), ("bucket_width", bucket_width)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:

@@ -8,7 +8,7 @@ image codecs over `Generator`.
 
 from kerattn.decoding.captioner import Captioner
 from kerattn.decoding.compiled import compile_decoder
-from kerattn.decoding.generate import Generator, generate
+from kerattn.decoding.generate import Generator, decode_function, generate
 from kerattn.decoding.search import (
     beam_search,
     gnmt_coverage_penalty,
@@ -24,6 +24,7 @@ __all__ = [
     "sample",
     "generate",
     "Generator",
+    "decode_function",
     "gnmt_length_penalty",
     "gnmt_coverage_penalty",
     "Translator",

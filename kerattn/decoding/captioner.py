@@ -1,9 +1,11 @@
 """Images in, captions out: a Show, Attend and Tell model with its vocabulary."""
 
+import keras
 import numpy as np
 
-from kerattn.decoding.generate import Generator
-from kerattn.decoding.translator import strategy_of
+from kerattn import checks
+from kerattn.decoding.generate import Generator, export_decoder, strategy_of
+from kerattn.decoding.search import check_vocabulary
 
 
 class Captioner:
@@ -55,16 +57,12 @@ class Captioner:
     """
 
     def __init__(self, model, vocab, max_length=20, jit_compile=True):
-        from kerattn.decoding.search import check_vocabulary
-        from kerattn.layers.attention_utils import check_positive_int
-
         self.generator = Generator(model, jit_compile)
-        if model.inputs_are_ids:
-            raise ValueError("`model` must be a captioning model (images or "
-                             f"features in); {model.name!r} reads token ids: "
-                             "use a Translator.")
+        checks.require(not model.inputs_are_ids, "model",
+                       "a captioning model (images or features in)", model.name,
+                       note="It reads token ids: use a Translator.")
         check_vocabulary("vocab", vocab)
-        check_positive_int("max_length", max_length)
+        checks.positive_int("max_length", max_length)
         self.model = model
         self.vocab = vocab
         self.max_length = max_length
@@ -74,10 +72,7 @@ class Captioner:
                  return_attention=False, strategy=None, **options):
         images = np.asarray(images, "float32")
         expected = tuple(self.model.encoder_input_shape)
-        if images.ndim != len(expected) + 1 or tuple(images.shape[1:]) != expected:
-            raise ValueError(
-                f"`images` must have shape (batch, {', '.join(map(str, expected))}); "
-                f"got {images.shape}.")
+        checks.shape("images", images, ("batch",) + expected)
         if len(images) == 0:
             return ([], []) if return_attention else []
         strategy, options = strategy_of(strategy, beam_width, options)
@@ -104,16 +99,34 @@ class Captioner:
                **search_kwargs):
         """Write a TensorFlow SavedModel: images in, caption strings out.
 
-        Its `serve` signature takes `images`, `(N, H, W, C)` float32, and
-        returns `{"caption": (N,) tf.string, "tokens": (N, max_length)}`.
-        See `kerattn.export.export_captioner` for the arguments.
+        Its `serve` signature takes `images`, `(N, H, W, C)` float32 (or
+        `(N, L, D)` features), and returns `{"caption": (N,) tf.string,
+        "tokens": (N, max_length) int32}`. Works from every backend, as
+        `Translator.export`.
+
+        Args:
+            path: the SavedModel directory to write.
+            beam_width: 1 is greedy decoding.
+            max_length: caption tokens; the captioner's default if None.
+            batch_size: the compiled chunk; any batch size is served.
+            **search_kwargs: as for `__call__`.
+
+        Returns:
+            `path`.
 
         Example:
 
         >>> # captioner.export("exported/captioner", beam_width=3)
+        >>> # import tensorflow as tf
+        >>> # tf.saved_model.load("exported/captioner").serve(images)["caption"]
         """
-        from kerattn.export import export_captioner
-
-        return export_captioner(self, path, beam_width=beam_width,
-                                max_length=max_length, batch_size=batch_size,
-                                **search_kwargs)
+        max_length = max_length or self.max_length
+        checks.positive_int("batch_size", batch_size)
+        shape = tuple(self.model.encoder_input_shape)
+        return export_decoder(
+            "captioner", self.model, path,
+            keras.InputSpec(shape=(batch_size,) + shape, dtype="float32"),
+            self.vocab, max_length, beam_width,
+            command_line_options=dict(vocab=self.vocab.to_json(),
+                                      batch_size=batch_size),
+            **search_kwargs)

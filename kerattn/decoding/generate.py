@@ -3,33 +3,88 @@
     model.generate(inputs)  ==  generate(model, inputs)
 
 `generate` is a function of tensors (compile it whole with
-`compile_decoder`); `Generator` is what `Translator`, `Captioner` and the
-exported SavedModels call: it pads each batch to a few shapes and compiles
-each shape once. Neither knows any model: a `kerattn.zoo.GenerativeModel`
-brings `encode`, `step` and `beam_invariant`, and the loops of
-`kerattn.decoding.search` know only a step function.
+`compile_decoder`); `Generator` is what `Translator` and `Captioner` call:
+it pads each batch to a few shapes and compiles each shape once;
+`decode_function` is the fixed-shape function their `export` methods hand
+to `kerattn.export`. None of them knows any model class: a generative model
+(`kerattn.zoo.GenerativeModel`) brings `encode`, `step`, `beam_invariant`
+and `inputs_are_ids`, and the loops of `kerattn.decoding.search` know only
+a step function.
 """
 
 import keras
 import numpy as np
 from keras import ops
 
+from kerattn import checks
 from kerattn.decoding.compiled import compile_decoder
 from kerattn.decoding.search import beam_search, greedy_search, sample
-from kerattn.layers.attention_utils import check_positive_int
 
 STRATEGIES = ("greedy", "beam", "sample")
+# What decoding asks of a model: the protocol of kerattn.zoo.GenerativeModel.
+PROTOCOL = ("encode", "step", "beam_invariant", "inputs_are_ids")
 
 
 def _check_model(model):
-    from kerattn.zoo.model import GenerativeModel
+    checks.require(
+        isinstance(model, keras.Model) and all(hasattr(model, a) for a in PROTOCOL),
+        "model", "a generative kerattn.zoo model (a kerattn.zoo.GenerativeModel "
+        "with `encode` and `step`, e.g. kerattn.zoo.bahdanau_nmt(); a .keras "
+        "file saved before these classes loads as one with kerattn.load_model)",
+        model)
 
-    if not isinstance(model, GenerativeModel):
-        raise ValueError(
-            "`model` must be a generative kerattn.zoo model (a "
-            "kerattn.zoo.GenerativeModel with `encode` and `step`, e.g. "
-            "kerattn.zoo.bahdanau_nmt(); a .keras file saved before these "
-            f"classes loads as one with kerattn.load_model); received {model!r}.")
+
+def strategy_of(strategy, beam_width, options):
+    """The `generate` strategy a codec's call asks for, and its options.
+
+    `strategy=None` means "beam" when `beam_width > 1` or a beam option is
+    given, else "greedy"; a `beam_width` other than 1 needs "beam".
+    """
+    checks.positive_int("beam_width", beam_width)
+    if strategy is None:
+        strategy = "beam" if beam_width > 1 or options else "greedy"
+    if strategy == "beam":
+        options = dict(options, beam_width=beam_width)
+    else:
+        checks.require(beam_width == 1, "beam_width",
+                       f"1 with strategy={strategy!r}", beam_width)
+    return strategy, options
+
+
+def decode_function(model, vocab, max_length, beam_width=1, strategy=None,
+                    **options):
+    """`inputs -> int32 tokens (batch, max_length)`: what an export traces.
+
+    Args:
+        model: a generative zoo model.
+        vocab: the target vocabulary (its special ids are used).
+        max_length: the tokens written per row.
+        beam_width, strategy, **options: as for `Translator.__call__`.
+
+    Returns:
+        A function of one tensor, written with `keras.ops`.
+
+    Example:
+
+    >>> model = kerattn.zoo.bahdanau_nmt(20, 30, preset="tiny")
+    >>> from kerattn.datasets import WordVocabulary
+    >>> vocab = WordVocabulary.build(["a b"])
+    >>> decode = decode_function(model, vocab, max_length=4, beam_width=2)
+    >>> tuple(decode(np.array([[5, 6, 0]], "int32")).shape)
+    (1, 4)
+    """
+    _check_model(model)
+    checks.positive_int("max_length", max_length)
+    strategy, options = strategy_of(strategy, beam_width, dict(options))
+
+    def decode(inputs):
+        tokens = generate(model, inputs, max_length=max_length,
+                          strategy=strategy, bos_id=vocab.bos_id,
+                          eos_id=vocab.eos_id, pad_id=vocab.pad_id,
+                          **options)["tokens"]
+        return ops.cast(tokens, "int32")
+
+    return decode
 
 
 def generate(model, inputs, max_length=50, strategy="greedy", bos_id=2, eos_id=3,
@@ -66,19 +121,12 @@ def generate(model, inputs, max_length=50, strategy="greedy", bos_id=2, eos_id=3
     ((1, 5), (1, 5, 4))
     """
     _check_model(model)
-    if strategy not in STRATEGIES:
-        raise ValueError(f"`strategy` must be one of {STRATEGIES}; received "
-                         f"{strategy!r}.")
-    check_positive_int("max_length", max_length)
-    check_positive_int("num_return", num_return)
-    if len(inputs.shape) < 2:
-        raise ValueError("`inputs` must have rank >= 2, shaped (batch, ...); "
-                         f"received shape {tuple(inputs.shape)}.")
+    checks.one_of("strategy", strategy, STRATEGIES)
+    checks.positive_int("max_length", max_length)
+    checks.positive_int("num_return", num_return)
+    checks.min_rank("inputs", inputs.shape, 2, "(batch, ...)")
     if model.inputs_are_ids:
-        dtype = keras.backend.standardize_dtype(inputs.dtype)
-        if "int" not in dtype:
-            raise ValueError("`inputs` must hold integer token ids; received "
-                             f"dtype {dtype}.")
+        checks.integer_ids("inputs", inputs)
     state = model.encode(inputs, max_length=max_length)
     common = dict(step_fn=model.step, state=state,
                   batch_size=int(inputs.shape[0]), bos_id=bos_id,
@@ -94,6 +142,35 @@ def generate(model, inputs, max_length=50, strategy="greedy", bos_id=2, eos_id=3
     if num_return == 1:  # the best hypothesis, without the beam axis
         out = {key: value[:, 0] for key, value in out.items()}
     return out
+
+
+def export_decoder(kind, model, path, input_spec, target_vocab, max_length,
+                   beam_width, source_vocab=None, command_line_options=None,
+                   **search_kwargs):
+    """The codecs' `export`: `decode_function` handed to `kerattn.export`.
+
+    On TensorFlow and JAX, `kerattn.export.export_serving` traces the
+    decode function; on PyTorch, the model goes through its `.keras` file to
+    `python -m kerattn.export KIND` under TensorFlow, with
+    `command_line_options` (the vocabularies as JSON and the sizes).
+    """
+    from kerattn import export
+
+    checks.positive_int("beam_width", beam_width)
+    checks.positive_int("max_length", max_length)
+    if keras.backend.backend() == "torch":
+        options = dict(command_line_options, beam_width=beam_width,
+                       max_length=max_length, search_kwargs=search_kwargs)
+        return export.command_line.run_under_tensorflow(kind, model, path, options)
+    decode = decode_function(model, target_vocab, max_length, beam_width,
+                             **search_kwargs)
+    metadata = dict(kind=kind, beam_width=beam_width, max_length=max_length,
+                    batch_size=int(input_spec.shape[0]), search=search_kwargs)
+    if source_vocab is not None:
+        metadata["max_source_length"] = int(input_spec.shape[1])
+    return export.export_serving(model, decode, path, input_spec, target_vocab,
+                                 max_length, source_vocab=source_vocab,
+                                 metadata=metadata)
 
 
 def _bucket(n, minimum):
@@ -138,8 +215,7 @@ class Generator:
 
     def __init__(self, model, jit_compile=True):
         _check_model(model)
-        if not isinstance(jit_compile, bool):
-            raise ValueError(f"`jit_compile` must be a bool; got {jit_compile!r}.")
+        checks.boolean("jit_compile", jit_compile)
         self.model = model
         self.jit_compile = jit_compile
         self._compiled = {}

@@ -1,21 +1,10 @@
 """Strings in, strings out: a zoo translation model with its vocabularies."""
 
-from kerattn.decoding.generate import Generator
+import keras
 
-
-def strategy_of(strategy, beam_width, options):
-    """The `generate` strategy a codec's call asks for, and its options."""
-    from kerattn.layers.attention_utils import check_positive_int
-
-    check_positive_int("beam_width", beam_width)
-    if strategy is None:
-        strategy = "beam" if beam_width > 1 or options else "greedy"
-    if strategy == "beam":
-        options = dict(options, beam_width=beam_width)
-    elif beam_width != 1:
-        raise ValueError(f"`beam_width` must be 1 with strategy={strategy!r}; "
-                         f"received {beam_width}.")
-    return strategy, options
+from kerattn import checks
+from kerattn.decoding.generate import Generator, export_decoder, strategy_of
+from kerattn.decoding.search import check_vocabulary
 
 
 class Translator:
@@ -72,25 +61,22 @@ class Translator:
 
     def __init__(self, model, source_vocab, target_vocab, max_length=40,
                  jit_compile=True):
-        from kerattn.decoding.search import check_vocabulary
-        from kerattn.layers.attention_utils import check_positive_int
-
         self.generator = Generator(model, jit_compile)
-        if not model.inputs_are_ids:
-            raise ValueError("`model` must be a zoo translation model (token "
-                             f"ids in); {model.name!r} reads "
-                             f"{model.encoder_input_name!r}: use a Captioner.")
+        checks.require(model.inputs_are_ids, "model",
+                       "a zoo translation model (token ids in)", model.name,
+                       note=f"It reads {model.encoder_input_name!r}: use a "
+                            "Captioner.")
         check_vocabulary("source_vocab", source_vocab, ("encode_batch", "unk_id"))
         check_vocabulary("target_vocab", target_vocab)
-        check_positive_int("max_length", max_length)
+        checks.positive_int("max_length", max_length)
         for name, vocab, key in (("source_vocab", source_vocab, "source_ids"),
                                  ("target_vocab", target_vocab, "target_in_ids")):
             size = model._specs()[key][2] if key in model._specs() else None
-            if size is not None and len(vocab) > size:
-                raise ValueError(
-                    f"`{name}` has {len(vocab)} tokens, more than the model's "
-                    f"{key} vocabulary of {size}: ids past {size - 1} would "
-                    "have no embedding.")
+            checks.require(
+                size is None or len(vocab) <= size, name,
+                f"at most as large as the model's {key} vocabulary of {size}",
+                note=f"It has {len(vocab)} tokens: ids past {size and size - 1} "
+                     "would have no embedding.")
         self.model = model
         self.source_vocab = source_vocab
         self.target_vocab = target_vocab
@@ -98,9 +84,7 @@ class Translator:
         self.jit_compile = jit_compile
 
     def _source_ids(self, texts):
-        if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
-            raise ValueError("`texts` must be a list of strings; got "
-                             f"{type(texts).__name__}.")
+        checks.strings("texts", texts)
         # An empty text is one unknown word (a row of PAD attends to nothing).
         return [i or [self.source_vocab.unk_id]
                 for i in self.source_vocab.encode_batch(texts)]
@@ -136,21 +120,44 @@ class Translator:
                batch_size=16, **search_kwargs):
         """Write a TensorFlow SavedModel that translates strings.
 
-        Its `serve` signature takes `text`, a `(N,)` `tf.string` batch, and
-        returns `{"translation": (N,) tf.string, "tokens": (N, max_length)}`;
-        tokenisation and the search run in the graph. It loads with
-        `tf.saved_model.load` where only tensorflow and tensorflow-text are
-        installed. Works from every backend (PyTorch: through the `.keras`
-        file under TensorFlow, in a subprocess). See
-        `kerattn.export.export_translator` for the arguments.
+        Its `serve` signature (also `serving_default`) takes `text`, a
+        `(N,)` `tf.string` batch, and returns `{"translation": (N,)
+        tf.string, "tokens": (N, max_length) int32}`; tokenisation
+        (`kerattn.datasets.TextCodec`), the encoder, the search and
+        detokenisation run in the graph. It loads with `tf.saved_model.load`
+        where only tensorflow and tensorflow-text are installed. Works from
+        every backend (PyTorch: through the `.keras` file under TensorFlow,
+        in a subprocess). The decode function is built here and handed to
+        `kerattn.export.export_serving`, which knows no Translator.
+
+        Args:
+            path: the SavedModel directory to write.
+            beam_width: 1 is greedy decoding.
+            max_length: output tokens; the translator's default if None.
+            max_source_length: sources are truncated to this many tokens.
+            batch_size: the compiled chunk; any batch size is served.
+            **search_kwargs: as for `__call__` (`length_penalty`,
+                `coverage_penalty`, `no_repeat_ngram_size`, `min_length`).
+
+        Returns:
+            `path`.
 
         Example:
 
         >>> # translator.export("exported/en_fr", beam_width=5)
+        >>> # import tensorflow as tf, tensorflow_text   # any process
+        >>> # tf.saved_model.load("exported/en_fr").serve(tf.constant(["File not found"]))
         """
-        from kerattn.export import export_translator
-
-        return export_translator(self, path, beam_width=beam_width,
-                                 max_length=max_length,
-                                 max_source_length=max_source_length,
-                                 batch_size=batch_size, **search_kwargs)
+        max_length = max_length or self.max_length
+        checks.positive_int("max_source_length", max_source_length)
+        checks.positive_int("batch_size", batch_size)
+        return export_decoder(
+            "translator", self.model, path,
+            keras.InputSpec(shape=(batch_size, max_source_length), dtype="int32"),
+            self.target_vocab, max_length, beam_width,
+            source_vocab=self.source_vocab,
+            command_line_options=dict(
+                source_vocab=self.source_vocab.to_json(),
+                target_vocab=self.target_vocab.to_json(),
+                max_source_length=max_source_length, batch_size=batch_size),
+            **search_kwargs)

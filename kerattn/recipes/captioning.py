@@ -10,19 +10,23 @@ single digits, then measures on strips of held-out digits:
 
 import argparse
 import os
-import time
 
 import keras
 import numpy as np
 
 from kerattn.datasets import WordVocabulary, attention_on_own_digit, digit_strips
 from kerattn import distribute
-from kerattn.recipes.common import write_results
-from kerattn.recipes.translation import TimeBudget
+from kerattn.recipes.common import compile_and_fit, write_results
 
-SIZES = dict(encoder_filters=(32, 64), encoder_pool_sizes=((2, 2), (4, 1)),
-             embedding_dim=64, units=256, attention_units=128, dropout=0.2,
-             doubly_stochastic=0.01, lambda_e=0.002)
+PRESET = "base"   # the model's named sizes (kerattn.zoo.presets)
+
+
+def sizes(preset=PRESET):
+    """The show_attend_tell sizes of `preset`, every keyword resolved."""
+    from kerattn.zoo import presets
+
+    named = presets("show_attend_tell")
+    return dict(named["paper"], **named[preset])
 
 
 def caption_arrays(captions, vocab):
@@ -88,7 +92,7 @@ def pretrained_encoder(shape, seed=1, epochs=6, copies=10):
     for row, (pick, cell) in enumerate(zip(picks, rng.integers(0, cells, len(picks)))):
         start = cell * (DIGIT_SIZE + GAP)
         x[row, :, start:start + DIGIT_SIZE, 0] = digits[pick]
-    encoder = small_cnn(SIZES["encoder_filters"], SIZES["encoder_pool_sizes"])
+    encoder = small_cnn(sizes()["encoder_filters"], sizes()["encoder_pool_sizes"])
     inputs = keras.Input(tuple(shape))
     probs = keras.layers.Dense(10, activation="softmax")(
         keras.layers.GlobalMaxPooling2D()(encoder(inputs)))
@@ -100,40 +104,79 @@ def pretrained_encoder(shape, seed=1, epochs=6, copies=10):
     return encoder
 
 
-def run(attention, train, test, vocab, epochs, minutes, out_dir, seed=1,
-        pretrain=True, strategy=None):
+def train(model, train, vocab, epochs, batch_size=64, minutes=None,
+          learning_rate=2e-3, strategy=None, seed=1, verbose=2):
+    """Fit a show_attend_tell model on `train` strips (`compile_and_fit`)."""
     from kerattn.losses import MaskedSparseCrossentropy
+
+    c_in, c_out = caption_arrays(train["captions"], vocab)
+    x = {"images": train["images"], "caption_in_ids": c_in}
+    if "caption_out_ids" in model.input:   # hard attention: REINFORCE needs
+        x["caption_out_ids"] = c_out      # the targets inside the graph
+    batches = distribute.ArrayBatches(x, c_out, batch_size, seed=seed)
+    _, summary = compile_and_fit(
+        model, batches, loss=MaskedSparseCrossentropy(pad_id=vocab.pad_id),
+        learning_rate=learning_rate, clipnorm=5.0, epochs=epochs,
+        minutes=minutes, strategy=strategy, verbose=verbose)
+    return summary
+
+
+def fit(attention="soft", preset="small", epochs=8, batch_size=64,
+        learning_rate=None, max_train=None, max_test=None, seed=0, strategy=None,
+        verbose=2):
+    """`examples/fit.py show_attend_tell`: the recipe's method, its data.
+
+    Digit strips of scikit-learn's digits (`max_train` strips, 8,000 by
+    default; `max_test`, 1,000); the CNN encoder trains with the captioner.
+
+    Returns:
+        `(model, summary, results, draw)`: `results` holds the greedy
+        `exact_caption_accuracy`, `attention_on_own_digit` (all words) and
+        the recipe's per-beam figures; `draw(path)` writes an overlay.
+    """
+    from kerattn.plot import attention_overlay
+    from kerattn.zoo import show_attend_tell
+
+    strategy = strategy or distribute.no_distribution()
+    train_strips, test = digit_strips(train_count=max_train or 8000,
+                                      test_count=max_test or 1000, seed=seed)
+    vocab = WordVocabulary.build(train_strips["captions"])
+    with strategy.scope():
+        model = show_attend_tell(len(vocab), attention=attention,
+                                 image_shape=train_strips["images"].shape[1:],
+                                 seed=seed, preset=preset)
+        summary = train(model, train_strips, vocab, epochs, batch_size,
+                        learning_rate=learning_rate or 2e-3, strategy=strategy,
+                        seed=seed, verbose=verbose)
+    if not strategy.is_chief:
+        return model, summary, None, None
+    result = evaluate(model, vocab, test)
+    maps, words = result.pop("_maps"), result.pop("_words")
+    results = {"exact_caption_accuracy": result["beam1"]["exact_caption_accuracy"],
+               "attention_on_own_digit": result["beam1"]["own_digit_share_all"],
+               **result}
+    return (model, summary, results,
+            lambda path: attention_overlay(test["images"][0], maps[0], words[0], path))
+
+
+def run(attention, train_strips, test, vocab, epochs, minutes, out_dir, seed=1,
+        pretrain=True, strategy=None, preset=PRESET):
     from kerattn.zoo import show_attend_tell
 
     strategy = strategy or distribute.no_distribution()
     keras.utils.set_random_seed(seed)
-    encoder = pretrained_encoder(train["images"].shape[1:], seed) if pretrain else None
-    c_in, c_out = caption_arrays(train["captions"], vocab)
-    x = {"images": train["images"], "caption_in_ids": c_in}
-    if attention == "hard":
-        x["caption_out_ids"] = c_out
-    budget = TimeBudget(None if minutes is None else 60 * minutes)
-    start = time.time()
+    image_shape = train_strips["images"].shape[1:]
+    encoder = pretrained_encoder(image_shape, seed) if pretrain else None
     with strategy.scope():
         model = show_attend_tell(len(vocab), attention=attention,
-                                 image_shape=train["images"].shape[1:], seed=seed,
-                                 encoder=encoder, **SIZES)
-        model.compile(keras.optimizers.Adam(2e-3, clipnorm=5.0),
-                      MaskedSparseCrossentropy(pad_id=vocab.pad_id))
-        strategy.prepare(model)
-        if strategy.kind == "none":
-            history = model.fit(x, c_out, batch_size=64, epochs=epochs,
-                                callbacks=[budget], verbose=2)
-        else:
-            history = model.fit(
-                strategy.shard(distribute.ArrayBatches(x, c_out, 64, seed=seed)),
-                epochs=epochs, callbacks=[budget], verbose=2)
+                                 image_shape=image_shape, seed=seed,
+                                 encoder=encoder, preset=preset)
+        summary = train(model, train_strips, vocab, epochs, minutes=minutes,
+                        strategy=strategy, seed=seed)
     if not strategy.is_chief:   # torch DDP: rank 0 evaluates and writes
         return None
-    train_info = {"epochs": len(history.history["loss"]),
-                  "train_minutes": round((time.time() - start) / 60, 2),
-                  "final_loss": round(float(history.history["loss"][-1]), 4),
-                  "parameters": int(model.count_params())}
+    train_info = {k: summary[k] for k in ("epochs", "train_minutes", "final_loss",
+                                          "parameters")}
     model.save(os.path.join(out_dir, f"model_{attention}.keras"))
     result = evaluate(model, vocab, test)
     maps, words = result.pop("_maps"), result.pop("_words")
@@ -181,7 +224,7 @@ def report(results, meta):
         lines += [f"| {r['run']} | {r['soft'][0]:.3f} | {r['soft'][1]:.3f} | "
                   f"{r['hard'][0]:.3f} | {r['hard'][1]:.3f} |" for r in meta["other_runs"]]
     lines += ["", f"Encoder: {meta.get('encoder', 'trained with the captioner')}. "
-              f"Sizes: `{SIZES}` (a 1 x 22 annotation grid: each location "
+              f"Sizes: preset {meta['preset']!r}, `{meta['sizes']}` (a 1 x 22 annotation grid: each location "
               "covers two image columns).", ""]
     return "\n".join(lines)
 
@@ -199,6 +242,8 @@ def main(argv=None, out_dir=None):
     parser.add_argument("--pretrain-encoder", action="store_true",
                         help="pretrain the CNN on single digits and fix it, "
                              "instead of training it with the captioner")
+    parser.add_argument("--preset", choices=("tiny", "small", "base", "paper"),
+                        default=PRESET, help="the model's named sizes")
     parser.add_argument("--out", default=out_dir or ".")
     distribute.add_arguments(parser)
     args = parser.parse_args(argv)
@@ -211,11 +256,13 @@ def main(argv=None, out_dir=None):
     vocab = WordVocabulary.build(train["captions"])
     attentions = ["soft", "hard"] if args.attention == "both" else [args.attention]
     results = {a: run(a, train, test, vocab, args.epochs, args.minutes, args.out,
-                      pretrain=args.pretrain_encoder, strategy=strategy)
+                      pretrain=args.pretrain_encoder, strategy=strategy,
+                      preset=args.preset)
                for a in attentions}
     if not strategy.is_chief:
         return None
     meta = {"backend": keras.backend.backend(), "train": args.train, "test": args.test,
+            "preset": args.preset, "sizes": sizes(args.preset),
             "jitter": args.jitter,
             "encoder": "pretrained on single training digits, then fixed"
                        if args.pretrain_encoder else "trained with the captioner"}

@@ -10,7 +10,6 @@ baseline and the majority class, with a highlighted test document.
 import argparse
 import collections
 import os
-import time
 
 import keras
 import numpy as np
@@ -20,14 +19,21 @@ from kerattn.datasets import (
     debian_descriptions,
     debian_topical10,
     encode_documents,
+    read_jsonl,
     tokenize_document,
 )
 from kerattn import distribute
-from kerattn.recipes.common import write_results
-from kerattn.recipes.translation import TimeBudget
+from kerattn.recipes.common import compile_and_fit, split, write_results
 
-SIZES = dict(embedding_dim=200, word_units=50, sentence_units=50,
-             attention_units=100, dropout=0.5)
+PRESET = "base"   # the model's named sizes (kerattn.zoo.presets)
+
+
+def sizes(preset=PRESET):
+    """The han_classifier sizes of `preset`, every keyword resolved."""
+    from kerattn.zoo import presets
+
+    named = presets("han_classifier")
+    return dict(named["paper"], **named[preset])
 
 
 def lsa_embeddings(texts, vocab, dim):
@@ -78,6 +84,145 @@ def arrays(examples, vocab, labels):
     return docs, x, y
 
 
+def prepare(path=None, max_train=None, max_test=None):
+    """The documents, vocabulary, arrays and baselines of the recipe.
+
+    `path`: a JSONL file of `{"text", "label"}` (the user's data, the last
+    10% the test split and the 10% before it the validation split); None
+    builds topical-10 from this machine's apt lists. The unlabelled texts
+    for the LSA embeddings are every training-split description (Debian) or
+    the training texts (a file); the vocabulary is learned on them.
+    """
+    if path:
+        texts, labels = read_jsonl(path)
+        data = split([{"text": t, "label": l} for t, l in zip(texts, labels)])
+        data["labels"] = sorted(set(labels))
+        data["train"] = data["train"][:max_train]
+        unlabelled, min_count = [e["text"] for e in data["train"]], 1
+    else:
+        data = debian_topical10()   # FileNotFoundError names the apt-get command
+        data["train"] = data["train"][:max_train]
+        # Every description of a source package in the training split,
+        # whatever its section (none of the valid or test packages).
+        unlabelled = [d["text"] for d in debian_descriptions() if d["split"] == "train"]
+        min_count = 3
+    data["test"] = data["test"][:max_test]
+    labels = data["labels"]
+    vocab = build_word_vocabulary([tokenize_document(t) for t in unlabelled],
+                                  min_count=min_count)
+    arrays_of = {k: arrays(data[k], vocab, labels) for k in ("train", "valid", "test")}
+    y_train = arrays_of["train"][2]
+    majority = collections.Counter(y_train).most_common(1)[0][0]
+    return {"examples": data, "labels": labels, "vocab": vocab,
+            "unlabelled": unlabelled, "source": path or "debian topical-10",
+            "docs": {k: v[0] for k, v in arrays_of.items()},
+            "x": {k: {"document_ids": v[1]} for k, v in arrays_of.items()},
+            "y": {k: v[2] for k, v in arrays_of.items()},
+            "baselines": {
+                "majority_class": float(np.mean(arrays_of["test"][2] == majority)),
+                "tfidf_logistic_regression": tfidf_baseline(data["train"],
+                                                            data["test"])}}
+
+
+def build(data, preset=PRESET, **overrides):
+    """`kerattn.zoo.han_classifier` for the data's vocabulary and labels."""
+    from kerattn.zoo import han_classifier
+
+    return han_classifier(len(data["vocab"]), len(data["labels"]), preset=preset,
+                          **overrides)
+
+
+def train(model, data, epochs=30, embeddings="lsa", schedule="two-stage",
+          batch_size=64, learning_rate=1e-3, minutes=None, patience=3,
+          strategy=None, seed=1, verbose=2):
+    """The recipe's method: LSA embeddings, two stages, early stopping.
+
+    Stage 1 (two-stage): the LSA embeddings fixed, the rest trained at
+    `learning_rate`. Stage 2 (or the only stage): everything, the
+    embeddings included, at a fifth of it. Fine-tuning the embeddings from
+    the start overfits within 3 epochs. Each stage stops early on the
+    validation accuracy (`patience`) and keeps its best weights.
+    """
+    if embeddings == "lsa":
+        dim = model.get_layer("embedding").output_dim
+        model.get_layer("embedding").embeddings.assign(
+            lsa_embeddings(data["unlabelled"], data["vocab"], dim))
+    two_stage = embeddings == "lsa" and schedule == "two-stage"
+    stages = ([(False, learning_rate), (True, learning_rate / 5)] if two_stage
+              else [(True, learning_rate)])
+    history = {"val_accuracy": [], "loss": []}
+    summary = {"epochs": 0, "steps": 0, "train_minutes": 0.0}
+    for trainable, rate in stages:
+        model.get_layer("embedding").trainable = trainable
+        stop = keras.callbacks.EarlyStopping("val_accuracy", patience=patience,
+                                             restore_best_weights=True)
+        fitted, stage = compile_and_fit(   # torch DDP: wrapped again per stage
+            model, distribute.ArrayBatches(data["x"]["train"], data["y"]["train"],
+                                           batch_size, seed=seed),
+            distribute.ArrayBatches(data["x"]["valid"], data["y"]["valid"], 256,
+                                    shuffle=False),
+            loss="sparse_categorical_crossentropy", metrics=["accuracy"],
+            learning_rate=rate, clipnorm=5.0, epochs=epochs, minutes=minutes,
+            callbacks=[stop], strategy=strategy, verbose=verbose)
+        for key in history:
+            history[key] += fitted.history[key]
+        for key in ("epochs", "steps", "train_minutes"):
+            summary[key] += stage[key]
+    summary.update(parameters=int(model.count_params()),
+                   final_loss=round(float(history["loss"][-1]), 4),
+                   best_val_accuracy=round(float(max(history["val_accuracy"])), 4),
+                   schedule=schedule if embeddings == "lsa" else "one stage")
+    return summary
+
+
+def evaluate(model, data):
+    """Test accuracy beside the baselines computed on the same split."""
+    probabilities = model.predict(data["x"]["test"], batch_size=256, verbose=0)
+    accuracy = float(np.mean(np.argmax(probabilities, -1) == data["y"]["test"]))
+    return {"accuracy": round(accuracy, 4),
+            "baselines": {k: round(v, 4) for k, v in data["baselines"].items()}}
+
+
+def draw(model, data, path):
+    """Word and sentence weights on the first test document it gets right."""
+    from kerattn.plot import document_highlight
+    from kerattn.zoo import han_attention
+
+    x = data["x"]["test"]["document_ids"][:32]
+    probabilities = model.predict({"document_ids": x}, verbose=0)
+    weights = han_attention(model).predict({"document_ids": x}, verbose=0)
+    truth, labels = data["y"]["test"], data["labels"]
+    pick = next((i for i in range(len(x)) if np.argmax(probabilities[i]) == truth[i]), 0)
+    example = data["examples"]["test"][pick]
+    document_highlight(data["docs"]["test"][pick][:MAX_SENTENCES],
+                       weights["word_weights"][pick], weights["sentence_weights"][pick],
+                       path, title=f"{example.get('package', 'document')}: predicted "
+                                   f"{labels[int(np.argmax(probabilities[pick]))]}, "
+                                   f"true {labels[truth[pick]]}")
+
+
+def fit(data=None, preset="small", epochs=30, batch_size=64, learning_rate=None,
+        max_train=None, max_test=None, seed=0, strategy=None, verbose=2):
+    """`examples/fit.py han_classifier`: the recipe's method on any data.
+
+    Returns:
+        `(model, summary, results, draw)`; `draw(path)` writes the
+        highlighted document. On a torch DDP worker other than rank 0,
+        `results` and `draw` are None.
+    """
+    strategy = strategy or distribute.no_distribution()
+    prepared = prepare(data, max_train, max_test)
+    with strategy.scope():
+        model = build(prepared, preset)
+        summary = train(model, prepared, epochs, batch_size=batch_size,
+                        learning_rate=learning_rate or 1e-3, strategy=strategy,
+                        seed=seed, verbose=verbose)
+    if not strategy.is_chief:
+        return model, summary, None, None
+    return (model, summary, evaluate(model, prepared),
+            lambda path: draw(model, prepared, path))
+
+
 def main(argv=None, out_dir=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[1])
     parser.add_argument("--epochs", type=int, default=30)
@@ -92,94 +237,34 @@ def main(argv=None, out_dir=None):
     args = parser.parse_args(argv)
     strategy = distribute.from_arguments(args, "han_classifier")
     os.makedirs(args.out, exist_ok=True)
-    from kerattn.zoo import han_attention, han_classifier
-
-    data = debian_topical10()
-    labels = data["labels"]
-    # Unlabelled text: every description of a source package in the training
-    # split, whatever its section (none of the valid or test packages).
-    unlabelled = [d["text"] for d in debian_descriptions() if d["split"] == "train"]
-    vocab = build_word_vocabulary([tokenize_document(t) for t in unlabelled],
-                                  min_count=3)
-    _, x_train, y_train = arrays(data["train"], vocab, labels)
-    _, x_valid, y_valid = arrays(data["valid"], vocab, labels)
-    test_docs, x_test, y_test = arrays(data["test"], vocab, labels)
-    majority = collections.Counter(y_train).most_common(1)[0][0]
-    baselines = {
-        "majority_class": float(np.mean(y_test == majority)),
-        "tfidf_logistic_regression": tfidf_baseline(data["train"], data["test"]),
-    }
-    print("baselines", baselines)
-
+    data = prepare()
+    print("baselines", data["baselines"])
     keras.utils.set_random_seed(1)
-    two_stage = args.embeddings == "lsa" and args.schedule == "two-stage"
-    budget = TimeBudget(None if args.minutes is None else 60 * args.minutes)
-    inputs, valid = {"document_ids": x_train}, ({"document_ids": x_valid}, y_valid)
-    fit_data = dict(x=inputs, y=y_train, batch_size=64, validation_data=valid)
-    if strategy.kind != "none":
-        fit_data = dict(
-            x=strategy.shard(distribute.ArrayBatches(inputs, y_train, 64, seed=1)),
-            validation_data=strategy.shard(distribute.ArrayBatches(
-                valid[0], valid[1], 256, shuffle=False)))
-    start = time.time()
-    # Stage 1 (two-stage): the LSA embeddings fixed, the rest trained. Stage
-    # 2 (or the only stage): everything, the embeddings at a lower rate.
-    # Fine-tuning the embeddings from the start overfits within 3 epochs.
-    stages = [(False, 1e-3), (True, 2e-4)] if two_stage else [(True, 1e-3)]
-    history = {"val_accuracy": [], "loss": []}
     with strategy.scope():
-        model = han_classifier(len(vocab), len(labels), **SIZES)
-        if args.embeddings == "lsa":
-            model.get_layer("embedding").embeddings.assign(
-                lsa_embeddings(unlabelled, vocab, SIZES["embedding_dim"]))
-        for trainable, rate in stages:
-            model.get_layer("embedding").trainable = trainable
-            model.compile(keras.optimizers.Adam(rate, clipnorm=5.0),
-                          "sparse_categorical_crossentropy", metrics=["accuracy"])
-            # torch DDP: wrapped again, for the weights trainable now.
-            strategy.prepare(model)
-            stop = keras.callbacks.EarlyStopping("val_accuracy", patience=3,
-                                                 restore_best_weights=True)
-            fitted = model.fit(**fit_data, epochs=args.epochs,
-                               callbacks=[budget, stop], verbose=2)
-            for key in history:
-                history[key] += fitted.history[key]
+        model = build(data)
+        summary = train(model, data, args.epochs, args.embeddings, args.schedule,
+                        minutes=args.minutes, strategy=strategy)
     if not strategy.is_chief:   # torch DDP: rank 0 evaluates and writes
         return None
-    minutes = round((time.time() - start) / 60, 2)
-    probabilities = model.predict({"document_ids": x_test}, batch_size=256, verbose=0)
-    accuracy = float(np.mean(np.argmax(probabilities, -1) == y_test))
-    valid_accuracy = float(max(history["val_accuracy"]))
+    evaluated = evaluate(model, data)
     model.save(os.path.join(args.out, "model.keras"))
-
-    # A highlighted test document (the first one the model gets right).
-    weights = han_attention(model).predict({"document_ids": x_test[:32]}, verbose=0)
-    pick = next((i for i in range(32) if np.argmax(probabilities[i]) == y_test[i]), 0)
     try:
-        from kerattn.plot import document_highlight
-
-        document_highlight(test_docs[pick][:MAX_SENTENCES],
-                           weights["word_weights"][pick],
-                           weights["sentence_weights"][pick],
-                           os.path.join(args.out, "highlight.png"),
-                           title=f"{data['test'][pick]['package']}: predicted "
-                                 f"{labels[int(np.argmax(probabilities[pick]))]}, "
-                                 f"true {labels[y_test[pick]]}")
+        draw(model, data, os.path.join(args.out, "highlight.png"))
     except ImportError:
         pass
-
+    examples = data["examples"]
     results = {
         "meta": {"backend": keras.backend.backend(), "embeddings": args.embeddings,
-                 "unlabelled_texts": len(unlabelled),
-                 "documents": {k: len(data[k]) for k in ("train", "valid", "test")},
-                 "vocabulary": len(vocab), "max_sentences": MAX_SENTENCES,
-                 "max_words": MAX_WORDS, "sizes": SIZES},
-        "han_test_accuracy": round(accuracy, 4),
-        "han_best_valid_accuracy": round(valid_accuracy, 4),
-        "baselines": {k: round(v, 4) for k, v in baselines.items()},
-        "train": {"epochs": len(history["loss"]), "minutes": minutes,
-                  "schedule": args.schedule if args.embeddings == "lsa" else "one stage",
-                  "parameters": int(model.count_params())},
+                 "unlabelled_texts": len(data["unlabelled"]),
+                 "documents": {k: len(examples[k]) for k in ("train", "valid", "test")},
+                 "vocabulary": len(data["vocab"]), "max_sentences": MAX_SENTENCES,
+                 "max_words": MAX_WORDS, "preset": PRESET, "sizes": sizes()},
+        "han_test_accuracy": evaluated["accuracy"],
+        "han_best_valid_accuracy": summary["best_val_accuracy"],
+        "baselines": evaluated["baselines"],
+        "train": {"epochs": summary["epochs"], "minutes": summary["train_minutes"],
+                  "schedule": summary["schedule"],
+                  "parameters": summary["parameters"]},
     }
     write_results(args.out, results, report(results))
     return results

@@ -1,7 +1,103 @@
-"""Pieces the recipes share."""
+"""What every recipe shares: one compile-and-fit, and the results files.
+
+`compile_and_fit` is the one training path of the recipes and of
+`examples/fit.py` (a command line over the recipes): Adam with gradient
+clipping (optionally a linear warm-up then cosine decay), the loss and
+metrics of the task, `kerattn.distribute`'s `prepare` and `shard`, a
+`TimeBudget`, and `model.fit`. It returns Keras' `History` and a summary
+(epochs, steps, minutes, final losses, parameters) that the recipes write
+into `results.json`.
+"""
 
 import json
 import os
+import time
+
+import keras
+
+from kerattn import checks, distribute
+from kerattn.callbacks import TimeBudget
+
+
+def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
+                    epochs, clipnorm=1.0, metrics=None, warmup_steps=0,
+                    minutes=None, callbacks=(), strategy=None, verbose=2):
+    """Compile `model` with Adam and fit it; returns `(history, summary)`.
+
+    Args:
+        model: the Keras model (built inside `strategy.scope()` when
+            distributed).
+        train: a `keras.utils.PyDataset` (or `tf.data.Dataset`) of batches,
+            or `(x, y, batch_size)` arrays (batched by
+            `kerattn.distribute.ArrayBatches`).
+        validation: the same forms, or None.
+        loss: the Keras loss.
+        learning_rate: Adam's peak rate.
+        epochs: the number of epochs.
+        clipnorm: gradient clipping by norm.
+        metrics: Keras metrics.
+        warmup_steps: a linear warm-up from 0 over these steps, then a
+            cosine decay to a tenth of `learning_rate` at the last step.
+        minutes: an optional wall-clock cap (`TimeBudget`).
+        callbacks: more Keras callbacks (early stopping, ...).
+        strategy: a `kerattn.distribute` strategy; None trains on one device.
+        verbose: `fit`'s verbosity.
+
+    Returns:
+        `(history, summary)`: Keras' `History` and a dict with `epochs`,
+        `steps`, `train_minutes`, `final_loss`, `final_val_loss` (with
+        validation) and `parameters`.
+    """
+    checks.positive_number("learning_rate", learning_rate)
+    checks.nonnegative_int("epochs", epochs)
+    checks.nonnegative_int("warmup_steps", warmup_steps)
+    strategy = strategy or distribute.no_distribution()
+    train, validation = _batches(train), _batches(validation, shuffle=False)
+    schedule = learning_rate
+    if warmup_steps:
+        total = epochs * len(train)
+        schedule = keras.optimizers.schedules.CosineDecay(
+            0.0, max(total - warmup_steps, 1), alpha=0.1,
+            warmup_target=learning_rate, warmup_steps=warmup_steps)
+    model.compile(optimizer=keras.optimizers.Adam(schedule, clipnorm=clipnorm),
+                  loss=loss, metrics=metrics)
+    strategy.prepare(model)
+    if strategy.kind != "none":
+        train = strategy.shard(train)
+        validation = None if validation is None else strategy.shard(validation)
+    budget = TimeBudget(None if minutes is None else 60 * minutes)
+    start = time.time()
+    history = model.fit(train, validation_data=validation, epochs=epochs,
+                        callbacks=[budget, *callbacks], verbose=verbose)
+    summary = {"epochs": len(history.history.get("loss", [])),
+               "steps": budget.steps,
+               "train_minutes": round((time.time() - start) / 60, 2),
+               "parameters": int(model.count_params())}
+    for key in ("loss", "val_loss"):
+        if history.history.get(key):
+            summary[f"final_{key}"] = round(float(history.history[key][-1]), 4)
+    return history, summary
+
+
+def _batches(data, shuffle=True):
+    if isinstance(data, tuple):
+        x, y, batch_size = data
+        return distribute.ArrayBatches(x, y, batch_size, shuffle=shuffle)
+    return data
+
+
+def split(examples):
+    """A user's file of examples -> train / valid / test, in file order.
+
+    The last 10% is the test split and the 10% before it the validation
+    split (at least one example each), as `examples/fit.py --data` says.
+    """
+    n = len(examples)
+    checks.require(n >= 3, "data", "a file of at least 3 examples (train, "
+                   "validation and test take one each at least)",
+                   note=f"It holds {n}.")
+    a, b = n - 2 * max(n // 10, 1), n - max(n // 10, 1)
+    return {"train": examples[:a], "valid": examples[a:b], "test": examples[b:]}
 
 
 def write_results(directory, results, markdown):

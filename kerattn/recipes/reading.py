@@ -9,7 +9,6 @@ trains `kerattn.zoo.aoa_reader` and reports test accuracy per word kind.
 import argparse
 import collections
 import os
-import time
 
 import keras
 import numpy as np
@@ -28,10 +27,18 @@ from kerattn.datasets import (
 from kerattn.datasets.cloze import KINDS
 from kerattn.datasets.translation import free_first_width
 from kerattn import distribute
-from kerattn.recipes.common import write_results
-from kerattn.recipes.translation import TimeBudget
+from kerattn.recipes.common import compile_and_fit, split, write_results
 
-SIZES = dict(embedding_dim=128, units=128, dropout=0.1)
+PRESET = "base"   # the model's named sizes (kerattn.zoo.presets)
+KJV = os.path.expanduser("~/.kerattn/kjv")
+
+
+def sizes(preset=PRESET):
+    """The aoa_reader sizes of `preset`, every keyword resolved."""
+    from kerattn.zoo import presets
+
+    named = presets("aoa_reader")
+    return dict(named["paper"], **named[preset])
 
 
 class ClozeBatches(keras.utils.PyDataset):
@@ -73,9 +80,128 @@ class ClozeBatches(keras.utils.PyDataset):
             free_first_width(self.batches, self._width)
 
 
+def prepare(path=None, directory=KJV, max_train=None, max_test=None):
+    """The questions, vocabulary, arrays and baselines of the recipe.
+
+    `path`: a CBT-format file (the user's data, the last 10% the test split
+    and the 10% before it the validation split); None builds the King
+    James Bible questions in `directory` (fetched with `apt-get download`
+    when missing), writes them in the CBT format there and reads the test
+    split back through the CBT loader.
+    """
+    if path:
+        splits = split(read_cbt(path))
+        min_count = 1
+    else:
+        root = os.path.join(directory, "root")
+        if not os.path.exists(os.path.join(root, "usr", "bin", "bible")):
+            root = download_kjv(directory)
+        splits = kjv_cloze(root)
+        for name in ("train", "valid", "test"):
+            write_cbt(splits[name], os.path.join(directory, f"kjv_cloze_{name}.txt"))
+        test = read_cbt(os.path.join(directory, "kjv_cloze_test.txt"))
+        for q, original in zip(test, splits["test"]):
+            q["kind"] = original["kind"]
+        splits["test"] = test
+        min_count = 2
+    splits = {"train": splits["train"][:max_train], "valid": splits["valid"],
+              "test": splits["test"][:max_test]}
+    vocab = cloze_vocabulary(splits["train"], min_count=min_count)
+    test = splits["test"]
+    return {"questions": splits, "vocab": vocab, "source": path or "kjv cloze",
+            "arrays": {k: encode_cloze(v, vocab) for k, v in splits.items()},
+            "baselines": {"most_frequent": baseline_accuracy(test, most_frequent_baseline),
+                          "bigram": baseline_accuracy(test, bigram_baseline)}}
+
+
+def build(data, preset=PRESET, **overrides):
+    """`kerattn.zoo.aoa_reader` for the data's vocabulary."""
+    from kerattn.zoo import aoa_reader
+
+    return aoa_reader(len(data["vocab"]), preset=preset, **overrides)
+
+
+def train(model, data, epochs=3, batch_size=32, learning_rate=1e-3, minutes=None,
+          strategy=None, seed=0, verbose=2):
+    """Adam with clipnorm 5 (as the paper) on length-sorted batches."""
+    from kerattn.losses import MaskedSparseCrossentropy
+
+    history, summary = compile_and_fit(
+        model, ClozeBatches(data["arrays"]["train"], batch_size, seed=seed),
+        ClozeBatches(data["arrays"]["valid"], 128, shuffle=False),
+        loss=MaskedSparseCrossentropy(pad_id=-1, from_logits=False),
+        metrics=["sparse_categorical_accuracy"], learning_rate=learning_rate,
+        clipnorm=5.0, epochs=epochs, minutes=minutes, strategy=strategy,
+        verbose=verbose)
+    summary["final_val_accuracy"] = round(float(
+        history.history["val_sparse_categorical_accuracy"][-1]), 4)
+    return summary
+
+
+def evaluate(model, data):
+    """Test accuracy, overall and per word kind (when the questions say)."""
+    test = data["questions"]["test"]
+    batches = ClozeBatches(data["arrays"]["test"], 128, shuffle=False)
+    probabilities = model.predict(batches, verbose=0)
+    predicted = np.empty(len(test), "int64")
+    predicted[np.concatenate(batches.batches)] = np.argmax(probabilities, -1)
+    hits = collections.defaultdict(list)
+    for q, p, a in zip(test, predicted, data["arrays"]["test"]["answer_index"]):
+        if "kind" in q:
+            hits[q["kind"]].append(p == a)
+        hits["all"].append(p == a)
+    return {"accuracy": {k: round(float(np.mean(v)), 4) for k, v in hits.items()},
+            "test_per_kind": {k: len(v) for k, v in hits.items()},
+            "baselines": {b: {k: round(v, 4) for k, v in r.items()}
+                          for b, r in data["baselines"].items()}}
+
+
+def draw(model, data, path):
+    """The document attention `s` of the first test question, as a strip."""
+    import matplotlib.pyplot as plt
+
+    from kerattn.plot import attention_heatmap
+    from kerattn.zoo import aoa_attention
+
+    one = {k: v[:1] for k, v in data["arrays"]["test"].items() if k != "answer_index"}
+    s = aoa_attention(model).predict(one, verbose=0)["s"][0]
+    words = [w.lower() for verse in data["questions"]["test"][0]["context"]
+             for w in verse.split(" ")]
+    attention_heatmap(s[None, :len(words)], words, ["s"])
+    plt.gcf().set_size_inches(max(8, len(words) * 0.12), 2)
+    plt.savefig(path, dpi=80)
+    plt.close("all")
+
+
+def fit(data=None, preset="small", epochs=3, batch_size=32, learning_rate=None,
+        max_train=None, max_test=None, seed=0, strategy=None, verbose=2):
+    """`examples/fit.py aoa_reader`: the recipe's method on any data.
+
+    Returns:
+        `(model, summary, results, draw)`; `draw(path)` writes the document
+        attention. On a torch DDP worker other than rank 0, `results` and
+        `draw` are None.
+    """
+    strategy = strategy or distribute.no_distribution()
+    prepared = prepare(data, max_train=max_train or (None if data else 20000),
+                       max_test=max_test)
+    with strategy.scope():
+        model = build(prepared, preset)
+        summary = train(model, prepared, epochs, batch_size,
+                        learning_rate=learning_rate or 1e-3, strategy=strategy,
+                        seed=seed, verbose=verbose)
+    if not strategy.is_chief:
+        return model, summary, None, None
+    evaluated = evaluate(model, prepared)
+    results = {"accuracy": evaluated["accuracy"]["all"],
+               "accuracy_by_kind": evaluated["accuracy"],
+               "baselines": evaluated["baselines"]}
+    return model, summary, results, lambda path: draw(model, prepared, path)
+
+
 def main(argv=None, out_dir=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[1])
-    parser.add_argument("--data", default=os.path.expanduser("~/.kerattn/kjv"),
+    parser.add_argument("--data", default=KJV,
                         help="where the Debian packages are fetched and unpacked")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--minutes", type=float, default=None)
@@ -85,68 +211,29 @@ def main(argv=None, out_dir=None):
     args = parser.parse_args(argv)
     strategy = distribute.from_arguments(args, "aoa_reader")
     os.makedirs(args.out, exist_ok=True)
-    from kerattn.losses import MaskedSparseCrossentropy
-    from kerattn.zoo import aoa_reader
-
-    root = os.path.join(args.data, "root")
-    if not os.path.exists(os.path.join(root, "usr", "bin", "bible")):
-        root = download_kjv(args.data)
-    splits = kjv_cloze(root)
-    for name in ("train", "valid", "test"):
-        write_cbt(splits[name], os.path.join(args.data, f"kjv_cloze_{name}.txt"))
-    test = read_cbt(os.path.join(args.data, "kjv_cloze_test.txt"))  # the CBT loader
-    for q, original in zip(test, splits["test"]):
-        q["kind"] = original["kind"]
-    train = splits["train"][: args.max_train]
-    baselines = {"most_frequent": baseline_accuracy(test, most_frequent_baseline),
-                 "bigram": baseline_accuracy(test, bigram_baseline)}
-    print("baselines", baselines)
-
-    vocab = cloze_vocabulary(train, min_count=2)
-    arrays = {k: encode_cloze(v, vocab) for k, v in
-              (("train", train), ("valid", splits["valid"]), ("test", test))}
+    data = prepare(directory=args.data, max_train=args.max_train)
+    print("baselines", data["baselines"])
     keras.utils.set_random_seed(1)
-    budget = TimeBudget(None if args.minutes is None else 60 * args.minutes)
-    start = time.time()
     with strategy.scope():
-        model = aoa_reader(len(vocab), **SIZES)
-        model.compile(keras.optimizers.Adam(1e-3, clipnorm=5.0),
-                      MaskedSparseCrossentropy(pad_id=-1, from_logits=False),
-                      metrics=["sparse_categorical_accuracy"])
-        strategy.prepare(model)
-        history = model.fit(
-            strategy.shard(ClozeBatches(arrays["train"], 32)),
-            validation_data=strategy.shard(ClozeBatches(arrays["valid"], 128,
-                                                        shuffle=False)),
-            epochs=args.epochs, callbacks=[budget], verbose=2)
+        model = build(data)
+        summary = train(model, data, args.epochs, minutes=args.minutes,
+                        strategy=strategy)
     if not strategy.is_chief:   # torch DDP: rank 0 evaluates and writes
         return None
-    minutes = round((time.time() - start) / 60, 2)
     model.save(os.path.join(args.out, "model.keras"))
-
-    test_batches = ClozeBatches(arrays["test"], 128, shuffle=False)
-    probabilities = model.predict(test_batches, verbose=0)
-    order = np.concatenate(test_batches.batches)
-    predicted = np.empty(len(test), "int64")
-    predicted[order] = np.argmax(probabilities, -1)
-    hits = collections.defaultdict(list)
-    for q, p, a in zip(test, predicted, arrays["test"]["answer_index"]):
-        hits[q["kind"]].append(p == a)
-        hits["all"].append(p == a)
-    accuracy = {k: round(float(np.mean(v)), 4) for k, v in hits.items()}
+    evaluated = evaluate(model, data)
+    questions = data["questions"]
     results = {
         "meta": {"backend": keras.backend.backend(),
-                 "questions": {"train": len(train), "valid": len(splits["valid"]),
-                               "test": len(test)},
-                 "test_per_kind": {k: len(v) for k, v in hits.items()},
-                 "vocabulary": len(vocab), "sizes": SIZES},
-        "aoa_test_accuracy": accuracy,
-        "baselines": {b: {k: round(v, 4) for k, v in r.items()}
-                      for b, r in baselines.items()},
-        "train": {"epochs": len(history.history["loss"]), "minutes": minutes,
-                  "steps": budget.steps, "parameters": int(model.count_params()),
-                  "final_val_accuracy": round(float(
-                      history.history["val_sparse_categorical_accuracy"][-1]), 4)},
+                 "questions": {k: len(v) for k, v in questions.items()},
+                 "test_per_kind": evaluated["test_per_kind"],
+                 "vocabulary": len(data["vocab"]), "preset": PRESET,
+                 "sizes": sizes()},
+        "aoa_test_accuracy": evaluated["accuracy"],
+        "baselines": evaluated["baselines"],
+        "train": {"epochs": summary["epochs"], "minutes": summary["train_minutes"],
+                  "steps": summary["steps"], "parameters": summary["parameters"],
+                  "final_val_accuracy": summary["final_val_accuracy"]},
     }
     write_results(args.out, results, report(results))
     return results

@@ -31,46 +31,52 @@ from kerattn.datasets import (
     gettext_pairs,
     translation_arrays,
 )
-from kerattn import distribute
+from kerattn import checks, distribute
+from kerattn.datasets import translation_dataset
 from kerattn.decoding import Translator
 from kerattn.losses import MaskedSparseCrossentropy
+from kerattn.recipes.common import compile_and_fit
 
 # Source-length buckets in words, as in Bahdanau et al.'s Figure 2.
 LENGTH_BUCKETS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, 30), (31, 50))
 
 
-class TimeBudget(keras.callbacks.Callback):
-    """Stop training once `seconds` have passed (None: never)."""
-
-    def __init__(self, seconds=None):
-        super().__init__()
-        self.seconds = seconds
-        self.steps = 0
-
-    def on_train_begin(self, logs=None):
-        self.start = time.time()
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.steps += 1
-        if self.seconds is not None and time.time() - self.start > self.seconds:
-            self.model.stop_training = True
+# The recipe's training settings per model (the rest use DEFAULTS); the
+# sizes are each model's "base" preset (kerattn.zoo.presets(name)).
+DEFAULTS = dict(preset="base", learning_rate=2e-3, label_smoothing=0.0,
+                warmup_steps=0)
+SETTINGS = {
+    "transformer_nmt": dict(learning_rate=1e-3, label_smoothing=0.1,
+                            warmup_steps=600),
+    "convs2s_nmt": dict(learning_rate=1e-3),
+}
 
 
-def prepare(lang="fr", vocab_size=8000, max_tokens=20, tokenizer="word"):
+def settings(name):
+    """The recipe's preset and training settings for the zoo model `name`."""
+    return dict(DEFAULTS, **SETTINGS.get(name, {}))
+
+
+def prepare(lang="fr", vocab_size=8000, max_tokens=20, tokenizer="word",
+            splits=None, max_train=None, max_test=None):
     """The data of the recipe: vocabularies, training arrays, test pairs.
 
     `tokenizer` is "word" (`WordVocabulary`) or "wordpiece" (keras-hub's
     WordPiece, `WordPieceVocabulary`); `vocab_size` is per language.
+    `splits` (`{"train", "valid", "test"}` lists of pairs) replaces this
+    machine's gettext catalogs with the user's data (`examples/fit.py
+    --data`); `max_train` / `max_test` keep the first pairs of a split.
     """
-    if tokenizer not in ("word", "wordpiece"):
-        raise ValueError("`tokenizer` must be 'word' or 'wordpiece'; got "
-                         f"{tokenizer!r}.")
-    splits = gettext_pairs(lang, max_words=None)
+    checks.one_of("tokenizer", tokenizer, ("word", "wordpiece"))
+    splits = splits or gettext_pairs(lang, max_words=None)
 
     def short(pairs, words=20):
         return [(s, t) for s, t in pairs
                 if len(s.split()) <= words and len(t.split()) <= words]
 
+    splits = {"train": splits["train"][:max_train],
+              "valid": splits["valid"][:max_test or 1000],
+              "test": splits["test"][:max_test]}
     train_pairs = short(splits["train"])
     vocabulary = (WordVocabulary.build if tokenizer == "word"
                   else WordPieceVocabulary.build)
@@ -88,57 +94,100 @@ def prepare(lang="fr", vocab_size=8000, max_tokens=20, tokenizer="word"):
         "train": (x, y),
         "valid": (vx, vy),
         "train_pairs": len(kept),
+        "train_kept": kept,
         "test": short(splits["test"]),
         "test_long": test_long,
         "max_tokens": max_tokens,
     }
 
 
+def build(name, data, preset="base", **overrides):
+    """`kerattn.zoo.<name>` for the data's vocabularies, at `preset`."""
+    from kerattn import zoo
+
+    return getattr(zoo, name)(len(data["source_vocab"]), len(data["target_vocab"]),
+                              preset=preset, **overrides)
+
+
 def train(model, data, epochs=10, minutes=None, batch_size=64,
           learning_rate=2e-3, label_smoothing=0.0, warmup_steps=0,
-          verbose="auto", strategy=None):
-    """Compile and fit `model` on `data["train"]`; returns a summary dict.
+          verbose="auto", strategy=None, pipeline="python", seed=0):
+    """Fit `model` on `data["train"]` (`compile_and_fit`); returns a summary.
 
     With `warmup_steps`, the learning rate rises linearly from 0 to
     `learning_rate` over those steps, then follows a cosine down to a tenth
     of it at the end of the last epoch (a Transformer needs the warm-up,
     Vaswani et al. 2017, section 5.3). With a `kerattn.distribute`
     `strategy`, call it inside `strategy.scope()` with a model built there;
-    `batch_size` is the global batch.
+    `batch_size` is the global batch. `pipeline="tf.data"` tokenises the
+    training pairs inside a `tf.data` graph (`translation_dataset`).
     """
     pad_id = data["target_vocab"].pad_id
-    train_batches = LengthBucketedBatches(*data["train"], batch_size=batch_size,
-                                          pad_id=pad_id)
-    schedule = learning_rate
-    if warmup_steps:
-        total = epochs * len(train_batches)
-        schedule = keras.optimizers.schedules.CosineDecay(
-            0.0, max(total - warmup_steps, 1), alpha=0.1,
-            warmup_target=learning_rate, warmup_steps=warmup_steps)
-    model.compile(
-        optimizer=keras.optimizers.Adam(schedule, clipnorm=1.0),
+    if pipeline == "tf.data":
+        train_batches = translation_dataset(
+            data["train_kept"], data["source_vocab"], data["target_vocab"],
+            batch_size, data["max_tokens"], seed=seed)
+    else:
+        train_batches = LengthBucketedBatches(*data["train"], batch_size=batch_size,
+                                              pad_id=pad_id, seed=seed)
+    valid_batches = LengthBucketedBatches(*data["valid"], batch_size=256,
+                                          shuffle=False, pad_id=pad_id)
+    _, summary = compile_and_fit(
+        model, train_batches, valid_batches,
         loss=MaskedSparseCrossentropy(pad_id=pad_id,
                                       label_smoothing=label_smoothing),
         metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
-    )
-    valid_batches = LengthBucketedBatches(*data["valid"], batch_size=256,
-                                          shuffle=False, pad_id=pad_id)
-    if strategy is not None:
-        strategy.prepare(model)
-        train_batches = strategy.shard(train_batches)
-        valid_batches = strategy.shard(valid_batches)
-    budget = TimeBudget(None if minutes is None else 60 * minutes)
-    start = time.time()
-    history = model.fit(train_batches, validation_data=valid_batches,
-                        epochs=epochs, callbacks=[budget], verbose=verbose)
-    return {
-        "epochs": len(history.history["loss"]),
-        "steps": budget.steps,
-        "train_minutes": round((time.time() - start) / 60, 2),
-        "final_loss": round(float(history.history["loss"][-1]), 4),
-        "final_val_loss": round(float(history.history["val_loss"][-1]), 4),
-        "parameters": int(model.count_params()),
-    }
+        learning_rate=learning_rate, warmup_steps=warmup_steps, epochs=epochs,
+        minutes=minutes, strategy=strategy, verbose=verbose)
+    return summary
+
+
+def fit(name, data=None, preset="small", epochs=6, batch_size=64,
+        learning_rate=None, max_train=None, max_test=None, seed=0, strategy=None,
+        beam_width=5, pipeline="python", max_tokens=20, verbose=2):
+    """`examples/fit.py MODEL`: the recipe's method on any pairs.
+
+    Args:
+        name: a zoo translation builder ("bahdanau_nmt", ...).
+        data: a TSV file of `source<TAB>target` pairs (the last 10% the
+            test split, the 10% before it the validation split); None uses
+            this machine's gettext English -> French catalogs.
+        preset: the model's named sizes.
+        epochs, batch_size: as `train`.
+        learning_rate: None takes the recipe's (`settings(name)`), with its
+            warm-up and label smoothing.
+        max_train, max_test: keep the first pairs of a split.
+        seed: the shuffling seed.
+        strategy: a `kerattn.distribute` strategy.
+        beam_width: the beam of the second BLEU column.
+        pipeline: "python" or "tf.data" (see `train`).
+        max_tokens: the longest training side, in tokens.
+        verbose: `fit`'s verbosity.
+
+    Returns:
+        `(model, summary, results, draw)`: `results` holds `bleu_greedy`,
+        `bleu_beam{beam_width}` and BLEU by source length; `draw(path)`
+        writes attention heatmaps. On a torch DDP worker other than rank 0,
+        `results` and `draw` are None.
+    """
+    from kerattn.datasets import tsv_pairs
+    from kerattn.recipes.common import split
+
+    strategy = strategy or distribute.no_distribution()
+    prepared = prepare(splits=split(tsv_pairs(data)) if data else None,
+                       max_tokens=max_tokens, max_train=max_train, max_test=max_test)
+    config = settings(name)
+    with strategy.scope():
+        model = build(name, prepared, preset)
+        summary = train(model, prepared, epochs=epochs, batch_size=batch_size,
+                        learning_rate=learning_rate or config["learning_rate"],
+                        label_smoothing=config["label_smoothing"],
+                        warmup_steps=config["warmup_steps"], strategy=strategy,
+                        pipeline=pipeline, seed=seed, verbose=verbose)
+    if not strategy.is_chief:
+        return model, summary, None, None
+    results = evaluate(model, prepared, beam_width=beam_width)
+    return model, summary, results, lambda path: draw(model, prepared, path)
 
 
 def translate_all(translator, sources, batch_size=256, **kwargs):
@@ -194,6 +243,18 @@ def evaluate(model, data, beam_width=5, length_penalty=0.6):
             {"source": sources[i], "reference": pairs[i][1], "hypothesis": hyps[i]}
             for i in in_test[:5]]
     return results
+
+
+def draw(model, data, path, count=4):
+    """Attention heatmaps of the first `count` test sentences, to `path`."""
+    import kerattn.plot
+
+    translator = Translator(model, data["source_vocab"], data["target_vocab"])
+    _, alignments = translator([s for s, _ in data["test"][:count]],
+                               return_alignments=True)
+    kerattn.plot.save_attention_heatmaps(
+        [(a["weights"], a["source_tokens"], a["target_tokens"]) for a in alignments],
+        path)
 
 
 def _bucket_table(results, baseline, search):
@@ -286,17 +347,21 @@ def parse_args(argv=None, **defaults):
     """The recipe's command line; `defaults` are the recipe's own values."""
     p = argparse.ArgumentParser()
     p.add_argument("--lang", default="fr")
-    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--epochs", type=int, default=6)
     p.add_argument("--minutes", type=float, default=None,
                    help="optional wall-clock cap on training")
+    p.add_argument("--preset", choices=("tiny", "small", "base", "paper"),
+                   help="the model's named sizes (kerattn.zoo.presets)")
     p.add_argument("--max-tokens", type=int, default=20)
+    p.add_argument("--max-train", type=int, default=None)
+    p.add_argument("--max-test", type=int, default=None)
     p.add_argument("--vocab-size", type=int, default=8000)
     p.add_argument("--tokenizer", choices=("word", "wordpiece"), default="word",
                    help="word-level vocabulary or keras-hub WordPiece")
     p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--learning-rate", type=float, default=2e-3)
-    p.add_argument("--label-smoothing", type=float, default=0.0)
-    p.add_argument("--warmup-steps", type=int, default=0,
+    p.add_argument("--learning-rate", type=float)
+    p.add_argument("--label-smoothing", type=float)
+    p.add_argument("--warmup-steps", type=int,
                    help="linear warm-up steps, then cosine decay")
     p.add_argument("--beam-width", type=int, default=5)
     p.add_argument("--seed", type=int, default=0)
@@ -307,50 +372,43 @@ def parse_args(argv=None, **defaults):
     return p.parse_args(argv)
 
 
-def main(name, builder_kwargs, description, directory, argv=None, epochs=6,
-         learning_rate=2e-3, label_smoothing=0.0, warmup_steps=0):
-    """Run the recipe of `kerattn.zoo.<name>(V_x, V_y, **builder_kwargs)`.
+def main(name, description, directory, argv=None):
+    """Run the recipe of `kerattn.zoo.<name>` (its `settings(name)`).
 
     Args:
         name: the zoo builder's name, e.g. "bahdanau_nmt".
-        builder_kwargs: the builder's size keywords.
         description: the recipe's docstring; its first paragraph goes into
             RESULTS.md.
         directory: where results go (the recipe's folder).
         argv: command-line arguments (default: `sys.argv[1:]`).
-        epochs, learning_rate, label_smoothing, warmup_steps: the
-            recipe's defaults.
     """
     from kerattn import zoo
 
     description = " ".join(description.split("\n\n")[0].split())
-    builder_text = f"kerattn.zoo.{name}(V_x, V_y, " + ", ".join(
-        f"{k}={v!r}" for k, v in builder_kwargs.items()) + ")"
-
-    def build(source_vocab_size, target_vocab_size):
-        return getattr(zoo, name)(source_vocab_size, target_vocab_size,
-                                  **builder_kwargs)
-
     if argv is None:
         import sys
 
         argv = sys.argv[1:]
-    args = parse_args(argv, epochs=epochs, learning_rate=learning_rate,
-                      label_smoothing=label_smoothing, warmup_steps=warmup_steps)
+    args = parse_args(argv, **settings(name))
     strategy = distribute.from_arguments(args, name)   # before the backend starts
     keras.utils.set_random_seed(args.seed)
     print(f"backend {keras.backend.backend()}, {strategy.num_replicas} replica(s)")
-    data = prepare(args.lang, args.vocab_size, args.max_tokens, args.tokenizer)
+    data = prepare(args.lang, args.vocab_size, args.max_tokens, args.tokenizer,
+                   max_train=args.max_train, max_test=args.max_test)
     print(f"{data['train_pairs']} training pairs, {len(data['test'])} test pairs")
+    named = zoo.presets(name)
+    sizes = dict(named["paper"], **named[args.preset])
+    builder_text = (f"kerattn.zoo.{name}(V_x, V_y, preset={args.preset!r}): "
+                    + ", ".join(f"{k}={v!r}" for k, v in sizes.items()))
     with strategy.scope():
-        model = build(len(data["source_vocab"]), len(data["target_vocab"]))
+        model = build(name, data, args.preset)
         model.summary()
         summary = train(model, data, epochs=args.epochs, minutes=args.minutes,
                         batch_size=args.batch_size, learning_rate=args.learning_rate,
                         label_smoothing=args.label_smoothing,
                         warmup_steps=args.warmup_steps,
                         verbose=2 if os.environ.get("CI") else "auto",
-                        strategy=strategy)
+                        strategy=strategy, seed=args.seed)
     if not strategy.is_chief:   # torch DDP: rank 0 evaluates and writes
         return None
     results = {"backend": keras.backend.backend(),

@@ -9,11 +9,5 @@ import os
 
 from kerattn.recipes import translation
 
-SIZES = dict(
-    embedding_dim=128, units=256, alignment_units=256, maxout_units=256,
-    dropout=0.2,
-)
-
 if __name__ == "__main__":
-    translation.main("bahdanau_nmt", SIZES, __doc__,
-                     os.path.dirname(os.path.abspath(__file__)))
+    translation.main("bahdanau_nmt", __doc__, os.path.dirname(os.path.abspath(__file__)))

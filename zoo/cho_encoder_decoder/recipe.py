@@ -9,10 +9,5 @@ import os
 
 from kerattn.recipes import translation
 
-SIZES = dict(
-    embedding_dim=128, units=256, maxout_units=256, dropout=0.2,
-)
-
 if __name__ == "__main__":
-    translation.main("cho_encoder_decoder", SIZES, __doc__,
-                     os.path.dirname(os.path.abspath(__file__)))
+    translation.main("cho_encoder_decoder", __doc__, os.path.dirname(os.path.abspath(__file__)))

@@ -9,11 +9,5 @@ import os
 
 from kerattn.recipes import translation
 
-SIZES = dict(
-    attention="global", score="general", input_feeding=True, num_layers=2,
-    units=256, embedding_dim=128, dropout=0.2,
-)
-
 if __name__ == "__main__":
-    translation.main("luong_nmt", SIZES, __doc__,
-                     os.path.dirname(os.path.abspath(__file__)))
+    translation.main("luong_nmt", __doc__, os.path.dirname(os.path.abspath(__file__)))

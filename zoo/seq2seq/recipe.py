@@ -9,10 +9,5 @@ import os
 
 from kerattn.recipes import translation
 
-SIZES = dict(
-    num_layers=4, units=256, embedding_dim=128, dropout=0.2,
-)
-
 if __name__ == "__main__":
-    translation.main("seq2seq", SIZES, __doc__,
-                     os.path.dirname(os.path.abspath(__file__)))
+    translation.main("seq2seq", __doc__, os.path.dirname(os.path.abspath(__file__)))

@@ -1,0 +1,152 @@
+"""The package's structure, read from its source with `ast` (no import runs).
+
+- No import cycle: every `import` and `from ... import` in every module,
+  function-level ones included, is an edge; no exception list.
+- One argument-checking module: `kerattn/checks.py` is the only module
+  that writes `raise ValueError`; the others call it.
+"""
+
+import ast
+import os
+
+import pytest
+
+ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                    "kerattn")
+
+
+def modules():
+    """`{"kerattn.layers.scan": path, "kerattn.layers": .../__init__.py, ...}`."""
+    found = {}
+    for directory, _, files in os.walk(ROOT):
+        for file in files:
+            if not file.endswith(".py"):
+                continue
+            path = os.path.join(directory, file)
+            parts = os.path.relpath(path, os.path.dirname(ROOT))[:-3].split(os.sep)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join(parts)] = path
+    return found
+
+
+def ancestors(name):
+    parts = name.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts))}
+
+
+def imports_of(name, path, known):
+    """The kerattn modules that running `name` can import, at any depth."""
+    is_package = path.endswith("__init__.py")
+    package = name if is_package else name.rsplit(".", 1)[0]
+    targets = set()
+    for node in ast.walk(ast.parse(open(path).read(), path)):
+        if isinstance(node, ast.Import):
+            targets.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module
+            for alias in node.names:
+                child = f"{module}.{alias.name}"
+                targets.add(child if child in known else module)
+    edges = set()
+    for target in targets:
+        if target.split(".")[0] != "kerattn":
+            continue
+        while target not in known:  # `import kerattn.x.Y` of an attribute
+            target = target.rsplit(".", 1)[0]
+        # Importing a.b.c runs a/__init__ and a/b/__init__ first, except the
+        # packages this module sits in (they are already being imported).
+        for step in ancestors(target) | {target}:
+            if step not in ancestors(name) and step != name:
+                edges.add(step)
+    return edges
+
+
+def graph():
+    known = modules()
+    return {name: imports_of(name, path, known) for name, path in known.items()}
+
+
+def cycles(edges):
+    """The strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_package_has_no_import_cycle():
+    edges = graph()
+    assert len(edges) > 50  # every module was read
+    found = cycles(edges)
+    assert not found, "import cycles (function-level imports count):\n" + "\n".join(
+        " <-> ".join(c) for c in found)
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    # The reader on a made-up package: a function-level import closes it.
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+@pytest.mark.parametrize("source, imported", [
+    ("from kerattn.decoding.generate import generate", {"kerattn.decoding",
+                                                         "kerattn.decoding.generate"}),
+    ("def f():\n    from kerattn import export", {"kerattn.export"}),
+    ("from ..datasets import vocabulary", {"kerattn.datasets",
+                                           "kerattn.datasets.vocabulary"}),
+    ("from . import scan", {"kerattn.layers.scan"}),
+    ("import numpy", set()),
+])
+def test_the_reader_sees_every_kind_of_import(tmp_path, source, imported):
+    path = tmp_path / "module.py"
+    path.write_text(source)
+    known = set(modules())
+    assert imports_of("kerattn.layers.module", str(path), known) == imported
+
+
+def inline_value_errors():
+    found = []
+    for name, path in sorted(modules().items()):
+        if name == "kerattn.checks":
+            continue
+        for node in ast.walk(ast.parse(open(path).read(), path)):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+                if isinstance(exc, ast.Name) and exc.id == "ValueError":
+                    found.append(f"{os.path.relpath(path, ROOT)}:{node.lineno}")
+    return found
+
+
+def test_argument_checks_live_in_one_module():
+    found = inline_value_errors()
+    assert not found, ("raise ValueError outside kerattn/checks.py (call "
+                       "kerattn.checks instead):\n" + "\n".join(found))
