@@ -26,7 +26,7 @@ import kerattn
 from kerattn.datasets import WordVocabulary, gettext_pairs, translation_arrays
 from kerattn.decoding import Translator
 from kerattn.losses import MaskedSparseCrossentropy
-from kerattn.callbacks import TimeBudget
+from kerattn.recipes.common import compile_and_fit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -35,7 +35,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--minutes", type=float, default=2.0)
     p.add_argument("--max-tokens", type=int, default=8)
-    p.add_argument("--units", type=int, default=96)
+    p.add_argument("--size", choices=("tiny", "small", "base", "paper"),
+                   default="small", help="bahdanau_nmt's preset")
     p.add_argument("--output", default="outputs/export")
     args = p.parse_args()
     keras.utils.set_random_seed(0)
@@ -49,12 +50,9 @@ def main():
     print(f"backend {keras.backend.backend()}: {len(y)} training pairs")
 
     # === Train ===
-    model = kerattn.zoo.bahdanau_nmt(len(src), len(tgt), embedding_dim=64,
-                                     units=args.units, alignment_units=args.units,
-                                     maxout_units=args.units)
-    model.compile(keras.optimizers.Adam(2e-3), MaskedSparseCrossentropy())
-    model.fit(x, y, batch_size=64, epochs=1000, verbose=2,
-              callbacks=[TimeBudget(args.minutes * 60)])
+    model = kerattn.zoo.bahdanau_nmt(len(src), len(tgt), preset=args.size)
+    compile_and_fit(model, (x, y, 64), loss=MaskedSparseCrossentropy(),
+                    learning_rate=2e-3, epochs=1000, minutes=args.minutes)
 
     # === Export: strings in, strings out ===
     translator = Translator(model, src, tgt, max_length=2 * args.max_tokens)

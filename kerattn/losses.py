@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from kerattn import checks
+
 __all__ = ["MaskedSparseCrossentropy"]
 
 
@@ -34,12 +36,10 @@ class MaskedSparseCrossentropy(keras.losses.Loss):
                  name="masked_sparse_crossentropy", **kwargs):
         kwargs.setdefault("reduction", "mean_with_sample_weight")
         super().__init__(name=name, **kwargs)
-        if isinstance(pad_id, bool) or not isinstance(pad_id, int):
-            raise ValueError(f"`pad_id` must be an int; got {pad_id!r}.")
-        if not isinstance(label_smoothing, (int, float)) or not (
-                0 <= label_smoothing < 1):
-            raise ValueError(
-                f"`label_smoothing` must be in [0, 1); got {label_smoothing!r}.")
+        checks.require(
+            isinstance(pad_id, int) and not isinstance(pad_id, bool),
+            "pad_id", "an int", pad_id)
+        checks.rate("label_smoothing", label_smoothing)
         self.pad_id = pad_id
         self.label_smoothing = label_smoothing
         self.from_logits = from_logits

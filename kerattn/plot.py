@@ -5,6 +5,8 @@ Needs matplotlib (`pip install "kerattn[plot]"`).
 
 import numpy as np
 
+from kerattn import checks
+
 __all__ = ["attention_heatmap", "save_attention_heatmaps", "attention_overlay",
            "document_highlight"]
 
@@ -54,16 +56,12 @@ def attention_heatmap(weights, source_tokens, target_tokens, ax=None, title=None
     >>> ax = attention_heatmap(np.eye(2), ["a", "b"], ["x", "y"])
     """
     weights = np.asarray(weights, dtype="float32")
-    if weights.ndim != 2:
-        raise ValueError(
-            f"`weights` must have shape (Tq, Tv); received shape {weights.shape}."
-        )
+    checks.rank("weights", weights.shape, (2,), "(Tq, Tv)")
     rows, cols = len(target_tokens), len(source_tokens)
-    if weights.shape[0] < rows or weights.shape[1] < cols:
-        raise ValueError(
-            f"`weights` of shape {weights.shape} is smaller than the "
-            f"({rows}, {cols}) given by `target_tokens` and `source_tokens`."
-        )
+    checks.require(
+        weights.shape[0] >= rows and weights.shape[1] >= cols, "weights",
+        f"at least ({rows}, {cols}) in shape, the sizes of `target_tokens` "
+        "and `source_tokens`", weights.shape)
     plt = _pyplot()
     if ax is None:
         _, ax = plt.subplots(figsize=(1 + 0.45 * cols, 1 + 0.4 * rows))
@@ -100,9 +98,8 @@ def save_attention_heatmaps(examples, path, columns=2):
     'attention.png'
     """
     plt = _pyplot()
+    checks.some("examples", examples, "one heatmap")
     n = len(examples)
-    if n == 0:
-        raise ValueError("`examples` must hold at least one heatmap.")
     rows = (n + columns - 1) // columns
     width = max(len(src) for _, src, _ in examples)
     height = max(len(tgt) for _, _, tgt in examples)
@@ -158,9 +155,7 @@ def attention_overlay(image, maps, words, path=None, alpha=0.6):
     if image.ndim == 3 and image.shape[-1] == 1:
         image = image[..., 0]
     maps = np.asarray(maps)
-    if len(maps) != len(words):
-        raise ValueError(f"`maps` and `words` must have the same length; got "
-                         f"{len(maps)} and {len(words)}.")
+    checks.same("maps", len(maps), "words", len(words), "length")
     n = len(words) + 1
     fig, axes = plt.subplots(n, 1, figsize=(1.2 + image.shape[1] / 6,
                                             n * (0.4 + image.shape[0] / 6)),

@@ -8,6 +8,8 @@ import zipfile
 
 import keras
 
+from kerattn import checks
+
 # Keras writes the optimizer a model was compiled with by its module: under
 # PyTorch that is `keras.src.backend.torch.optimizers.torch_adam`, a class
 # that only works with torch tensors.
@@ -119,10 +121,10 @@ def load_model(filepath, compile=True, safe_mode=True, jit_compile="auto",
     import kerattn.layers  # noqa: F401  (registers the layers)
 
     path = os.fspath(filepath)
-    if not str(path).endswith(".keras"):
-        raise ValueError(f"`filepath` must be a .keras file; got {path!r}.")
-    if not os.path.isfile(path):
-        raise ValueError(f"`filepath` does not exist: {path!r}.")
+    checks.require(str(path).endswith(".keras"), "filepath", "a .keras file",
+                   path)
+    checks.require(os.path.isfile(path), "filepath", "an existing .keras file",
+                   path, note="`filepath` does not exist, or is not a file.")
     import kerattn.zoo  # noqa: F401  (registers the models)
 
     with zipfile.ZipFile(path) as archive:

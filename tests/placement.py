@@ -63,6 +63,12 @@ HEAVY = {
     f"{_FIT}[jax-aoa_reader]": ("torch", "examples/fit.py --backend jax"),
     f"{_FIT}[torch-han_classifier]": ("torch", "examples/fit.py --backend torch"),
     f"{_FIT}[torch-transformer_nmt]": ("torch", "examples/fit.py --backend torch under torchrun"),
+    f"{_FIT}[tensorflow-seq2seq]": ("tensorflow", "examples/fit.py --backend tensorflow --data a TSV"),
+    f"{_FIT}[tensorflow-cho_encoder_decoder]": ("tensorflow", "examples/fit.py --backend tensorflow"),
+    f"{_FIT}[jax-convs2s_nmt]": ("torch", "examples/fit.py --backend jax --data a TSV"),
+    f"{_FIT}[torch-luong_nmt]": ("torch", "examples/fit.py --backend torch --data a TSV"),
+    "test_recipes.py::test_translation_recipe_end_to_end": (
+        "tensorflow", "the translation recipe's command line end to end (tiny)"),
     f"{_FLAGS}[model]": ("torch", "examples/fit.py exits 2 on an unknown model"),
     f"{_FLAGS}[epochs]": ("torch", "examples/fit.py exits 2 on --epochs 0"),
     f"{_FLAGS}[backend]": ("tensorflow", "examples/fit.py exits 2 on --backend numpy"),

@@ -382,11 +382,11 @@ for _name, _make in TRANSLATION.items():
          "`source_ids` must hold integer token ids")
     case(_name, "negative token ids",
          lambda m=_make: m()({"source_ids": -_SRC, "target_in_ids": _TGT}),
-         r"`source_ids` must hold token ids in \[0, 20\)")
+         r"`source_ids` must be token ids in \[0, 20\)")
     case(_name, "token ids >= vocabulary size",
          lambda m=_make: m().predict({"source_ids": _SRC, "target_in_ids": _TGT + 20},
                                      verbose=0),
-         r"`target_in_ids` must hold token ids in \[0, 20\)")
+         r"`target_in_ids` must be token ids in \[0, 20\)")
     case(_name, "source of rank 3",
          lambda m=_make: m()({"source_ids": _SRC[..., None], "target_in_ids": _TGT}),
          "`source_ids` must have rank 2")
@@ -423,7 +423,7 @@ case("show_attend_tell", "float caption ids",
 case("show_attend_tell", "caption ids >= vocabulary",
      lambda: _SAT_MODEL()(
          {"images": _IMAGES, "caption_in_ids": ids(2, 3) + 12}),
-     r"`caption_in_ids` must hold token ids in \[0, 12\)")
+     r"`caption_in_ids` must be token ids in \[0, 12\)")
 case("show_attend_tell", "images of the wrong size",
      lambda: _SAT_MODEL()(
          {"images": np.zeros((2, 8, 21, 1), "float32"), "caption_in_ids": ids(2, 3)}),
@@ -442,7 +442,7 @@ case("han_classifier", "float word ids",
      "`document_ids` must hold integer")
 case("han_classifier", "ids >= vocabulary",
      lambda: _HAN_MODEL()({"document_ids": ids(2, 3, 4) + 30}),
-     r"`document_ids` must hold token ids in \[0, 30\)")
+     r"`document_ids` must be token ids in \[0, 30\)")
 case("han_classifier", "documents of rank 2",
      lambda: _HAN_MODEL()({"document_ids": ids(2, 4)}),
      "`document_ids` must have rank 3")
@@ -460,7 +460,7 @@ case("han_attention", "float ids into the attention model",
      "`document_ids` must hold integer")
 case("han_attention", "ids >= vocabulary into the attention model",
      lambda: zoo.han_attention(_HAN_MODEL())(
-         {"document_ids": ids(2, 3, 4) + 30}), r"must hold token ids in \[0, 30\)")
+         {"document_ids": ids(2, 3, 4) + 30}), r"must be token ids in \[0, 30\)")
 
 _AOA = {"document_ids": ids(2, 6, high=30), "query_ids": ids(2, 3, high=30),
         "candidate_ids": ids(2, 2, high=30)}
@@ -471,7 +471,7 @@ case("aoa_reader", "float query ids",
 case("aoa_reader", "candidate ids >= vocabulary",
      lambda: _AOA_MODEL()(
          dict(_AOA, candidate_ids=_AOA["candidate_ids"] + 30)),
-     r"`candidate_ids` must hold token ids in \[0, 30\)")
+     r"`candidate_ids` must be token ids in \[0, 30\)")
 case("aoa_reader", "zero-length query",
      lambda: _AOA_MODEL()(
          dict(_AOA, query_ids=ids(2, 0))), "`query_ids` must have at least one")
@@ -486,7 +486,7 @@ case("aoa_attention", "a Keras model",
      "`model`")
 case("aoa_attention", "negative ids into the attention model",
      lambda: zoo.aoa_attention(_AOA_MODEL())(
-         dict(_AOA, document_ids=-_AOA["document_ids"])), r"must hold token ids in \[0, 30\)")
+         dict(_AOA, document_ids=-_AOA["document_ids"])), r"must be token ids in \[0, 30\)")
 case("aoa_attention", "rank-3 documents into the attention model",
      lambda: zoo.aoa_attention(_AOA_MODEL())(
          dict(_AOA, document_ids=_AOA["document_ids"][..., None])), "`document_ids` must have rank 2")
@@ -507,12 +507,12 @@ case("ZooModel", "float ids", lambda: TRANSLATION["seq2seq"]().fit(
     "`source_ids` must hold integer")
 case("ZooModel", "ids >= vocabulary in evaluate", lambda: TRANSLATION["seq2seq"]().evaluate(
     {"source_ids": _SRC + 20, "target_in_ids": _TGT}, _TGT, verbose=0),
-    r"`source_ids` must hold token ids in \[0, 20\)")
+    r"`source_ids` must be token ids in \[0, 20\)")
 case("ZooModel", "negative ids in train_on_batch",
      lambda: (lambda m: (m.compile("adam", "sparse_categorical_crossentropy"),
                          m.train_on_batch({"source_ids": -_SRC, "target_in_ids": _TGT},
                                           _TGT)))(TRANSLATION["seq2seq"]()),
-     r"`source_ids` must hold token ids in \[0, 20\)")
+     r"`source_ids` must be token ids in \[0, 20\)")
 case("ZooModel", "batch mismatch in predict_on_batch",
      lambda: TRANSLATION["seq2seq"]().predict_on_batch(
          {"source_ids": _SRC, "target_in_ids": ids(3, 4)}), "same batch size")
@@ -569,7 +569,7 @@ case("Translator", "source_vocab not a vocabulary",
 case("Translator", "vocabulary larger than the model",
      lambda: decoding.Translator(TRANSLATION["seq2seq"](),
                                  WordVocabulary.build([" ".join("w%d" % i for i in range(40))], 60),
-                                 _VOCAB), "`source_vocab` has")
+                                 _VOCAB), "`source_vocab` must be at most as large as the model's")
 case("Translator", "texts a single string", lambda: _translator()("a b c"), "`texts`")
 case("Translator", "texts not strings", lambda: _translator()([1, 2]), "`texts`")
 case("Translator", "beam_width 0", lambda: _translator()(["a b"], beam_width=0), "`beam_width`")
@@ -609,6 +609,19 @@ case("generate", "source of rank 1",
 case("generate", "beam_width 0",
      lambda: decoding.generate(_S2S(), _SRC, strategy="beam", beam_width=0),
      "`beam_width`")
+
+case("decode_function", "not a generative model",
+     lambda: decoding.decode_function(_HAN_MODEL(), _VOCAB, 5), "`model`")
+case("decode_function", "max_length 0",
+     lambda: decoding.decode_function(_S2S(), _VOCAB, 0), "`max_length`")
+case("decode_function", "beam_width 0",
+     lambda: decoding.decode_function(_S2S(), _VOCAB, 5, beam_width=0), "`beam_width`")
+case("decode_function", "beam_width with sampling",
+     lambda: decoding.decode_function(_S2S(), _VOCAB, 5, beam_width=3, strategy="sample"),
+     "`beam_width` must be 1 with strategy='sample'")
+case("decode_function", "unknown strategy, at trace time",
+     lambda: decoding.decode_function(_S2S(), _VOCAB, 5, strategy="nucleus")(_SRC),
+     "`strategy`")
 
 case("Generator", "not a model", lambda: decoding.Generator("model.keras"), "`model`")
 case("Generator", "a Keras Sequential",

@@ -25,15 +25,20 @@ DATA = os.path.join(REPO, "tests", "data")
 SCRIPT = os.path.join(REPO, "examples", "fit.py")
 
 DATA_PARALLEL = ["--distribute", "data", "--virtual-devices", "2"]
-RUNS = {  # --backend -> [(model, flags)]
+TSV = os.path.join(DATA, "gettext_fr_sample.tsv")  # 240 gettext pairs, a user's file
+RUNS = {  # --backend -> [(model, flags)]: every model, each recipe's method
     "tensorflow": [("bahdanau_nmt", ["--max-train", "300", "--max-test", "20",
-                                     "--pipeline", "tf.data", *DATA_PARALLEL])],
+                                     "--pipeline", "tf.data", *DATA_PARALLEL]),
+                   ("seq2seq", ["--data", TSV]),
+                   ("cho_encoder_decoder", ["--max-train", "200", "--max-test", "10"])],
     "jax": [("show_attend_tell", ["--max-train", "64", "--max-test", "8",
                                   *DATA_PARALLEL]),
-            ("aoa_reader", ["--data", os.path.join(DATA, "kjv_cloze_sample.txt")])],
+            ("aoa_reader", ["--data", os.path.join(DATA, "kjv_cloze_sample.txt")]),
+            ("convs2s_nmt", ["--data", TSV])],
     "torch": [("han_classifier", ["--data", os.path.join(DATA, "topical10_sample.jsonl")]),
               ("transformer_nmt", ["--max-train", "200", "--max-test", "10",
-                                   "--distribute", "data"])],
+                                   "--distribute", "data"]),
+              ("luong_nmt", ["--data", TSV])],
 }
 # torch DDP: one process per device, started by torchrun.
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone",
@@ -64,12 +69,17 @@ def test_fit_script_trains_evaluates_and_writes(backend, model, extra, tmp_path)
     results = json.loads((out / "results.json").read_text())
     assert results["backend"] == backend
     assert results["model"] == model and results["size"] == "tiny"
-    assert results["epochs"] == 1 and results["batch_size"] == 16
+    # HAN's recipe trains in two stages (embeddings fixed, then fine-tuned).
+    assert results["epochs"] == (2 if model == "han_classifier" else 1)
+    assert results["batch_size"] == 16
     assert results["replicas"] == (2 if "--distribute" in extra else 1)
-    metric = {"bahdanau_nmt": "bleu_greedy", "transformer_nmt": "bleu_beam5",
-              "show_attend_tell": "exact_caption_accuracy"}.get(model, "accuracy")
+    metric = ("bleu_beam5" if model.endswith(("nmt", "seq2seq", "decoder")) else
+              {"show_attend_tell": "exact_caption_accuracy"}.get(model, "accuracy"))
+    assert model.endswith(("nmt", "seq2seq", "decoder")) == ("bleu_greedy" in results)
     assert 0 <= results[metric] <= (100 if "bleu" in metric else 1)
     assert (out / "attention.png").stat().st_size > 1000
+    assert results["data"] == next(iter(
+        extra[i + 1] for i, flag in enumerate(extra) if flag == "--data"), None)
     loaded = kerattn.load_model(str(out / "model.keras"))
     assert loaded.count_params() == results["parameters"]
 

@@ -97,3 +97,45 @@ def test_fit_on_bucketed_batches():
     history = model.fit(LengthBucketedBatches(x, y, batch_size=4), epochs=2,
                         verbose=0)
     assert np.all(np.isfinite(history.history["loss"]))
+
+
+def test_compile_and_fit_is_the_one_training_path():
+    import keras
+
+    from kerattn.recipes.common import compile_and_fit
+
+    src, tgt, x, y = _arrays()
+    model = zoo.bahdanau_nmt(len(src), len(tgt), preset="tiny")
+    history, summary = compile_and_fit(
+        model, LengthBucketedBatches(x, y, batch_size=8),
+        (x, y, 16), loss=keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, ignore_class=0),
+        learning_rate=1e-2, warmup_steps=4, epochs=2, verbose=0)
+    assert summary["epochs"] == 2 and summary["steps"] == 2 * 5
+    assert summary["parameters"] == model.count_params()
+    assert set(summary) >= {"final_loss", "final_val_loss", "train_minutes"}
+    # The warm-up: the rate rises linearly from 0 to 1e-2 over 4 steps.
+    schedule = model.optimizer.learning_rate if callable(
+        getattr(model.optimizer, "learning_rate", None)) else model.optimizer._learning_rate
+    assert np.isclose(float(schedule(2)), 0.5e-2)
+
+
+def test_recipe_settings_read_the_presets():
+    for name in ("bahdanau_nmt", "transformer_nmt", "convs2s_nmt"):
+        config = translation.settings(name)
+        assert config["preset"] in zoo.presets(name)
+    assert translation.settings("transformer_nmt")["warmup_steps"] > 0
+
+
+def test_translation_recipe_end_to_end(tmp_path):
+    """`zoo/<model>/recipe.py`'s command line, at the tiny preset, on gettext."""
+    results = translation.main(
+        "bahdanau_nmt", "RNNsearch.\n\nmore", str(tmp_path),
+        argv=["--preset", "tiny", "--epochs", "1", "--max-train", "200",
+              "--max-test", "20", "--beam-width", "2"])
+    assert results["epochs"] == 1 and 0 <= results["bleu_greedy"] <= 100
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert saved["config"]["builder"].startswith(
+        "kerattn.zoo.bahdanau_nmt(V_x, V_y, preset='tiny'): embedding_dim=8")
+    assert "| bahdanau_nmt |" in (tmp_path / "RESULTS.md").read_text()
+    assert (tmp_path / "model.keras").exists()

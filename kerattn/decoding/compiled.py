@@ -18,6 +18,8 @@ This is the one module of the decoding package that imports a backend.
 
 import keras
 
+from kerattn import checks
+
 
 def compile_decoder(fn, variables, jit_compile=True):
     """Compile `fn(*tensors) -> nest of tensors` for the current backend.
@@ -42,14 +44,13 @@ def compile_decoder(fn, variables, jit_compile=True):
     >>> tuple(fn(np.ones((2, 4), "float32")).shape)
     (2,)
     """
-    if not callable(fn):
-        raise ValueError(f"`fn` must be a function of tensors; got {fn!r}.")
-    if not isinstance(jit_compile, bool):
-        raise ValueError(f"`jit_compile` must be a bool; got {jit_compile!r}.")
-    if not isinstance(variables, (list, tuple)) or not all(
-            isinstance(v, keras.Variable) for v in variables):
-        raise ValueError("`variables` must be a list of keras.Variable (e.g. "
-                         f"`model.variables`); got {type(variables).__name__}.")
+    checks.function("fn", fn, "a function of tensors")
+    checks.boolean("jit_compile", jit_compile)
+    checks.require(
+        isinstance(variables, (list, tuple))
+        and all(isinstance(v, keras.Variable) for v in variables),
+        "variables", "a list of keras.Variable (e.g. `model.variables`)",
+        note=f"Received {type(variables).__name__}.")
     backend = keras.backend.backend()
     if not jit_compile:
         return fn

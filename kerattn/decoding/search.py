@@ -20,8 +20,10 @@ sentences costs its longest output, not `max_length` steps.
 import numpy as np
 from keras import ops
 
-from kerattn.layers.attention_utils import check_positive_int, known_dim
 import keras
+
+from kerattn import checks
+from kerattn.checks import known_dim
 
 NEG = -1e9  # "impossible" in float32 arithmetic without inf - inf = NaN
 
@@ -34,11 +36,12 @@ def _call(step_fn, tokens, state, index):
         (logits, state), attention = result, None
     rows = known_dim(tokens.shape[0])
     got = known_dim(logits.shape[0]) if len(logits.shape) else None
-    if rows is not None and got is not None and rows != got:
-        raise ValueError(
-            f"`step_fn` must return logits of shape (batch, vocab) for the "
-            f"{rows} rows of tokens it was given; it returned shape "
-            f"{tuple(logits.shape)}. Check `batch_size` against the state.")
+    checks.require(
+        rows is None or got is None or rows == got, "step_fn",
+        f"a function returning logits of shape (batch, vocab) for the {rows} "
+        "rows of tokens it was given",
+        note=f"It returned shape {tuple(logits.shape)}. Check `batch_size` "
+        "against the state.")
     return logits, state, attention
 
 
@@ -46,16 +49,11 @@ def check_vocabulary(name, vocab, methods=("decode",)):
     """A ValueError unless `vocab` has the special ids and `methods`."""
     needed = ("bos_id", "eos_id", "pad_id") + tuple(methods)
     missing = [m for m in needed if not hasattr(vocab, m)]
-    if missing:
-        raise ValueError(
-            f"`{name}` must be a vocabulary (kerattn.datasets.WordVocabulary "
-            f"or WordPieceVocabulary) with {', '.join(needed)}; received "
-            f"{type(vocab).__name__} without {', '.join(missing)}.")
-
-
-def _check_number(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise ValueError(f"`{name}` must be a non-negative float; got {value!r}.")
+    checks.require(
+        not missing, name,
+        "a vocabulary (kerattn.datasets.WordVocabulary or "
+        f"WordPieceVocabulary) with {', '.join(needed)}",
+        note=f"Received {type(vocab).__name__} without {', '.join(missing)}.")
 
 
 def _loop(body, carry, max_length, finished_of):
@@ -79,22 +77,17 @@ def _loop(body, carry, max_length, finished_of):
 
 def _check_common(bos_id, eos_id, pad_id, max_length, min_length,
                   step_fn=None, batch_size=1):
-    if not callable(step_fn):
-        raise ValueError("`step_fn` must be a function `(tokens, state, index) "
-                         f"-> (logits, state[, attention])`; got {step_fn!r}.")
-    check_positive_int("batch_size", batch_size)
+    checks.function("step_fn", step_fn, "a function `(tokens, state, index) "
+                    "-> (logits, state[, attention])`")
+    checks.positive_int("batch_size", batch_size)
     for name, value in (("bos_id", bos_id), ("eos_id", eos_id),
                         ("pad_id", pad_id)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"`{name}` must be a non-negative int; got {value!r}.")
-    if isinstance(max_length, bool) or not isinstance(max_length, int) or (
-            max_length < 1):
-        raise ValueError(f"`max_length` must be a positive int; got {max_length!r}.")
-    if isinstance(min_length, bool) or not isinstance(min_length, int) or not (
-            0 <= min_length <= max_length):
-        raise ValueError(
-            f"`min_length` must be an int in [0, max_length={max_length}]; "
-            f"got {min_length!r}.")
+        checks.nonnegative_int(name, value)
+    checks.positive_int("max_length", max_length)
+    checks.require(
+        not isinstance(min_length, bool) and isinstance(min_length, int)
+        and 0 <= min_length <= max_length,
+        "min_length", f"an int in [0, max_length={max_length}]", min_length)
 
 
 def _log_probs(logits, pad_id, bos_id):
@@ -261,12 +254,13 @@ def gnmt_length_penalty(lengths, alpha):
     >>> np.round(keras.ops.convert_to_numpy(lp).astype("float64"), 3).tolist()
     [1.0, 1.667]
     """
-    _check_number("alpha", alpha)
-    if isinstance(lengths, str):
-        raise ValueError(f"`lengths` must be a tensor of lengths; got {lengths!r}.")
-    if isinstance(lengths, (np.ndarray, list, int, float)) and np.any(
-            np.asarray(lengths) < 0):
-        raise ValueError(f"`lengths` must be >= 0; got {lengths!r}.")
+    checks.nonnegative_number("alpha", alpha)
+    checks.require(not isinstance(lengths, str), "lengths",
+                   "a tensor of lengths", lengths)
+    checks.require(
+        not (isinstance(lengths, (np.ndarray, list, int, float))
+             and np.any(np.asarray(lengths) < 0)),
+        "lengths", ">= 0", lengths)
     lengths = ops.cast(lengths, "float32")
     return ops.power((5.0 + lengths) / 6.0, alpha)
 
@@ -290,19 +284,17 @@ def gnmt_coverage_penalty(coverage, beta, mask=None):
     >>> round(float(keras.ops.convert_to_numpy(cp)[0]), 3)
     -0.693
     """
-    _check_number("beta", beta)
-    if isinstance(coverage, str):
-        raise ValueError(f"`coverage` must be a tensor (..., S); got {coverage!r}.")
+    checks.nonnegative_number("beta", beta)
+    checks.require(not isinstance(coverage, str), "coverage",
+                   "a tensor (..., S)", coverage)
     if mask is not None:
         try:
             ok = len(mask.shape) <= len(coverage.shape) and tuple(np.broadcast_shapes(
                 tuple(mask.shape), tuple(coverage.shape))) == tuple(coverage.shape)
         except (ValueError, TypeError):  # unknown sizes pass; a clash fails
             ok = None in tuple(mask.shape) + tuple(coverage.shape)
-        if not ok:
-            raise ValueError(f"`mask` must have shape {tuple(coverage.shape)} (that "
-                             "of `coverage`, or broadcastable to it); received shape "
-                             f"{tuple(mask.shape)}.")
+        if not ok:  # not broadcastable: the shapes differ, so this raises
+            checks.mask("mask", mask, tuple(coverage.shape))
     clipped = ops.log(ops.clip(coverage, 1e-10, 1.0))
     if mask is not None:
         clipped = ops.where(mask, clipped, 0.0)
@@ -372,28 +364,23 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
     _check_common(bos_id, eos_id, pad_id, max_length, min_length, step_fn,
                   batch_size)
     k = beam_width
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"`beam_width` must be a positive int; got {k!r}.")
-    if not isinstance(num_return, int) or not 1 <= num_return <= k:
-        raise ValueError(f"`num_return` must be an int in [1, beam_width={k}]; "
-                         f"got {num_return!r}.")
-    if not isinstance(no_repeat_ngram_size, int) or no_repeat_ngram_size < 0:
-        raise ValueError("`no_repeat_ngram_size` must be a non-negative int; "
-                         f"got {no_repeat_ngram_size!r}.")
-    for name, value in (("length_penalty", length_penalty),
-                        ("coverage_penalty", coverage_penalty)):
-        if not isinstance(value, (int, float)) or value < 0:
-            raise ValueError(f"`{name}` must be a non-negative float; got {value!r}.")
+    checks.positive_int("beam_width", k)
+    checks.require(isinstance(num_return, int) and 1 <= num_return <= k,
+                   "num_return", f"an int in [1, beam_width={k}]", num_return)
+    checks.nonnegative_int("no_repeat_ngram_size", no_repeat_ngram_size)
+    checks.nonnegative_number("length_penalty", length_penalty)
+    checks.nonnegative_number("coverage_penalty", coverage_penalty)
 
     initial_state = state
     bk = batch_size * k
     tile = lambda x: ops.repeat(x, k, axis=0)  # (B, ...) -> (B*K, ...)
     invariant = set(beam_invariant or ())
-    if invariant and not (isinstance(state, dict) and invariant <= set(state)):
-        raise ValueError(
-            "`beam_invariant` must name entries of a dict `state`; got "
-            f"{sorted(invariant)} for a state with entries "
-            f"{sorted(state) if isinstance(state, dict) else type(state).__name__}.")
+    checks.require(
+        not invariant or (isinstance(state, dict) and invariant <= set(state)),
+        "beam_invariant", "names of entries of a dict `state`",
+        sorted(invariant),
+        note="The state has entries "
+        f"{sorted(state) if isinstance(state, dict) else type(state).__name__}.")
 
     def reorder(state, rows):
         """Each hypothesis' state from its parent `rows` (invariants kept)."""
@@ -408,9 +395,11 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
     tokens = ops.full((bk,), bos_id, dtype="int32")
     logits, state, attention = _call(step_fn, tokens, state, 0)
     use_attention = attention is not None
-    if coverage_penalty and not use_attention:
-        raise ValueError("`coverage_penalty` needs a step function that "
-                         "returns attention weights as its third output.")
+    checks.require(
+        not (coverage_penalty and not use_attention), "coverage_penalty",
+        "0 for a step function without attention", coverage_penalty,
+        note="`coverage_penalty` needs a step function that returns "
+        "attention weights as its third output.")
     cov_mask = None
     if source_mask is not None:
         cov_mask = ops.cast(source_mask, "bool")
@@ -585,12 +574,9 @@ def sample(step_fn, state, batch_size, bos_id, eos_id, pad_id=0, max_length=50,
     """
     _check_common(bos_id, eos_id, pad_id, max_length, min_length, step_fn,
                   batch_size)
-    if not isinstance(temperature, (int, float)) or temperature <= 0:
-        raise ValueError(f"`temperature` must be a positive float; got {temperature!r}.")
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
-        raise ValueError(f"`top_k` must be a non-negative int; got {top_k!r}.")
-    if not isinstance(top_p, (int, float)) or not 0 < top_p <= 1:
-        raise ValueError(f"`top_p` must be in (0, 1]; got {top_p!r}.")
+    checks.positive_number("temperature", temperature)
+    checks.nonnegative_int("top_k", top_k)
+    checks.number("top_p", top_p, 0.0, 1.0, low_open=True)
     # All randomness is drawn before the loop (one uniform per step and
     # row), so the loop is a pure function: it compiles and a seed
     # reproduces it on every backend.

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from kerattn import checks
 from kerattn.layers import attention_utils as utils
 
 
@@ -60,20 +61,20 @@ class AttentionOverAttention(keras.layers.Layer):
 
     @staticmethod
     def _validate(document_shape, query_shape):
-        utils.check_rank("document", document_shape, (3,), "(batch, |D|, dim)")
-        utils.check_rank("query", query_shape, (3,), "(batch, |Q|, dim)")
-        utils.check_same("document", document_shape[0], "query", query_shape[0],
-                         "batch size")
-        utils.check_same("document", document_shape[-1], "query", query_shape[-1],
-                         "last dimension (M = h_doc h_query^T)")
+        checks.rank("document", document_shape, (3,), "(batch, |D|, dim)")
+        checks.rank("query", query_shape, (3,), "(batch, |Q|, dim)")
+        checks.same("document", document_shape[0], "query", query_shape[0],
+                    "batch size")
+        checks.same("document", document_shape[-1], "query", query_shape[-1],
+                    "last dimension (M = h_doc h_query^T)")
 
     def call(self, document, query, document_mask=None, query_mask=None,
              return_attention_scores=False):
         self._validate(document.shape, query.shape)
-        utils.check_nonempty("document", document)
-        utils.check_nonempty("query", query)
-        utils.check_mask("document_mask", document_mask, tuple(document.shape[:2]))
-        utils.check_mask("query_mask", query_mask, tuple(query.shape[:2]))
+        checks.nonempty("document", document)
+        checks.nonempty("query", query)
+        checks.mask("document_mask", document_mask, tuple(document.shape[:2]))
+        checks.mask("query_mask", query_mask, tuple(query.shape[:2]))
         m = ops.matmul(document, ops.transpose(query, (0, 2, 1)))  # (b, D, Q)
         d_mask = None if document_mask is None else ops.cast(document_mask, "bool")
         q_mask = None if query_mask is None else ops.cast(query_mask, "bool")
@@ -110,17 +111,17 @@ class AttentionOverAttention(keras.layers.Layer):
         Returns:
             `(batch, C)` probabilities of the candidates.
         """
-        utils.check_rank("s", s.shape, (2,), "(batch, |D|)")
-        utils.check_rank("document_ids", document_ids.shape, (2,), "(batch, |D|)")
-        utils.check_rank("candidate_ids", candidate_ids.shape, (2,), "(batch, C)")
-        utils.check_integer("document_ids", document_ids)
-        utils.check_integer("candidate_ids", candidate_ids)
-        utils.check_same("s", s.shape[1], "document_ids", document_ids.shape[1],
-                         "length |D|")
-        utils.check_same("s", s.shape[0], "document_ids", document_ids.shape[0],
-                         "batch size")
-        utils.check_same("document_ids", document_ids.shape[0], "candidate_ids",
-                         candidate_ids.shape[0], "batch size")
+        checks.rank("s", s.shape, (2,), "(batch, |D|)")
+        checks.rank("document_ids", document_ids.shape, (2,), "(batch, |D|)")
+        checks.rank("candidate_ids", candidate_ids.shape, (2,), "(batch, C)")
+        checks.integer_ids("document_ids", document_ids)
+        checks.integer_ids("candidate_ids", candidate_ids)
+        checks.same("s", s.shape[1], "document_ids", document_ids.shape[1],
+                    "length |D|")
+        checks.same("s", s.shape[0], "document_ids", document_ids.shape[0],
+                    "batch size")
+        checks.same("document_ids", document_ids.shape[0], "candidate_ids",
+                    candidate_ids.shape[0], "batch size")
         hits = ops.equal(
             ops.expand_dims(candidate_ids, -1), ops.expand_dims(document_ids, 1)
         )  # (b, C, D)

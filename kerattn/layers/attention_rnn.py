@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from kerattn.layers import attention_utils as utils
+from kerattn import checks
 from kerattn.layers.base_attention import BaseAttention
 from kerattn.layers.scan import scan_carry
 
@@ -14,25 +14,19 @@ ORDERS = ("bahdanau", "luong")
 def _check_args(units, attention, cell, order, attentional_units,
                 num_layers, output_state):
     """The arguments AttentionRNN and its cell share; the attention layer."""
-    utils.check_positive_int("units", units)
-    utils.check_positive_int("num_layers", num_layers)
-    utils.check_positive_int("attentional_units", attentional_units,
-                             allow_none=True)
+    checks.positive_int("units", units)
+    checks.positive_int("num_layers", num_layers)
+    checks.positive_int("attentional_units", attentional_units,
+                        allow_none=True)
     if isinstance(attention, dict):
         attention = keras.saving.deserialize_keras_object(attention)
-    if not isinstance(attention, BaseAttention):
-        raise ValueError(
-            "`attention` must be a single-head kerattn attention layer "
-            "(a kerattn.layers.BaseAttention, e.g. BahdanauAttention or "
-            f"LuongAttention); received {attention!r}."
-        )
-    if cell not in CELLS:
-        raise ValueError(f"`cell` must be one of {CELLS}; received {cell!r}.")
-    if order not in ORDERS:
-        raise ValueError(f"`order` must be one of {ORDERS}; received {order!r}.")
-    if output_state not in ("previous", "current"):
-        raise ValueError("`output_state` must be 'previous' or 'current'; "
-                         f"received {output_state!r}.")
+    checks.instance(
+        "attention", attention, BaseAttention,
+        "a single-head kerattn attention layer (a kerattn.layers."
+        "BaseAttention, e.g. BahdanauAttention or LuongAttention)")
+    checks.one_of("cell", cell, CELLS)
+    checks.one_of("order", order, ORDERS)
+    checks.one_of("output_state", output_state, ("previous", "current"))
     return attention
 
 
@@ -233,11 +227,11 @@ class AttentionRNNCell(keras.layers.Layer):
             `(output (batch, output_dim), new_states, extras)`; `extras` has
             `weights` `(batch, S)` (and `sample` for a sampling attention).
         """
-        if not isinstance(memory, (tuple, list)) or len(memory) != 3:
-            raise ValueError(
-                "`memory` must be the encoder's `(keys, values, mask)` "
-                "(`AttentionRNN.memory_of(decoder.precompute(h))`), or call "
-                f"AttentionRNN instead; received {type(memory).__name__}.")
+        checks.require(
+            isinstance(memory, (tuple, list)) and len(memory) == 3, "memory",
+            "the encoder's `(keys, values, mask)` "
+            "(`AttentionRNN.memory_of(decoder.precompute(h))`), or call "
+            "AttentionRNN instead", type(memory).__name__)
         cell_states, feed, step = self.split_states(states)
         if self.order == "bahdanau":
             # c_i from s_{i-1}; s_i = f(s_{i-1}, y_{i-1}, c_i).
@@ -363,8 +357,7 @@ class AttentionRNN(keras.layers.Layer):
         self.output_state = output_state
         for name, flag in (("input_feeding", input_feeding),
                            ("return_state", return_state)):
-            if not isinstance(flag, bool):
-                raise ValueError(f"`{name}` must be a bool; received {flag!r}.")
+            checks.boolean(name, flag)
         self.units = units
         self.cell_type = cell
         self.order = order
@@ -393,28 +386,28 @@ class AttentionRNN(keras.layers.Layer):
         return self.order == "luong" and not self.input_feeding
 
     def build(self, inputs_shape, memory_shape):
-        utils.check_rank("inputs", inputs_shape, (3,), "(batch, T, input_dim)")
-        utils.check_rank("memory", memory_shape, (3,), "(batch, S, memory_dim)")
+        checks.rank("inputs", inputs_shape, (3,), "(batch, T, input_dim)")
+        checks.rank("memory", memory_shape, (3,), "(batch, S, memory_dim)")
         self._dims = (inputs_shape[-1], memory_shape[-1])
         self.cell.build_for(inputs_shape[-1], memory_shape[-1])
         self.built = True
 
     def _check(self, inputs, memory, inputs_mask=None, memory_mask=None):
-        utils.check_rank("inputs", inputs.shape, (3,), "(batch, T, input_dim)")
-        utils.check_rank("memory", memory.shape, (3,), "(batch, S, memory_dim)")
-        utils.check_nonempty("memory", memory)
-        utils.check_same("inputs", inputs.shape[0], "memory", memory.shape[0],
-                         "batch size")
+        checks.rank("inputs", inputs.shape, (3,), "(batch, T, input_dim)")
+        checks.rank("memory", memory.shape, (3,), "(batch, S, memory_dim)")
+        checks.nonempty("memory", memory)
+        checks.same("inputs", inputs.shape[0], "memory", memory.shape[0],
+                    "batch size")
         dims = getattr(self, "_dims", None)
         if dims:
-            utils.check_same("inputs", inputs.shape[-1],
-                             "the input size this layer was built with", dims[0],
-                             "last dimension")
-            utils.check_same("memory", memory.shape[-1],
-                             "the memory size this layer was built with",
-                             dims[1], "last dimension")
-        utils.check_mask("inputs_mask", inputs_mask, tuple(inputs.shape[:2]))
-        utils.check_mask("memory_mask", memory_mask, tuple(memory.shape[:2]))
+            checks.same("inputs", inputs.shape[-1],
+                        "the input size this layer was built with", dims[0],
+                        "last dimension")
+            checks.same("memory", memory.shape[-1],
+                        "the memory size this layer was built with",
+                        dims[1], "last dimension")
+        checks.mask("inputs_mask", inputs_mask, tuple(inputs.shape[:2]))
+        checks.mask("memory_mask", memory_mask, tuple(memory.shape[:2]))
 
     # --- incremental decoding ------------------------------------------------
 
@@ -428,7 +421,7 @@ class AttentionRNN(keras.layers.Layer):
         Returns:
             A dict `{"keys", "values", "mask"}` for `step()`.
         """
-        utils.check_rank("memory", memory.shape, (3,), "(batch, S, memory_dim)")
+        checks.rank("memory", memory.shape, (3,), "(batch, S, memory_dim)")
         if memory_mask is None:
             memory_mask = ops.ones(ops.shape(memory)[:2], dtype="bool")
         return {
@@ -454,17 +447,16 @@ class AttentionRNN(keras.layers.Layer):
         else:
             cell_states = list(initial_state) if isinstance(
                 initial_state, (list, tuple)) else [initial_state]
-            if len(cell_states) != self.cell.num_cell_states:
-                raise ValueError(
-                    f"`initial_state` must be a list of "
-                    f"{self.cell.num_cell_states} tensor(s) of shape (batch, "
-                    f"{self.units}) for cell={self.cell_type!r} and "
-                    f"num_layers={self.num_layers} (layer by layer: GRU [h], "
-                    f"LSTM [h, c]); received {len(cell_states)}."
-                )
+            checks.require(
+                len(cell_states) == self.cell.num_cell_states,
+                "initial_state",
+                f"a list of {self.cell.num_cell_states} tensor(s) of shape "
+                f"(batch, {self.units}) for cell={self.cell_type!r} and "
+                f"num_layers={self.num_layers} (layer by layer: GRU [h], "
+                "LSTM [h, c])", len(cell_states))
             for s in cell_states:
-                utils.check_rank("initial_state", s.shape, (2,),
-                                 f"(batch, {self.units})")
+                checks.rank("initial_state", s.shape, (2,),
+                            f"(batch, {self.units})")
         states = [ops.cast(s, dtype) for s in cell_states]
         if self.input_feeding:
             states.append(ops.zeros((batch_size, self.cell.attentional_units),
@@ -602,16 +594,15 @@ class AttentionRNN(keras.layers.Layer):
         return result[0] if len(result) == 1 else result
 
     def _check_samples(self, memory):
-        if not self.attention.samples_locations:
-            raise ValueError(
-                "`return_attention_samples=True` needs a HardVisualAttention "
-                "(an attention that samples locations); this layer has "
-                f"{type(self.attention).__name__}.")
-        if memory.shape[1] is None:
-            raise ValueError(
-                "`return_attention_samples=True` needs the memory's length "
-                "(axis 1) to be known; got shape "
-                f"{tuple(memory.shape)}.")
+        checks.require(
+            self.attention.samples_locations, "attention",
+            "an attention that samples locations",
+            type(self.attention).__name__,
+            note="`return_attention_samples=True` needs a HardVisualAttention.")
+        checks.require(
+            memory.shape[1] is not None, "memory",
+            "of a known length (axis 1) with return_attention_samples=True",
+            f"shape {tuple(memory.shape)}")
 
     def _output_dim(self, memory_dim):
         return self.cell.output_dim(memory_dim)

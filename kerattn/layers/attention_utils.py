@@ -1,4 +1,4 @@
-"""Masking, softmax and validation helpers shared by the attention layers.
+"""Masking, softmax and projection helpers shared by the attention layers.
 
 Everything here is written with `keras.ops` only, so it runs unchanged on
 TensorFlow, JAX and PyTorch.
@@ -8,6 +8,8 @@ import math
 
 import keras
 from keras import ops
+
+from kerattn import checks
 
 
 def project(x, kernel):
@@ -206,40 +208,6 @@ def _fused_supports(dtype):
     return _FUSED_F16_ON_JAX_CPU
 
 
-def known_dim(dim):
-    """`dim` as an int, or None when unknown or symbolic.
-
-    Under `jax.export` (and so `model.export` on JAX) a dimension can be a
-    symbol such as `batch`: it is not known, so nothing is checked against it.
-    """
-    if dim is None:
-        return None
-    try:
-        return int(dim)
-    except Exception:  # jax's InconclusiveDimensionOperation, for a symbol
-        return None
-
-
-def static_dim(x, axis):
-    """The static size of `x` along `axis`, or None."""
-    shape = getattr(x, "shape", None)
-    if shape is None:
-        return None
-    return known_dim(shape[axis])
-
-
-def check_rank(name, shape, ranks, what):
-    """Raise a ValueError unless `len(shape)` is in `ranks`."""
-    if shape is None:
-        return
-    if len(shape) not in ranks:
-        expected = " or ".join(str(r) for r in ranks)
-        raise ValueError(
-            f"`{name}` must have rank {expected}, shaped {what}; "
-            f"received shape {tuple(shape)}."
-        )
-
-
 def prepare_query(query, value, query_mask=None, value_mask=None,
                   attention_mask=None):
     """Check the masks against the inputs; give a one-step query a time axis.
@@ -252,71 +220,22 @@ def prepare_query(query, value, query_mask=None, value_mask=None,
         `(query, query_mask, attention_mask, single_step)`.
     """
     single_step = len(query.shape) == 2
-    check_nonempty("value", value)
+    checks.nonempty("value", value)
     if not single_step:
-        check_nonempty("query", query)
-    batch = static_dim(query, 0)
+        checks.nonempty("query", query)
+    batch = checks.static_dim(query, 0)
     if single_step:
-        check_mask("query_mask", query_mask, (batch,))
+        checks.mask("query_mask", query_mask, (batch,))
         query = ops.expand_dims(query, 1)
         if query_mask is not None:
             query_mask = ops.expand_dims(query_mask, 1)
         if attention_mask is not None and len(attention_mask.shape) == 2:
             attention_mask = ops.expand_dims(attention_mask, 1)
-    tq, tv = static_dim(query, 1), static_dim(value, 1)
-    check_mask("query_mask", query_mask, (batch, tq))
-    check_mask("value_mask", value_mask, (batch, tv))
-    check_mask("attention_mask", attention_mask, (batch, tq, tv))
+    tq, tv = checks.static_dim(query, 1), checks.static_dim(value, 1)
+    checks.mask("query_mask", query_mask, (batch, tq))
+    checks.mask("value_mask", value_mask, (batch, tv))
+    checks.mask("attention_mask", attention_mask, (batch, tq, tv))
     return query, query_mask, attention_mask, single_step
-
-
-def check_mask(name, mask, expected_shape):
-    """Check a mask's static shape against `expected_shape`.
-
-    `None` entries of either shape are not checked.
-    """
-    if mask is None:
-        return
-    shape = tuple(mask.shape)
-    ok = len(shape) == len(expected_shape) and all(
-        a is None or b is None or a == b
-        for a, b in zip(map(known_dim, shape), map(known_dim, expected_shape))
-    )
-    if not ok:
-        raise ValueError(
-            f"`{name}` must have shape {tuple(expected_shape)} (True = attend);"
-            f" received shape {shape}."
-        )
-
-
-def check_same(name_a, a, name_b, b, what):
-    """Raise a ValueError when two known sizes differ."""
-    a, b = known_dim(a), known_dim(b)
-    if a is not None and b is not None and a != b:
-        raise ValueError(
-            f"`{name_a}` and `{name_b}` must have the same {what}; "
-            f"received {a} and {b}."
-        )
-
-
-def check_positive_int(name, value, allow_none=False):
-    if allow_none and value is None:
-        return
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int)
-        or value <= 0
-    ):
-        raise ValueError(
-            f"`{name}` must be a positive integer; received {value!r}."
-        )
-
-
-def check_rate(name, value):
-    if not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
-        raise ValueError(
-            f"`{name}` must be a float in [0, 1); received {value!r}."
-        )
 
 
 def gather_positions(x, positions):
@@ -345,28 +264,3 @@ def scatter_positions(weights, positions, length):
     """
     one_hot = ops.one_hot(positions, length, dtype=weights.dtype)
     return ops.sum(ops.expand_dims(weights, -1) * one_hot, axis=-2)
-
-
-def check_nonempty(name, x, axes=(1,), what="time step"):
-    """Raise a ValueError when a known size of `x` along `axes` is 0."""
-    shape = getattr(x, "shape", None)
-    if shape is None:
-        return
-    for axis in axes:
-        if axis < len(shape) and known_dim(shape[axis]) == 0:
-            raise ValueError(
-                f"`{name}` must have at least one {what} (axis {axis}); "
-                f"received shape {tuple(shape)}. Pad an empty sequence to "
-                "length 1 and mask it instead.")
-
-
-def check_integer(name, x):
-    """Raise a ValueError unless `x` holds integers (token ids)."""
-    dtype = getattr(x, "dtype", None)
-    if dtype is None:
-        return
-    dtype = keras.backend.standardize_dtype(dtype)
-    if "int" not in dtype:
-        raise ValueError(
-            f"`{name}` must hold integer token ids (int32 or int64); "
-            f"received dtype {dtype}.")

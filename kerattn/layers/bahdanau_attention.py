@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from kerattn import checks
 from kerattn.layers import attention_utils as utils
 from kerattn.layers.base_attention import BaseAttention
 
@@ -68,11 +69,8 @@ class BahdanauAttention(BaseAttention):
         **kwargs,
     ):
         super().__init__(dropout=dropout, causal=causal, **kwargs)
-        utils.check_positive_int("units", units)
-        if not isinstance(normalize, bool):
-            raise ValueError(
-                f"`normalize` must be a bool; received {normalize!r}."
-            )
+        checks.positive_int("units", units)
+        checks.boolean("normalize", normalize)
         self.units = units
         self.normalize = normalize
         self.kernel_initializer = keras.initializers.get(kernel_initializer)

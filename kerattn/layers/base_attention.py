@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from kerattn import checks
 from kerattn.layers import attention_utils as utils
 
 
@@ -86,11 +87,8 @@ class BaseAttention(keras.layers.Layer):
 
     def __init__(self, dropout=0.0, causal=False, **kwargs):
         super().__init__(**kwargs)
-        utils.check_rate("dropout", dropout)
-        if not isinstance(causal, bool):
-            raise ValueError(
-                f"`causal` must be a bool; received {causal!r}."
-            )
+        checks.rate("dropout", dropout)
+        checks.boolean("causal", causal)
         self.dropout = dropout
         self.causal = causal
         self.supports_masking = True
@@ -101,22 +99,22 @@ class BaseAttention(keras.layers.Layer):
     # --- shape validation ---------------------------------------------------
 
     def _validate_shapes(self, query_shape, value_shape, key_shape=None):
-        utils.check_rank(
+        checks.rank(
             "query",
             query_shape,
             (2, 3),
             "(batch, Tq, query_dim), or (batch, query_dim) for one step",
         )
-        utils.check_rank("value", value_shape, (3,), "(batch, Tv, value_dim)")
+        checks.rank("value", value_shape, (3,), "(batch, Tv, value_dim)")
         if key_shape is not None:
-            utils.check_rank("key", key_shape, (3,), "(batch, Tv, key_dim)")
-            utils.check_same(
+            checks.rank("key", key_shape, (3,), "(batch, Tv, key_dim)")
+            checks.same(
                 "key", key_shape[1], "value", value_shape[1], "length Tv"
             )
-            utils.check_same(
+            checks.same(
                 "key", key_shape[0], "value", value_shape[0], "batch size"
             )
-        utils.check_same(
+        checks.same(
             "query", query_shape[0], "value", value_shape[0], "batch size"
         )
 
@@ -135,13 +133,12 @@ class BaseAttention(keras.layers.Layer):
         want = getattr(self, "_dims", {}).get(which)
         got = x.shape[-1]
         if got is not None and want is not None and int(got) != int(want):
-            raise ValueError(
-                f"`{name}` must have last dimension {want} (the size this "
-                f"layer was built with); received shape {tuple(x.shape)}."
-            )
+            checks.fail(
+                name, f"of last dimension {want} (the size this layer was "
+                "built with)", tuple(x.shape))
 
     def _check_key(self, key, name="key"):
-        utils.check_rank(name, key.shape, (3,), "(batch, Tv, key_dim)")
+        checks.rank(name, key.shape, (3,), "(batch, Tv, key_dim)")
         self._check_dim(name, key, "key")
 
     def build(self, query_shape, value_shape, key_shape=None):

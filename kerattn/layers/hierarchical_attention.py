@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from kerattn import checks
 from kerattn.layers import attention_utils as utils
 
 
@@ -44,14 +45,14 @@ class AttentionPooling(keras.layers.Layer):
     def __init__(self, units, kernel_initializer="glorot_uniform",
                  kernel_regularizer=None, **kwargs):
         super().__init__(**kwargs)
-        utils.check_positive_int("units", units)
+        checks.positive_int("units", units)
         self.units = units
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
         self.supports_masking = True
 
     def build(self, inputs_shape):
-        utils.check_rank("inputs", inputs_shape, (3,), "(batch, T, dim)")
+        checks.rank("inputs", inputs_shape, (3,), "(batch, T, dim)")
         self.W = self.add_weight(
             name="W", shape=(inputs_shape[-1], self.units),
             initializer=self.kernel_initializer,
@@ -66,9 +67,9 @@ class AttentionPooling(keras.layers.Layer):
         self.built = True
 
     def call(self, inputs, mask=None, return_attention_scores=False):
-        utils.check_rank("inputs", inputs.shape, (3,), "(batch, T, dim)")
-        utils.check_nonempty("inputs", inputs)
-        utils.check_mask("mask", mask, tuple(inputs.shape[:2]))
+        checks.rank("inputs", inputs.shape, (3,), "(batch, T, dim)")
+        checks.nonempty("inputs", inputs)
+        checks.mask("mask", mask, tuple(inputs.shape[:2]))
         u = ops.tanh(utils.project(inputs, self.W) + self.b)  # (batch, T, units)
         scores = ops.sum(u * self.u_w, axis=-1)  # (batch, T)
         alpha = utils.masked_softmax(scores, mask)
@@ -81,7 +82,7 @@ class AttentionPooling(keras.layers.Layer):
         return None  # the time axis is pooled away
 
     def compute_output_spec(self, inputs, mask=None, return_attention_scores=False):
-        utils.check_rank("inputs", inputs.shape, (3,), "(batch, T, dim)")
+        checks.rank("inputs", inputs.shape, (3,), "(batch, T, dim)")
         pooled = keras.KerasTensor((inputs.shape[0], inputs.shape[-1]),
                                    dtype=self.compute_dtype)
         if not return_attention_scores:
@@ -150,18 +151,18 @@ class HierarchicalAttention(keras.layers.Layer):
     def __init__(self, word_units=50, sentence_units=50, attention_units=None,
                  **kwargs):
         super().__init__(**kwargs)
-        utils.check_positive_int("word_units", word_units)
-        utils.check_positive_int("sentence_units", sentence_units)
-        utils.check_positive_int("attention_units", attention_units,
-                                 allow_none=True)
+        checks.positive_int("word_units", word_units)
+        checks.positive_int("sentence_units", sentence_units)
+        checks.positive_int("attention_units", attention_units,
+                            allow_none=True)
         self.word_units = word_units
         self.sentence_units = sentence_units
         self.attention_units = attention_units
         self.supports_masking = True
 
     def build(self, inputs_shape):
-        utils.check_rank("inputs", inputs_shape, (4,),
-                         "(batch, sentences, words, dim)")
+        checks.rank("inputs", inputs_shape, (4,),
+                    "(batch, sentences, words, dim)")
         att = self.attention_units or 2 * self.word_units
         self.word_encoder = keras.layers.Bidirectional(
             keras.layers.GRU(self.word_units, return_sequences=True,
@@ -188,10 +189,10 @@ class HierarchicalAttention(keras.layers.Layer):
         self.built = True
 
     def call(self, inputs, mask=None, return_attention_scores=False):
-        utils.check_rank("inputs", inputs.shape, (4,),
-                         "(batch, sentences, words, dim)")
-        utils.check_nonempty("inputs", inputs, (1, 2), "sentence and word")
-        utils.check_mask("mask", mask, tuple(inputs.shape[:3]))
+        checks.rank("inputs", inputs.shape, (4,),
+                    "(batch, sentences, words, dim)")
+        checks.nonempty("inputs", inputs, (1, 2), "sentence and word")
+        checks.mask("mask", mask, tuple(inputs.shape[:3]))
         shape = ops.shape(inputs)
         batch, sentences, words = shape[0], shape[1], shape[2]
         if mask is None:
@@ -222,8 +223,8 @@ class HierarchicalAttention(keras.layers.Layer):
         return None
 
     def compute_output_spec(self, inputs, mask=None, return_attention_scores=False):
-        utils.check_rank("inputs", inputs.shape, (4,),
-                         "(batch, sentences, words, dim)")
+        checks.rank("inputs", inputs.shape, (4,),
+                    "(batch, sentences, words, dim)")
         v = keras.KerasTensor((inputs.shape[0], 2 * self.sentence_units),
                               dtype=self.compute_dtype)
         if not return_attention_scores:

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from kerattn import checks
 from kerattn.layers import attention_utils as utils
 from kerattn.layers.luong_attention import LuongAttention
 
@@ -79,18 +80,12 @@ class LocalAttention(LuongAttention):
         dropout=0.0,
         **kwargs,
     ):
-        if score not in ("dot", "general", "concat"):
-            raise ValueError(
-                "`score` of LocalAttention must be one of ('dot', 'general',"
-                f" 'concat'); received {score!r}."
-            )
-        if mode not in MODES:
-            raise ValueError(f"`mode` must be one of {MODES}; received {mode!r}.")
-        if isinstance(window, bool) or not isinstance(window, int) or window < 0:
-            raise ValueError(
-                f"`window` must be a non-negative integer D; received {window!r}."
-            )
-        utils.check_positive_int("units", units, allow_none=True)
+        checks.require(
+            score in ("dot", "general", "concat"), "score",
+            "one of ('dot', 'general', 'concat') for LocalAttention", score)
+        checks.one_of("mode", mode, MODES)
+        checks.nonnegative_int("window", window)
+        checks.positive_int("units", units, allow_none=True)
         kwargs.pop("causal", None)
         super().__init__(
             score=score,
@@ -134,11 +129,10 @@ class LocalAttention(LuongAttention):
         if self.score == "dot":
             q, k = query_shape[-1], key_shape[-1]
             if q is not None and k is not None and int(q) != int(k):
-                raise ValueError(
-                    "score='dot' needs `query` and `key` (or `value`) of the "
-                    f"same last dimension; received query shape "
-                    f"{tuple(query_shape)} and key shape {tuple(key_shape)}."
-                )
+                checks.fail(
+                    "query", "of the same last dimension as `key` (or "
+                    "`value`) with score='dot'", tuple(query_shape),
+                    note=f"The key's shape is {tuple(key_shape)}.")
 
     def predict_positions(self, query, source_lengths):
         """local-p's `p_t = S * sigmoid(v_p^T tanh(W_p h_t))`, `(batch, Tq)`."""
@@ -159,12 +153,11 @@ class LocalAttention(LuongAttention):
         training=None,
         query_start=0,
     ):
-        if attention_mask is not None:
-            raise ValueError(
-                "`attention_mask` is not supported by LocalAttention (it "
-                "never builds a (Tq, Tv) matrix); pass `value_mask` "
-                "(batch, Tv) and `query_mask` (batch, Tq) instead."
-            )
+        checks.require(
+            attention_mask is None, "attention_mask", "None",
+            note="`attention_mask` is not supported by LocalAttention (it "
+            "never builds a (Tq, Tv) matrix); pass `value_mask` (batch, Tv) "
+            "and `query_mask` (batch, Tq) instead.")
         self._validate_shapes(
             query.shape, value.shape, None if key is None else key.shape
         )

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from kerattn import checks
 from kerattn.layers import attention_utils as utils
 from kerattn.layers.base_attention import BaseAttention
 
@@ -75,25 +76,21 @@ class LuongAttention(BaseAttention):
         **kwargs,
     ):
         super().__init__(dropout=dropout, causal=causal, **kwargs)
-        if score not in SCORES:
-            raise ValueError(
-                f"`score` must be one of {SCORES}; received {score!r}."
-            )
-        utils.check_positive_int("units", units, allow_none=True)
-        if units is not None and score != "concat":
-            raise ValueError(
-                "`units` applies only to score='concat'; received "
-                f"units={units!r} with score={score!r}."
-            )
+        checks.one_of("score", score, SCORES)
+        checks.positive_int("units", units, allow_none=True)
+        checks.require(
+            units is None or score == "concat", "units",
+            "None unless score='concat'", units,
+            note=f"It applies only to score='concat', not score={score!r}.")
         if score == "location":
-            utils.check_positive_int("max_length", max_length)
-        elif max_length is not None:
-            raise ValueError(
-                "`max_length` applies only to score='location'; received "
-                f"max_length={max_length!r} with score={score!r}."
-            )
-        if not isinstance(scale, bool):
-            raise ValueError(f"`scale` must be a bool; received {scale!r}.")
+            checks.positive_int("max_length", max_length)
+        else:
+            checks.require(
+                max_length is None, "max_length",
+                "None unless score='location'", max_length,
+                note="It applies only to score='location', not "
+                f"score={score!r}.")
+        checks.boolean("scale", scale)
         self.score = score
         self.units = units
         self.max_length = max_length
@@ -107,20 +104,18 @@ class LuongAttention(BaseAttention):
         if self.score == "dot":
             q, k = query_shape[-1], key_shape[-1]
             if q is not None and k is not None and int(q) != int(k):
-                raise ValueError(
-                    "score='dot' needs `query` and `key` (or `value`) of "
-                    f"the same last dimension; received query shape "
-                    f"{tuple(query_shape)} and key shape {tuple(key_shape)}."
-                    " Use score='general' to learn a projection."
-                )
+                checks.fail(
+                    "query", "of the same last dimension as `key` (or "
+                    "`value`) with score='dot'", tuple(query_shape),
+                    note=f"The key's shape is {tuple(key_shape)}. Use "
+                    "score='general' to learn a projection.")
         if self.score == "location":
             tv = value_shape[1]
             if tv is not None and int(tv) > self.max_length:
-                raise ValueError(
-                    f"score='location' was configured with max_length="
-                    f"{self.max_length}, but `value` has length {tv}: "
-                    f"expected shape (batch, Tv <= {self.max_length}, dim)."
-                )
+                checks.fail(
+                    "value", f"no longer than max_length={self.max_length} "
+                    f"(score='location'), shaped (batch, Tv <= "
+                    f"{self.max_length}, dim)", tuple(value_shape))
 
     def build(self, query_shape, value_shape, key_shape=None):
         self._record_dims(query_shape, value_shape, key_shape)

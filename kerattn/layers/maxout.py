@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from kerattn.layers import attention_utils as utils
+from kerattn import checks
 
 
 @keras.saving.register_keras_serializable(package="kerattn")
@@ -35,26 +35,23 @@ class Maxout(keras.layers.Layer):
 
     def __init__(self, pool_size=2, **kwargs):
         super().__init__(**kwargs)
-        utils.check_positive_int("pool_size", pool_size)
+        checks.positive_int("pool_size", pool_size)
         self.pool_size = pool_size
         self.supports_masking = True
         self.built = True
 
     def _check(self, shape):
-        if len(shape) < 2:
-            raise ValueError(
-                "`inputs` must have rank >= 2, shaped (batch, ..., features); "
-                f"received shape {tuple(shape)}.")
+        checks.min_rank("inputs", shape, 2, "(batch, ..., features)")
         dim = shape[-1]
         if dim is not None and int(dim) == 0:
-            raise ValueError(
-                "`inputs` must have a last dimension of at least pool_size="
-                f"{self.pool_size}; received shape {tuple(shape)}.")
+            checks.fail(
+                "inputs", "non-empty along its last axis", tuple(shape),
+                note="`inputs` must have a last dimension of at least "
+                f"pool_size={self.pool_size}.")
         if dim is not None and int(dim) % self.pool_size:
-            raise ValueError(
-                f"`inputs` must have a last dimension divisible by pool_size="
-                f"{self.pool_size}; received shape {tuple(shape)}."
-            )
+            checks.fail(
+                "inputs", "shaped (batch, ..., features) with features "
+                f"divisible by pool_size={self.pool_size}", tuple(shape))
 
     def call(self, inputs):
         self._check(inputs.shape)

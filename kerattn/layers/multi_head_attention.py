@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from kerattn import checks
 from kerattn.layers import attention_utils as utils
 
 
@@ -89,14 +90,13 @@ class MultiHeadAttention(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        utils.check_positive_int("num_heads", num_heads)
-        utils.check_positive_int("key_dim", key_dim)
-        utils.check_positive_int("value_dim", value_dim, allow_none=True)
-        utils.check_positive_int("output_dim", output_dim, allow_none=True)
-        utils.check_rate("dropout", dropout)
+        checks.positive_int("num_heads", num_heads)
+        checks.positive_int("key_dim", key_dim)
+        checks.positive_int("value_dim", value_dim, allow_none=True)
+        checks.positive_int("output_dim", output_dim, allow_none=True)
+        checks.rate("dropout", dropout)
         for name, flag in (("use_bias", use_bias), ("causal", causal)):
-            if not isinstance(flag, bool):
-                raise ValueError(f"`{name}` must be a bool; received {flag!r}.")
+            checks.boolean(name, flag)
         self.num_heads = num_heads
         self.key_dim = key_dim
         self.value_dim = value_dim or key_dim
@@ -114,22 +114,22 @@ class MultiHeadAttention(keras.layers.Layer):
         )
 
     def _validate_shapes(self, query_shape, value_shape, key_shape=None):
-        utils.check_rank(
+        checks.rank(
             "query",
             query_shape,
             (2, 3),
             "(batch, Tq, query_dim), or (batch, query_dim) for one step",
         )
-        utils.check_rank("value", value_shape, (3,), "(batch, Tv, value_dim)")
-        utils.check_same(
+        checks.rank("value", value_shape, (3,), "(batch, Tv, value_dim)")
+        checks.same(
             "query", query_shape[0], "value", value_shape[0], "batch size"
         )
         if key_shape is not None:
-            utils.check_rank("key", key_shape, (3,), "(batch, Tv, key_dim)")
-            utils.check_same(
+            checks.rank("key", key_shape, (3,), "(batch, Tv, key_dim)")
+            checks.same(
                 "key", key_shape[1], "value", value_shape[1], "length Tv"
             )
-            utils.check_same(
+            checks.same(
                 "key", key_shape[0], "value", value_shape[0], "batch size"
             )
         built = getattr(self, "_dims", None)
@@ -140,7 +140,7 @@ class MultiHeadAttention(keras.layers.Layer):
                 ("value", value_shape),
                 ("key", key_shape),
             ):
-                utils.check_same(
+                checks.same(
                     name,
                     shape[-1],
                     f"the {name} size this layer was built with",

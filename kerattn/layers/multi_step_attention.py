@@ -5,6 +5,7 @@ import math
 import keras
 from keras import ops
 
+from kerattn import checks
 from kerattn.layers import attention_utils as utils
 
 SQRT_HALF = math.sqrt(0.5)
@@ -52,16 +53,13 @@ class GLUConvBlock(keras.layers.Layer):
 
     def __init__(self, filters, kernel_size=3, causal=False, dropout=0.0, **kwargs):
         super().__init__(**kwargs)
-        utils.check_positive_int("filters", filters)
-        utils.check_positive_int("kernel_size", kernel_size)
-        utils.check_rate("dropout", dropout)
-        if not isinstance(causal, bool):
-            raise ValueError(f"`causal` must be a bool; received {causal!r}.")
-        if not causal and kernel_size % 2 == 0:
-            raise ValueError(
-                "`kernel_size` must be odd for a non-causal block (k/2 on each "
-                f"side); received {kernel_size}."
-            )
+        checks.positive_int("filters", filters)
+        checks.positive_int("kernel_size", kernel_size)
+        checks.rate("dropout", dropout)
+        checks.boolean("causal", causal)
+        checks.require(
+            causal or kernel_size % 2 == 1, "kernel_size",
+            "odd for a non-causal block (k/2 on each side)", kernel_size)
         self.filters = filters
         self.kernel_size = kernel_size
         self.causal = causal
@@ -69,7 +67,7 @@ class GLUConvBlock(keras.layers.Layer):
         self.supports_masking = True
 
     def build(self, inputs_shape):
-        utils.check_rank("inputs", inputs_shape, (3,), "(batch, T, dim)")
+        checks.rank("inputs", inputs_shape, (3,), "(batch, T, dim)")
         self.conv = keras.layers.Conv1D(
             2 * self.filters,
             self.kernel_size,
@@ -91,8 +89,8 @@ class GLUConvBlock(keras.layers.Layer):
         self.built = True
 
     def call(self, inputs, mask=None, training=None):
-        utils.check_rank("inputs", inputs.shape, (3,), "(batch, T, dim)")
-        utils.check_nonempty("inputs", inputs)
+        checks.rank("inputs", inputs.shape, (3,), "(batch, T, dim)")
+        checks.nonempty("inputs", inputs)
         x = inputs
         if mask is not None:
             keep = ops.expand_dims(ops.cast(mask, x.dtype), -1)
@@ -126,8 +124,8 @@ class GLUConvBlock(keras.layers.Layer):
             `(output (batch, filters), new buffer)`; equal to position `i`
             of `call` on the whole prefix.
         """
-        if not self.causal:
-            raise ValueError("`step` needs a causal block (causal=True).")
+        checks.require(self.causal, "causal", "True to call `step`", False,
+                       note="`step` needs a causal block.")
         window = ops.concatenate([buffer, ops.expand_dims(inputs, 1)], 1)
         kernel = ops.cast(self.conv.kernel, window.dtype)     # (k, dim, 2d)
         y = ops.einsum("bkd,kdf->bf", window, kernel)
@@ -200,27 +198,26 @@ class MultiStepAttention(keras.layers.Layer):
 
     def __init__(self, scale=True, **kwargs):
         super().__init__(**kwargs)
-        if not isinstance(scale, bool):
-            raise ValueError(f"`scale` must be a bool; received {scale!r}.")
+        checks.boolean("scale", scale)
         self.scale = scale
         self.supports_masking = True
 
     @staticmethod
     def _validate(query_shape, target_shape, encoder_shape, source_shape):
-        utils.check_rank("query", query_shape, (2, 3),
-                         "(batch, T, dec_dim), or (batch, dec_dim) for one step")
-        utils.check_rank("target_embeddings", target_shape,
-                         (len(query_shape),), "like `query` with emb_dim")
-        utils.check_rank("encoder_outputs", encoder_shape, (3,),
-                         "(batch, S, emb_dim)")
-        utils.check_rank("source_embeddings", source_shape, (3,),
-                         "(batch, S, emb_dim)")
-        utils.check_same("encoder_outputs", encoder_shape[-1],
-                         "target_embeddings", target_shape[-1], "embedding size")
-        utils.check_same("encoder_outputs", encoder_shape[-1],
-                         "source_embeddings", source_shape[-1], "embedding size")
-        utils.check_same("encoder_outputs", encoder_shape[1],
-                         "source_embeddings", source_shape[1], "length S")
+        checks.rank("query", query_shape, (2, 3),
+                    "(batch, T, dec_dim), or (batch, dec_dim) for one step")
+        checks.rank("target_embeddings", target_shape,
+                    (len(query_shape),), "like `query` with emb_dim")
+        checks.rank("encoder_outputs", encoder_shape, (3,),
+                    "(batch, S, emb_dim)")
+        checks.rank("source_embeddings", source_shape, (3,),
+                    "(batch, S, emb_dim)")
+        checks.same("encoder_outputs", encoder_shape[-1],
+                    "target_embeddings", target_shape[-1], "embedding size")
+        checks.same("encoder_outputs", encoder_shape[-1],
+                    "source_embeddings", source_shape[-1], "embedding size")
+        checks.same("encoder_outputs", encoder_shape[1],
+                    "source_embeddings", source_shape[1], "length S")
 
     def build(self, query_shape, target_embeddings_shape, encoder_outputs_shape,
               source_embeddings_shape):
@@ -239,8 +236,8 @@ class MultiStepAttention(keras.layers.Layer):
              source_mask=None, return_attention_scores=False):
         self._validate(query.shape, target_embeddings.shape,
                        encoder_outputs.shape, source_embeddings.shape)
-        utils.check_mask("source_mask", source_mask,
-                         tuple(encoder_outputs.shape[:2]))
+        checks.mask("source_mask", source_mask,
+                    tuple(encoder_outputs.shape[:2]))
         single = len(query.shape) == 2
         if single:
             query = ops.expand_dims(query, 1)

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from kerattn.layers import attention_utils as utils
+from kerattn import checks
 
 
 @keras.saving.register_keras_serializable(package="kerattn")
@@ -40,13 +40,13 @@ class PositionEmbedding(keras.layers.Layer):
 
     def __init__(self, sequence_length, initializer="glorot_uniform", **kwargs):
         super().__init__(**kwargs)
-        utils.check_positive_int("sequence_length", sequence_length)
+        checks.positive_int("sequence_length", sequence_length)
         self.sequence_length = sequence_length
         self.initializer = keras.initializers.get(initializer)
         self.supports_masking = True
 
     def build(self, inputs_shape):
-        utils.check_rank("inputs", inputs_shape, (2, 3), "(batch, T, dim)")
+        checks.rank("inputs", inputs_shape, (2, 3), "(batch, T, dim)")
         self.embeddings = self.add_weight(
             name="embeddings",
             shape=(self.sequence_length, inputs_shape[-1]),
@@ -56,19 +56,18 @@ class PositionEmbedding(keras.layers.Layer):
         self.built = True
 
     def call(self, inputs, start_index=0):
-        utils.check_rank("inputs", inputs.shape, (2, 3), "(batch, T, dim)")
-        length = utils.known_dim(inputs.shape[-2])
+        checks.rank("inputs", inputs.shape, (2, 3), "(batch, T, dim)")
+        length = checks.known_dim(inputs.shape[-2])
         if (
             length is not None
             and isinstance(start_index, int)
             and start_index + length > self.sequence_length
         ):
-            raise ValueError(
-                f"`inputs` has {length} positions from start_index="
-                f"{start_index}, but the layer holds sequence_length="
-                f"{self.sequence_length}: expected start_index + T <= "
-                f"{self.sequence_length}."
-            )
+            checks.fail(
+                "inputs", "T positions long with start_index + T <= "
+                f"sequence_length={self.sequence_length}",
+                note=f"It has {length} positions from start_index="
+                f"{start_index}.")
         shape = ops.shape(inputs)
         # A gather, not a slice: a slice of symbolic size T (jax.export's
         # shape polymorphism) would need T <= sequence_length proven.

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from kerattn.layers import attention_utils as utils
+from kerattn import checks
 
 
 @keras.saving.register_keras_serializable(package="kerattn")
@@ -40,10 +40,10 @@ class RepeatOverTime(keras.layers.Layer):
         self.built = True
 
     def call(self, vector, sequence):
-        utils.check_rank("vector", vector.shape, (2,), "(batch, dim)")
-        utils.check_rank("sequence", sequence.shape, (2, 3), "(batch, T, ...)")
-        utils.check_same("vector", vector.shape[0], "sequence", sequence.shape[0],
-                         "batch size")
+        checks.rank("vector", vector.shape, (2,), "(batch, dim)")
+        checks.rank("sequence", sequence.shape, (2, 3), "(batch, T, ...)")
+        checks.same("vector", vector.shape[0], "sequence", sequence.shape[0],
+                    "batch size")
         shape = ops.shape(sequence)
         return ops.broadcast_to(ops.expand_dims(vector, 1),
                                 (shape[0], shape[1], vector.shape[-1]))

@@ -5,6 +5,7 @@ import math
 import keras
 from keras import ops
 
+from kerattn import checks
 from kerattn.layers import attention_utils as utils
 
 
@@ -67,16 +68,12 @@ class RestrictedSelfAttention(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if isinstance(window, bool) or not isinstance(window, int) or window < 0:
-            raise ValueError(
-                f"`window` must be a non-negative integer r; received {window!r}."
-            )
-        utils.check_positive_int("num_heads", num_heads)
-        utils.check_positive_int("key_dim", key_dim, allow_none=True)
-        utils.check_rate("dropout", dropout)
+        checks.nonnegative_int("window", window)
+        checks.positive_int("num_heads", num_heads)
+        checks.positive_int("key_dim", key_dim, allow_none=True)
+        checks.rate("dropout", dropout)
         for name, flag in (("causal", causal), ("use_bias", use_bias)):
-            if not isinstance(flag, bool):
-                raise ValueError(f"`{name}` must be a bool; received {flag!r}.")
+            checks.boolean(name, flag)
         self.window = window
         self.num_heads = num_heads
         self.key_dim = key_dim
@@ -91,19 +88,18 @@ class RestrictedSelfAttention(keras.layers.Layer):
         )
 
     def build(self, inputs_shape):
-        utils.check_rank("inputs", inputs_shape, (3,), "(batch, n, dim)")
+        checks.rank("inputs", inputs_shape, (3,), "(batch, n, dim)")
         dim = inputs_shape[-1]
         key_dim = self.key_dim or dim // self.num_heads
-        if key_dim < 1:
-            raise ValueError(
-                f"`num_heads`={self.num_heads} is larger than the input size "
-                f"{dim}: expected num_heads <= dim or an explicit `key_dim`."
-            )
+        checks.require(
+            key_dim >= 1, "num_heads",
+            f"<= the input size {dim}, or `key_dim` given", self.num_heads,
+            note="Each head needs at least one feature.")
         if self.key_dim is None and dim is not None and dim % self.num_heads:
-            raise ValueError(
-                f"`num_heads`={self.num_heads} must divide the input size "
-                f"{dim} (each head gets dim / num_heads features), or pass "
-                "an explicit `key_dim`.")
+            checks.fail(
+                "num_heads", f"a divisor of the input size {dim}, or "
+                "`key_dim` given", self.num_heads,
+                note="Each head gets dim / num_heads features.")
         self._head_dim = key_dim
 
         def dense(equation, out, bias, name):
@@ -140,10 +136,10 @@ class RestrictedSelfAttention(keras.layers.Layer):
         return ops.clip(positions, 0, length - 1), valid
 
     def call(self, inputs, mask=None, return_attention_scores=False, training=None):
-        utils.check_rank("inputs", inputs.shape, (3,), "(batch, n, dim)")
-        utils.check_nonempty("inputs", inputs)
-        utils.check_mask(
-            "mask", mask, (utils.static_dim(inputs, 0), utils.static_dim(inputs, 1))
+        checks.rank("inputs", inputs.shape, (3,), "(batch, n, dim)")
+        checks.nonempty("inputs", inputs)
+        checks.mask(
+            "mask", mask, (checks.static_dim(inputs, 0), checks.static_dim(inputs, 1))
         )
         batch, length = ops.shape(inputs)[0], ops.shape(inputs)[1]
         q = self.query_dense(inputs)  # (b, n, h, d)
@@ -182,7 +178,7 @@ class RestrictedSelfAttention(keras.layers.Layer):
 
     def compute_output_spec(self, inputs, mask=None, return_attention_scores=False,
                             training=None):
-        utils.check_rank("inputs", inputs.shape, (3,), "(batch, n, dim)")
+        checks.rank("inputs", inputs.shape, (3,), "(batch, n, dim)")
         output = keras.KerasTensor(inputs.shape, dtype=self.compute_dtype)
         if not return_attention_scores:
             return output

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from kerattn.layers import attention_utils as utils
+from kerattn import checks
 
 
 @keras.saving.register_keras_serializable(package="kerattn")
@@ -37,23 +37,25 @@ class ReverseSequence(keras.layers.Layer):
 
     def __init__(self, pad_id=0, **kwargs):
         super().__init__(**kwargs)
-        if isinstance(pad_id, bool) or not isinstance(pad_id, int):
-            raise ValueError(f"`pad_id` must be an int; received {pad_id!r}.")
+        checks.require(
+            isinstance(pad_id, int) and not isinstance(pad_id, bool),
+            "pad_id", "an int", pad_id)
         self.pad_id = pad_id
         self.supports_masking = True
         self.built = True
 
     def call(self, inputs, mask=None):
-        utils.check_rank("inputs", inputs.shape, (2, 3),
-                         "(batch, T) ids or (batch, T, dim) features")
-        utils.check_mask("mask", mask, tuple(inputs.shape[:2]))
+        checks.rank("inputs", inputs.shape, (2, 3),
+                    "(batch, T) ids or (batch, T, dim) features")
+        checks.mask("mask", mask, tuple(inputs.shape[:2]))
         if mask is None and len(inputs.shape) == 2:
             dtype = keras.backend.standardize_dtype(inputs.dtype)
             if "int" not in dtype:
-                raise ValueError(
-                    "`inputs` of rank 2 must hold integer token ids (padding "
-                    f"is read from pad_id={self.pad_id}); received dtype "
-                    f"{dtype}. Pass features as (batch, T, dim), or a `mask`.")
+                checks.fail(
+                    "inputs", "integer token ids (batch, T), features "
+                    "(batch, T, dim), or given with a `mask`", dtype,
+                    note="`inputs` of rank 2 must hold integer token ids: "
+                    f"padding is read from pad_id={self.pad_id}.")
         length = ops.shape(inputs)[1]
         if mask is None:
             if len(inputs.shape) == 2:

@@ -5,6 +5,7 @@ import math
 import keras
 from keras import ops
 
+from kerattn import checks
 from kerattn.layers import attention_utils as utils
 from kerattn.layers.base_attention import BaseAttention
 
@@ -46,14 +47,7 @@ class ScaledDotProductAttention(BaseAttention):
 
     def __init__(self, causal=False, dropout=0.0, scale=None, **kwargs):
         super().__init__(dropout=dropout, causal=causal, **kwargs)
-        if scale is not None and (
-            isinstance(scale, bool)
-            or not isinstance(scale, (int, float))
-            or scale <= 0
-        ):
-            raise ValueError(
-                f"`scale` must be None or a positive float; received {scale!r}."
-            )
+        checks.number("scale", scale, 0.0, low_open=True, allow_none=True)
         self.scale = scale
 
     def _validate_shapes(self, query_shape, value_shape, key_shape=None):
@@ -61,11 +55,10 @@ class ScaledDotProductAttention(BaseAttention):
         key_shape = value_shape if key_shape is None else key_shape
         q, k = query_shape[-1], key_shape[-1]
         if q is not None and k is not None and int(q) != int(k):
-            raise ValueError(
-                "`query` and `key` (or `value` when no key is given) must "
-                f"have the same last dimension d_k; received query shape "
-                f"{tuple(query_shape)} and key shape {tuple(key_shape)}."
-            )
+            checks.fail(
+                "query", "of the same last dimension d_k as `key` (or "
+                "`value` when no key is given)", tuple(query_shape),
+                note=f"The key's shape is {tuple(key_shape)}.")
 
     def _scale(self, query):
         if self.scale is not None:

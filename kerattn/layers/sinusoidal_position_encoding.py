@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from kerattn.layers import attention_utils as utils
+from kerattn import checks
 
 
 @keras.saving.register_keras_serializable(package="kerattn")
@@ -44,24 +44,16 @@ class SinusoidalPositionEncoding(keras.layers.Layer):
 
     def __init__(self, max_wavelength=10000.0, **kwargs):
         super().__init__(**kwargs)
-        if (
-            isinstance(max_wavelength, bool)
-            or not isinstance(max_wavelength, (int, float))
-            or max_wavelength <= 0
-        ):
-            raise ValueError(
-                "`max_wavelength` must be a positive number; received "
-                f"{max_wavelength!r}."
-            )
+        checks.positive_number("max_wavelength", max_wavelength)
         self.max_wavelength = max_wavelength
         self.supports_masking = True
         self.built = True
 
     def call(self, inputs, start_index=0):
-        utils.check_rank("inputs", inputs.shape, (2, 3), "(batch, T, d_model)")
-        if isinstance(start_index, int) and start_index < 0:
-            raise ValueError(
-                f"`start_index` must be >= 0; received {start_index}.")
+        checks.rank("inputs", inputs.shape, (2, 3), "(batch, T, d_model)")
+        checks.require(
+            not (isinstance(start_index, int) and start_index < 0),
+            "start_index", ">= 0", start_index)
         shape = ops.shape(inputs)
         length, dim = shape[-2], shape[-1]
         positions = ops.cast(ops.arange(length) + start_index, "float32")

@@ -5,7 +5,7 @@ import math
 import keras
 from keras import ops
 
-from kerattn.layers import attention_utils as utils
+from kerattn import checks
 from kerattn.layers.multi_head_attention import MultiHeadAttention
 from kerattn.layers.sinusoidal_position_encoding import SinusoidalPositionEncoding
 
@@ -37,8 +37,8 @@ class TransformerEmbedding(keras.layers.Layer):
 
     def __init__(self, vocab_size, d_model, max_wavelength=10000.0, **kwargs):
         super().__init__(**kwargs)
-        utils.check_positive_int("vocab_size", vocab_size)
-        utils.check_positive_int("d_model", d_model)
+        checks.positive_int("vocab_size", vocab_size)
+        checks.positive_int("d_model", d_model)
         self.vocab_size = vocab_size
         self.d_model = d_model
         self.max_wavelength = max_wavelength
@@ -54,8 +54,8 @@ class TransformerEmbedding(keras.layers.Layer):
         self.built = True
 
     def call(self, inputs, start_index=0):
-        utils.check_rank("inputs", inputs.shape, (2,), "(batch, T) token ids")
-        utils.check_integer("inputs", inputs)
+        checks.rank("inputs", inputs.shape, (2,), "(batch, T) token ids")
+        checks.integer_ids("inputs", inputs)
         x = self.embedding(inputs) * ops.cast(math.sqrt(self.d_model),
                                               self.compute_dtype)
         return x + self.position(x, start_index=start_index)
@@ -74,16 +74,16 @@ class TransformerEmbedding(keras.layers.Layer):
 
 
 def _check_block_args(num_heads, ff_dim, dropout):
-    utils.check_positive_int("num_heads", num_heads)
-    utils.check_positive_int("ff_dim", ff_dim)
-    utils.check_rate("dropout", dropout)
+    checks.positive_int("num_heads", num_heads)
+    checks.positive_int("ff_dim", ff_dim)
+    checks.rate("dropout", dropout)
 
 
 def _head_dim(d_model, num_heads):
-    if d_model % num_heads:
-        raise ValueError(
-            f"`num_heads`={num_heads} must divide the model size d_model="
-            f"{d_model} (each head gets d_model / num_heads features).")
+    checks.require(
+        d_model % num_heads == 0, "num_heads", f"a divisor of d_model={d_model}",
+        num_heads,
+        note="Each head gets d_model / num_heads features.")
     return d_model // num_heads
 
 
@@ -123,7 +123,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.supports_masking = True
 
     def build(self, inputs_shape):
-        utils.check_rank("inputs", inputs_shape, (3,), "(batch, T, d_model)")
+        checks.rank("inputs", inputs_shape, (3,), "(batch, T, d_model)")
         d = inputs_shape[-1]
         common = dict(dtype=self.dtype_policy)
         self.self_attention = MultiHeadAttention(
@@ -144,7 +144,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.built = True
 
     def call(self, inputs, mask=None, training=None):
-        utils.check_rank("inputs", inputs.shape, (3,), "(batch, T, d_model)")
+        checks.rank("inputs", inputs.shape, (3,), "(batch, T, d_model)")
         a = self.self_attention(inputs, inputs, query_mask=mask, value_mask=mask,
                                 training=training)
         x = self.norm1(inputs + self.drop(a, training=training))
@@ -203,8 +203,8 @@ class TransformerDecoderBlock(keras.layers.Layer):
         self.supports_masking = True
 
     def build(self, inputs_shape, memory_shape):
-        utils.check_rank("inputs", inputs_shape, (3,), "(batch, T, d_model)")
-        utils.check_rank("memory", memory_shape, (3,), "(batch, S, d_model)")
+        checks.rank("inputs", inputs_shape, (3,), "(batch, T, d_model)")
+        checks.rank("memory", memory_shape, (3,), "(batch, S, d_model)")
         d = inputs_shape[-1]
         head = _head_dim(d, self.num_heads)
         common = dict(dtype=self.dtype_policy)

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from kerattn import checks
 from kerattn.layers import attention_utils as utils
 from kerattn.layers.base_attention import BaseAttention
 
@@ -58,9 +59,8 @@ class SoftVisualAttention(BaseAttention):
     ):
         kwargs.pop("causal", None)
         super().__init__(dropout=dropout, **kwargs)
-        utils.check_positive_int("units", units)
-        if not isinstance(gating, bool):
-            raise ValueError(f"`gating` must be a bool; received {gating!r}.")
+        checks.positive_int("units", units)
+        checks.boolean("gating", gating)
         self.units = units
         self.gating = gating
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
@@ -105,8 +105,8 @@ class SoftVisualAttention(BaseAttention):
 
     def gate(self, query):
         """`beta_t = sigmoid(f_beta(h_{t-1}))`: `query.shape[:-1] + (1,)`."""
-        if not self.gating:
-            raise ValueError("`gate` needs a layer built with gating=True.")
+        checks.require(self.gating, "gating", "True (at construction) to call "
+                       "`gate`", self.gating)
         return ops.sigmoid(utils.project(query, self.W_beta) + self.b_beta)
 
     def _compute_attention(
@@ -193,11 +193,7 @@ class HardVisualAttention(SoftVisualAttention):
 
     def __init__(self, units, inference="expectation", seed=None, **kwargs):
         super().__init__(units, **kwargs)
-        if inference not in ("expectation", "argmax"):
-            raise ValueError(
-                "`inference` must be 'expectation' or 'argmax'; received "
-                f"{inference!r}."
-            )
+        checks.one_of("inference", inference, ("expectation", "argmax"))
         self.inference = inference
         self.seed = seed
         self.seed_generator = keras.random.SeedGenerator(seed, name="sampler")
@@ -312,7 +308,7 @@ class MovingAverageBaseline(keras.layers.Layer):
 
     def __init__(self, decay=0.9, **kwargs):
         super().__init__(**kwargs)
-        utils.check_rate("decay", decay)
+        checks.rate("decay", decay)
         self.decay = decay
 
     def build(self, input_shape):
@@ -322,8 +318,8 @@ class MovingAverageBaseline(keras.layers.Layer):
         )
 
     def call(self, rewards, training=None):
-        utils.check_rank("rewards", rewards.shape, (1,), "(batch,)")
-        utils.check_nonempty("rewards", rewards, (0,), "example")
+        checks.rank("rewards", rewards.shape, (1,), "(batch,)")
+        checks.nonempty("rewards", rewards, (0,), "example")
         # A float32 copy read before the update (not an alias of the
         # variable; under a mixed policy Keras would hand the variable over
         # cast to float16, so it is cast back).
@@ -418,10 +414,10 @@ def doubly_stochastic_penalty(alphas, lam=1.0, step_mask=None, location_mask=Non
     >>> float(doubly_stochastic_penalty(alphas))   # (1 - 2)^2 + (1 - 0)^2
     2.0
     """
-    utils.check_rank("alphas", alphas.shape, (3,), "(batch, T, L)")
-    utils.check_mask("step_mask", step_mask, tuple(alphas.shape[:2]))
-    utils.check_mask("location_mask", location_mask,
-                     (alphas.shape[0], alphas.shape[2]))
+    checks.rank("alphas", alphas.shape, (3,), "(batch, T, L)")
+    checks.mask("step_mask", step_mask, tuple(alphas.shape[:2]))
+    checks.mask("location_mask", location_mask,
+                (alphas.shape[0], alphas.shape[2]))
     # In float32 under mixed precision: a loss term (Keras adds the losses
     # in float32, and TensorFlow will not add a float16 one to them).
     alphas = ops.cast(ops.convert_to_tensor(alphas), "float32")
@@ -454,8 +450,7 @@ class DoublyStochasticRegularization(keras.layers.Layer):
 
     def __init__(self, lam=1.0, **kwargs):
         super().__init__(**kwargs)
-        if isinstance(lam, bool) or not isinstance(lam, (int, float)) or lam < 0:
-            raise ValueError(f"`lam` must be a non-negative float; received {lam!r}.")
+        checks.nonnegative_number("lam", lam)
         self.lam = lam
         self.supports_masking = True
 
@@ -520,8 +515,7 @@ class HardAttentionReinforce(keras.layers.Layer):
                  **kwargs):
         super().__init__(**kwargs)
         for name, value in (("lambda_r", lambda_r), ("lambda_e", lambda_e)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise ValueError(f"`{name}` must be a non-negative float; got {value!r}.")
+            checks.nonnegative_number(name, value)
         self.lambda_r = lambda_r
         self.lambda_e = lambda_e
         self.decay = decay
@@ -535,16 +529,17 @@ class HardAttentionReinforce(keras.layers.Layer):
         self.built = True
 
     def call(self, logits, targets, alphas, samples, training=None):
-        utils.check_rank("logits", logits.shape, (3,), "(batch, T, V)")
-        utils.check_rank("targets", targets.shape, (2,), "(batch, T)")
-        utils.check_integer("targets", targets)
-        utils.check_rank("alphas", alphas.shape, (3,), "(batch, T, L)")
-        utils.check_same("targets", targets.shape[1], "logits", logits.shape[1],
-                         "length T")
+        checks.rank("logits", logits.shape, (3,), "(batch, T, V)")
+        checks.rank("targets", targets.shape, (2,), "(batch, T)")
+        checks.integer_ids("targets", targets)
+        checks.rank("alphas", alphas.shape, (3,), "(batch, T, L)")
+        checks.same("targets", targets.shape[1], "logits", logits.shape[1],
+                    "length T")
         if tuple(alphas.shape) != tuple(samples.shape):
-            raise ValueError(
-                "`alphas` and `samples` must have the same shape (batch, T, L);"
-                f" received {tuple(alphas.shape)} and {tuple(samples.shape)}.")
+            checks.fail(
+                "samples", "of the shape (batch, T, L) of `alphas`",
+                tuple(samples.shape), note="`alphas` and `samples` differ: "
+                f"`alphas` has shape {tuple(alphas.shape)}.")
         if not training:
             return logits
         step_mask = ops.cast(ops.not_equal(targets, self.pad_id), "float32")

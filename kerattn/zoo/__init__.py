@@ -6,6 +6,7 @@ generative ones (`GenerativeModel`: translation and captioning) have
 each model's file, `preset=` of each builder).
 """
 
+from kerattn import checks
 from kerattn.zoo.aoa_reader import aoa_attention, aoa_reader
 from kerattn.zoo.bahdanau_nmt import BahdanauNMT, bahdanau_nmt
 from kerattn.zoo.cho_encoder_decoder import ChoEncoderDecoder, cho_encoder_decoder
@@ -45,10 +46,9 @@ def presets(name):
     """
     import importlib
 
-    if name not in GENERATIVE and name not in ("han_classifier", "aoa_reader"):
-        raise ValueError(f"`name` must be a kerattn.zoo builder; got {name!r}.")
-    module = importlib.import_module(f"kerattn.zoo.{name}")
-    return getattr(module, "PRESETS", {"paper": {}})
+    checks.one_of("name", name, tuple(GENERATIVE) + ("han_classifier",
+                                                     "aoa_reader"))
+    return importlib.import_module(f"kerattn.zoo.{name}").PRESETS
 
 
 def incremental(model, pad_id=0):
@@ -71,15 +71,13 @@ def incremental(model, pad_id=0):
     >>> incremental(model) is model
     True
     """
-    if not isinstance(model, GenerativeModel):
-        raise ValueError(
-            "`model` must be a generative kerattn.zoo model (a "
-            "kerattn.zoo.GenerativeModel, e.g. kerattn.zoo.bahdanau_nmt(); "
-            "a file saved before 2026-11 loads as one with "
-            f"kerattn.load_model); received {model!r}.")
-    if isinstance(pad_id, bool) or pad_id != 0:
-        raise ValueError(f"`pad_id` must be 0 (zoo models mask id 0); "
-                         f"received {pad_id!r}.")
+    checks.instance(
+        "model", model, GenerativeModel,
+        "a generative kerattn.zoo model (a kerattn.zoo.GenerativeModel, e.g. "
+        "kerattn.zoo.bahdanau_nmt(); a file saved before 2026-11 loads as one "
+        "with kerattn.load_model)")
+    checks.require(not isinstance(pad_id, bool) and pad_id == 0, "pad_id",
+                   "0 (zoo models mask id 0)", pad_id)
     return model
 
 

@@ -3,10 +3,11 @@
 "Attention-over-Attention Neural Networks for Reading Comprehension".
 Paper defaults (section 4.2, CBT): a shared 384-d embedding, bidirectional
 GRUs of 256 units per direction, dropout 0.1 on the embeddings, Adam
-(lr 0.001), gradients clipped at norm 5, batches of 32. Small sizes are one
+(lr 0.001), gradients clipped at norm 5, batches of 32: the "paper" preset.
+Named sizes (`PRESETS`, at the end of this file) and single sizes are one
 keyword away:
 
-    model = aoa_reader(vocab_size=20000, embedding_dim=128, units=96)
+    model = aoa_reader(vocab_size=20000, preset="small", units=96)
 
 Reading order (shapes for batch B, document |D|, query |Q|, C candidates):
 
@@ -26,16 +27,17 @@ prediction is the argmax over the given candidates.
 
 import keras
 
+from kerattn import checks
 from kerattn.layers import AttentionOverAttention, PointerSum
-from kerattn.zoo.checks import check_builder_args, check_model
-from kerattn.zoo.model import ZooModel
+from kerattn.zoo.model import ZooModel, from_preset
 
 
 def aoa_reader(
     vocab_size=100000,
-    embedding_dim=384,
-    units=256,
-    dropout=0.1,
+    embedding_dim=None,
+    units=None,
+    dropout=None,
+    preset="paper",
     name="aoa_reader",
 ):
     """Attention-over-attention reader (Cui et al., 2017).
@@ -45,6 +47,8 @@ def aoa_reader(
         embedding_dim: the shared embedding size (384 in the paper).
         units: GRU units per direction (256).
         dropout: dropout on the embeddings (0.1).
+        preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
+            "paper"); a size given above overrides the preset's.
         name: the model's name.
 
     Returns:
@@ -59,17 +63,19 @@ def aoa_reader(
     >>> model.output_shape
     (None, None)
     """
-    check_builder_args(dropout=dropout, vocab_size=vocab_size,
-                       embedding_dim=embedding_dim, units=units)
+    c = from_preset(PRESETS, preset, embedding_dim=embedding_dim, units=units,
+                    dropout=dropout)
+    checks.sizes(vocab_size=vocab_size, **c)
 
     # === Layers ===
-    embedding = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True,
-                                       name="embedding")
-    embedding_dropout = keras.layers.Dropout(dropout, name="embedding_dropout")
+    embedding = keras.layers.Embedding(vocab_size, c["embedding_dim"],
+                                       mask_zero=True, name="embedding")
+    embedding_dropout = keras.layers.Dropout(c["dropout"],
+                                             name="embedding_dropout")
     document_encoder = keras.layers.Bidirectional(
-        keras.layers.GRU(units, return_sequences=True), name="document_encoder")
+        keras.layers.GRU(c["units"], return_sequences=True), name="document_encoder")
     query_encoder = keras.layers.Bidirectional(
-        keras.layers.GRU(units, return_sequences=True), name="query_encoder")
+        keras.layers.GRU(c["units"], return_sequences=True), name="query_encoder")
     attention = AttentionOverAttention(name="attention")
     pointer_sum = PointerSum(name="pointer_sum")
 
@@ -112,14 +118,14 @@ def aoa_attention(model):
     >>> out["probabilities"].shape, out["s"].shape, out["alpha"].shape
     ((1, 2), (1, 5), (1, 5, 2))
     """
-    check_model(model, "a kerattn.zoo.aoa_reader model")
+    checks.model("model", model, "a kerattn.zoo.aoa_reader model")
     names = {layer.name for layer in model.layers}
     needed = {"embedding", "document_encoder", "query_encoder", "attention",
               "pointer_sum"}
-    if not needed <= names:
-        raise ValueError(
-            "`model` must be a kerattn.zoo.aoa_reader model; got a model named "
-            f"{model.name!r} with layers {sorted(names)}.")
+    checks.require(
+        needed <= names, "model", "a kerattn.zoo.aoa_reader model",
+        note=f"Received a model named {model.name!r} with layers "
+        f"{sorted(names)}.")
     get = model.get_layer
     inputs = {k: keras.Input((None,), dtype="int32", name=k)
               for k in ("document_ids", "query_ids", "candidate_ids")}
@@ -131,3 +137,13 @@ def aoa_attention(model):
     return ZooModel(inputs, {"probabilities": probabilities, "s": s,
                                 "alpha": weights["alpha"], "beta": weights["beta"]},
                        name=f"{model.name}_attention")
+
+
+# === Presets: "paper" is section 4.2 (CBT); the others fit a CPU ===
+
+PRESETS = {
+    "tiny": dict(embedding_dim=8, units=8),
+    "small": dict(embedding_dim=128, units=128, dropout=0.1),
+    "base": dict(embedding_dim=128, units=128, dropout=0.1),
+    "paper": dict(embedding_dim=384, units=256, dropout=0.1),
+}

@@ -31,9 +31,9 @@ same `encode_source` and `readout` as the graph (one decoder step is
 import keras
 from keras import ops
 
+from kerattn import checks
 from kerattn.layers import AttentionRNN, BahdanauAttention, Maxout
-from kerattn.zoo.checks import check_builder_args, from_preset
-from kerattn.zoo.model import GenerativeModel
+from kerattn.zoo.model import GenerativeModel, from_preset
 
 
 # === Layers and training graph ===
@@ -80,8 +80,8 @@ def bahdanau_nmt(
     c = from_preset(PRESETS, preset, embedding_dim=embedding_dim, units=units,
                     alignment_units=alignment_units, maxout_units=maxout_units,
                     dropout=dropout)
-    check_builder_args(source_vocab_size=source_vocab_size,
-                       target_vocab_size=target_vocab_size, **c)
+    checks.sizes(source_vocab_size=source_vocab_size,
+                 target_vocab_size=target_vocab_size, **c)
     m, n = c["embedding_dim"], c["units"]
 
     # === Layers ===

@@ -25,9 +25,9 @@ over a target of length 1, started from the previous state.
 import keras
 from keras import ops
 
+from kerattn import checks
 from kerattn.layers import Maxout, RepeatOverTime
-from kerattn.zoo.checks import check_builder_args, from_preset
-from kerattn.zoo.model import GenerativeModel
+from kerattn.zoo.model import GenerativeModel, from_preset
 
 
 # === Layers and training graph ===
@@ -61,8 +61,8 @@ def cho_encoder_decoder(source_vocab_size=15000, target_vocab_size=15000,
     """
     c = from_preset(PRESETS, preset, embedding_dim=embedding_dim, units=units,
                     maxout_units=maxout_units, dropout=dropout)
-    check_builder_args(source_vocab_size=source_vocab_size,
-                       target_vocab_size=target_vocab_size, **c)
+    checks.sizes(source_vocab_size=source_vocab_size,
+                 target_vocab_size=target_vocab_size, **c)
     e, n = c["embedding_dim"], c["units"]
 
     # === Layers ===

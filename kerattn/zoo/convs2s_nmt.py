@@ -42,9 +42,9 @@ one kernel window per layer, never the prefix) and runs the same
 import keras
 from keras import ops
 
+from kerattn import checks
 from kerattn.layers import GLUConvBlock, MultiStepAttention, PositionEmbedding
-from kerattn.zoo.checks import check_builder_args, from_preset, numbered_layers
-from kerattn.zoo.model import GenerativeModel
+from kerattn.zoo.model import GenerativeModel, from_preset, numbered_layers
 
 
 # === Layers and training graph ===
@@ -83,13 +83,11 @@ def convs2s_nmt(source_vocab_size=40000, target_vocab_size=40000,
                     hidden_dim=hidden_dim, encoder_layers=encoder_layers,
                     decoder_layers=decoder_layers, kernel_size=kernel_size,
                     dropout=dropout)
-    check_builder_args(source_vocab_size=source_vocab_size,
-                       target_vocab_size=target_vocab_size,
-                       max_length=max_length, **c)
-    if c["kernel_size"] % 2 == 0:
-        raise ValueError(
-            f"`kernel_size` must be odd (k/2 source positions either side); "
-            f"got {c['kernel_size']}.")
+    checks.sizes(source_vocab_size=source_vocab_size,
+                 target_vocab_size=target_vocab_size,
+                 max_length=max_length, **c)
+    checks.require(c["kernel_size"] % 2 != 0, "kernel_size",
+                   "odd (k/2 source positions either side)", c["kernel_size"])
     e, d, k, p = (c["embedding_dim"], c["hidden_dim"], c["kernel_size"],
                   c["dropout"])
 

@@ -3,11 +3,12 @@
 "Hierarchical Attention Networks for Document Classification". Paper
 defaults (section 3.3): 200-d word embeddings, GRUs of 50 units per
 direction at both levels, word and sentence context vectors of 100, trained
-with SGD (momentum 0.9) on batches of documents of similar length. Small
+with SGD (momentum 0.9) on batches of documents of similar length: the
+"paper" preset. Named sizes (`PRESETS`, at the end of this file) and single
 sizes are one keyword away:
 
-    model = han_classifier(vocab_size=20000, num_classes=10,
-                           embedding_dim=100, word_units=32, sentence_units=32)
+    model = han_classifier(vocab_size=20000, num_classes=10, preset="small",
+                           word_units=32, sentence_units=32)
 
 Reading order (shapes for batch B, S sentences of W words):
 
@@ -25,21 +26,22 @@ class prior of the bias (never NaN).
 
 import keras
 
+from kerattn import checks
 from kerattn.layers import HierarchicalAttention
-from kerattn.zoo.checks import check_builder_args, check_model
-from kerattn.zoo.model import ZooModel
+from kerattn.zoo.model import ZooModel, from_preset
 
 
 def han_classifier(
     vocab_size=50000,
     num_classes=5,
-    embedding_dim=200,
-    word_units=50,
-    sentence_units=50,
-    attention_units=100,
-    dropout=0.0,
+    embedding_dim=None,
+    word_units=None,
+    sentence_units=None,
+    attention_units=None,
+    dropout=None,
     max_sentences=None,
     max_words=None,
+    preset="paper",
     name="han_classifier",
 ):
     """Hierarchical attention network (Yang et al., 2016): the classifier.
@@ -54,6 +56,8 @@ def han_classifier(
         dropout: dropout on the word embeddings and on the document vector
             (the paper used none; useful on small data).
         max_sentences, max_words: optional fixed input sizes (None: any).
+        preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
+            "paper"); a size given above overrides the preset's.
         name: the model's name.
 
     Returns:
@@ -68,24 +72,23 @@ def han_classifier(
     >>> model.output_shape
     (None, 3)
     """
-    check_builder_args(
-        dropout=dropout, vocab_size=vocab_size, num_classes=num_classes,
-        embedding_dim=embedding_dim, word_units=word_units,
-        sentence_units=sentence_units, attention_units=attention_units)
-    if num_classes < 2:
-        raise ValueError("`num_classes` must be >= 2 (a softmax over one class is "
-                         f"always 1); got {num_classes}.")
-    for arg, value in (("max_sentences", max_sentences), ("max_words", max_words)):
-        if value is not None:
-            check_builder_args(**{arg: value})
+    c = from_preset(PRESETS, preset, embedding_dim=embedding_dim,
+                    word_units=word_units, sentence_units=sentence_units,
+                    attention_units=attention_units, dropout=dropout)
+    checks.sizes(vocab_size=vocab_size, num_classes=num_classes, **c)
+    checks.require(num_classes >= 2, "num_classes", ">= 2", num_classes,
+                   note="A softmax over one class is always 1.")
+    checks.positive_int("max_sentences", max_sentences, allow_none=True)
+    checks.positive_int("max_words", max_words, allow_none=True)
 
     # === Layers ===
-    embedding = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True,
-                                       name="embedding")
-    embedding_dropout = keras.layers.Dropout(dropout, name="embedding_dropout")
-    encoder = HierarchicalAttention(word_units, sentence_units, attention_units,
-                                    name="encoder")
-    document_dropout = keras.layers.Dropout(dropout, name="document_dropout")
+    embedding = keras.layers.Embedding(vocab_size, c["embedding_dim"],
+                                       mask_zero=True, name="embedding")
+    embedding_dropout = keras.layers.Dropout(c["dropout"],
+                                             name="embedding_dropout")
+    encoder = HierarchicalAttention(c["word_units"], c["sentence_units"],
+                                    c["attention_units"], name="encoder")
+    document_dropout = keras.layers.Dropout(c["dropout"], name="document_dropout")
     classifier = keras.layers.Dense(num_classes, activation="softmax",
                                     name="classifier")
 
@@ -124,13 +127,14 @@ def han_attention(model):
     >>> round(float(weights["sentence_weights"].sum()), 3), weights["word_weights"][0, 1]
     (1.0, array([1., 0., 0.], dtype=float32))
     """
-    check_model(model, "a kerattn.zoo.han_classifier model")
+    checks.model("model", model, "a kerattn.zoo.han_classifier model")
     names = {layer.name for layer in model.layers}
-    if not {"embedding", "encoder", "classifier"} <= names or not isinstance(
-            model.get_layer("encoder"), HierarchicalAttention):
-        raise ValueError(
-            "`model` must be a kerattn.zoo.han_classifier model; got a model "
-            f"named {model.name!r} with layers {sorted(names)}.")
+    checks.require(
+        {"embedding", "encoder", "classifier"} <= names and isinstance(
+            model.get_layer("encoder"), HierarchicalAttention),
+        "model", "a kerattn.zoo.han_classifier model",
+        note=f"Received a model named {model.name!r} with layers "
+        f"{sorted(names)}.")
     document_ids = keras.Input(model.input["document_ids"].shape[1:],
                                dtype="int32", name="document_ids")
     x = model.get_layer("embedding")(document_ids)
@@ -141,3 +145,17 @@ def han_attention(model):
         {"probabilities": probabilities, "word_weights": weights["word"],
          "sentence_weights": weights["sentence"]},
         name=f"{model.name}_attention")
+
+
+# === Presets: "paper" is section 3.3; the others fit a CPU ===
+
+PRESETS = {
+    "tiny": dict(embedding_dim=8, word_units=4, sentence_units=4,
+                 attention_units=4),
+    "small": dict(embedding_dim=100, word_units=50, sentence_units=50,
+                  attention_units=100, dropout=0.5),
+    "base": dict(embedding_dim=200, word_units=50, sentence_units=50,
+                 attention_units=100, dropout=0.5),
+    "paper": dict(embedding_dim=200, word_units=50, sentence_units=50,
+                  attention_units=100, dropout=0.0),
+}

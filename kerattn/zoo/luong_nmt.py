@@ -29,9 +29,9 @@ cell its training loop runs), then the presets.
 import keras
 from keras import ops
 
+from kerattn import checks
 from kerattn.layers import AttentionRNN, LocalAttention, LuongAttention
-from kerattn.zoo.checks import check_builder_args, from_preset, numbered_layers
-from kerattn.zoo.model import GenerativeModel
+from kerattn.zoo.model import GenerativeModel, from_preset, numbered_layers
 
 ATTENTIONS = ("global", "local-m", "local-p")
 
@@ -83,13 +83,14 @@ def luong_nmt(
     """
     c = from_preset(PRESETS, preset, num_layers=num_layers, units=units,
                     embedding_dim=embedding_dim, dropout=dropout)
-    check_builder_args(source_vocab_size=source_vocab_size,
-                       target_vocab_size=target_vocab_size, **c)
-    if attention not in ATTENTIONS:
-        raise ValueError(f"`attention` must be one of {ATTENTIONS}; got {attention!r}.")
-    if attention != "global" and score == "location":
-        raise ValueError("score='location' is a global score; local attention "
-                         f"takes 'dot', 'general' or 'concat' (got {attention!r}).")
+    checks.sizes(source_vocab_size=source_vocab_size,
+                 target_vocab_size=target_vocab_size, **c)
+    checks.one_of("attention", attention, ATTENTIONS)
+    checks.require(
+        attention == "global" or score != "location", "score",
+        "'dot', 'general' or 'concat' for local attention", score,
+        note=f"score='location' is a global score; attention={attention!r} "
+        "is local.")
     n, e = c["units"], c["embedding_dim"]
 
     # === Layers ===

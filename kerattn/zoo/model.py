@@ -30,6 +30,36 @@ import numpy as np
 
 from keras import tree
 
+from kerattn import checks
+
+
+def numbered_layers(model, prefix):
+    """The layers named `<prefix>_1`, `<prefix>_2`, ... of `model`, in order."""
+    import re
+
+    pattern = re.compile(re.escape(prefix) + r"_(\d+)")
+    found = {}
+    for layer in model.layers:
+        match = pattern.fullmatch(layer.name)
+        if match:
+            found[int(match.group(1))] = layer
+    return [found[k] for k in sorted(found)]
+
+
+def from_preset(presets, preset, **given):
+    """The sizes of `presets[preset]`, with every argument not None on top.
+
+    `presets["paper"]` holds every size keyword of the builder (the paper's
+    values); a smaller preset names what it changes.
+
+    Raises:
+        ValueError: for a preset that is not in `presets`.
+    """
+    checks.one_of("preset", preset, tuple(presets))
+    config = dict(presets["paper"], **presets[preset])
+    config.update({k: v for k, v in given.items() if v is not None})
+    return config
+
 
 def _vocab_size(layer):
     if isinstance(layer, keras.layers.Embedding):
@@ -135,52 +165,36 @@ class ZooModel(keras.Model):
             dtype = getattr(value, "dtype", None)
             expected = "(batch, " + ", ".join(
                 "time" if d is None else str(d) for d in shape[1:]) + ")"
-            if len(got) != len(shape):
-                raise ValueError(
-                    f"`{name}` must have rank {len(shape)}, shaped {expected};"
-                    f" received shape {got}.")
-            for want, have in zip(shape[1:], got[1:]):
-                try:
-                    have = int(have)
-                except Exception:  # a symbolic dimension (jax.export)
+            checks.rank(name, got, (len(shape),), expected)
+            for axis, (want, have) in enumerate(zip(shape[1:], got[1:]), 1):
+                have = checks.known_dim(have)
+                if have is None:  # a symbolic dimension (jax.export)
                     continue
-                if want is not None and have != want:
-                    raise ValueError(
-                        f"`{name}` must have shape {expected}; received shape "
-                        f"{got}.")
+                checks.require(want is None or have == want, name,
+                               f"shaped {expected}", got)
                 if have == 0:
-                    raise ValueError(
-                        f"`{name}` must have at least one position on every "
-                        f"axis after the batch, shaped {expected}; received "
-                        f"shape {got} (pad empty sequences to length 1 with "
-                        "id 0 instead).")
+                    checks.nonempty(name, value, axes=(axis,), what="position")
             if dtype is not None:
-                dtype = keras.backend.standardize_dtype(dtype)
-                if is_ids and "int" not in dtype:
-                    raise ValueError(
-                        f"`{name}` must hold integer token ids (int32 or "
-                        f"int64); received dtype {dtype}. Cast with "
-                        "`.astype('int32')` if the floats are whole numbers.")
-                if not is_ids and dtype in ("bool", "string"):
-                    raise ValueError(
-                        f"`{name}` must be numeric; received dtype {dtype}.")
+                if is_ids:
+                    checks.integer_ids(name, value)
+                else:
+                    dtype = keras.backend.standardize_dtype(dtype)
+                    checks.require(dtype not in ("bool", "string"), name,
+                                   "numeric", note=f"Received dtype {dtype}.")
             if not as_array:
                 continue
             if got:
                 batch_sizes[name] = got[0]
             if is_ids and value.size:
                 low, high = int(value.min()), int(value.max())
-                if low < 0 or (vocab is not None and high >= vocab):
-                    bad = low if low < 0 else high
-                    raise ValueError(
-                        f"`{name}` must hold token ids in [0, {vocab}) (the "
-                        f"vocabulary of this model's embedding; 0 is PAD); "
-                        f"received id {bad}.")
-        if len(set(batch_sizes.values())) > 1:
-            raise ValueError(
-                "All inputs must have the same batch size; received "
-                + ", ".join(f"`{k}` {v}" for k, v in batch_sizes.items())
-                + ".")
+                bad = low if low < 0 else high
+                checks.require(
+                    low >= 0 and (vocab is None or high < vocab), name,
+                    f"token ids in [0, {vocab}) (0 is PAD), the vocabulary of "
+                    "this model's embedding", bad)
+        sizes = list(batch_sizes.items())
+        for other, size in sizes[1:]:
+            checks.same(sizes[0][0], sizes[0][1], other, size, "batch size")
 
     # --- Where the checks run -------------------------------------------
 

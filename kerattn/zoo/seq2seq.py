@@ -24,9 +24,9 @@ of length 1, started from the previous states.
 import keras
 from keras import ops
 
+from kerattn import checks
 from kerattn.layers import ReverseSequence
-from kerattn.zoo.checks import check_builder_args, from_preset, numbered_layers
-from kerattn.zoo.model import GenerativeModel
+from kerattn.zoo.model import GenerativeModel, from_preset, numbered_layers
 
 
 # === Layers and training graph ===
@@ -60,8 +60,8 @@ def seq2seq(source_vocab_size=160000, target_vocab_size=80000, num_layers=None,
     """
     c = from_preset(PRESETS, preset, num_layers=num_layers, units=units,
                     embedding_dim=embedding_dim, dropout=dropout)
-    check_builder_args(source_vocab_size=source_vocab_size,
-                       target_vocab_size=target_vocab_size, **c)
+    checks.sizes(source_vocab_size=source_vocab_size,
+                 target_vocab_size=target_vocab_size, **c)
     n, e, depth = c["units"], c["embedding_dim"], c["num_layers"]
 
     # === Layers ===

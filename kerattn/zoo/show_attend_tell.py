@@ -49,6 +49,7 @@ import weakref
 import keras
 from keras import ops
 
+from kerattn import checks
 from kerattn.layers import (
     AttentionRNN,
     DoublyStochasticRegularization,
@@ -56,8 +57,7 @@ from kerattn.layers import (
     HardVisualAttention,
     SoftVisualAttention,
 )
-from kerattn.zoo.checks import check_builder_args, from_preset
-from kerattn.zoo.model import GenerativeModel
+from kerattn.zoo.model import GenerativeModel, from_preset
 
 ATTENTIONS = ("soft", "hard")
 
@@ -68,13 +68,11 @@ def small_cnn(filters=(64, 128), pool_sizes=((2, 2), (1, 1)), name="encoder"):
     Returns:
         A `keras.Sequential` mapping `(B, H, W, C)` to `(B, h, w, filters[-1])`.
     """
-    if len(filters) != len(pool_sizes):
-        raise ValueError(
-            f"`encoder_filters` and `encoder_pool_sizes` must have the same "
-            f"length; got {len(filters)} and {len(pool_sizes)}.")
+    checks.same("encoder_filters", len(filters), "encoder_pool_sizes",
+                len(pool_sizes), "length")
     blocks = []
     for k, (f, pool) in enumerate(zip(filters, pool_sizes), 1):
-        check_builder_args(encoder_filters=f)
+        checks.positive_int("encoder_filters", f)
         blocks += [
             keras.layers.Conv2D(f, 3, padding="same", activation="relu",
                                 name=f"conv{k}_1"),
@@ -150,28 +148,26 @@ def show_attend_tell(
     >>> type(model).__name__, model.output_shape
     ('ShowAttendTell', (None, None, 20))
     """
-    if attention not in ATTENTIONS:
-        raise ValueError(f"`attention` must be one of {ATTENTIONS}; got {attention!r}.")
+    checks.one_of("attention", attention, ATTENTIONS)
     c = from_preset(PRESETS, preset, encoder_filters=encoder_filters,
                     encoder_pool_sizes=encoder_pool_sizes,
                     embedding_dim=embedding_dim, units=units,
                     attention_units=attention_units, dropout=dropout,
                     doubly_stochastic=doubly_stochastic, lambda_e=lambda_e)
-    check_builder_args(dropout=c["dropout"], vocab_size=vocab_size,
-                       embedding_dim=c["embedding_dim"], units=c["units"],
-                       attention_units=c["attention_units"])
+    checks.sizes(dropout=c["dropout"], vocab_size=vocab_size,
+                 embedding_dim=c["embedding_dim"], units=c["units"],
+                 attention_units=c["attention_units"])
     for arg, value in (("doubly_stochastic", c["doubly_stochastic"]),
                        ("lambda_r", lambda_r), ("lambda_e", c["lambda_e"])):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise ValueError(f"`{arg}` must be a non-negative float; got {value!r}.")
+        checks.nonnegative_number(arg, value)
     shape = feature_shape if feature_shape is not None else image_shape
     want = 2 if feature_shape is not None else 3
     arg = "feature_shape" if feature_shape is not None else "image_shape"
-    if (not isinstance(shape, (tuple, list)) or len(shape) != want
-            or any(isinstance(d, bool) or not isinstance(d, int) or d < 1
-                   for d in shape)):
-        raise ValueError(f"`{arg}` must be a tuple of {want} positive ints; "
-                         f"got {shape!r}.")
+    checks.require(
+        isinstance(shape, (tuple, list)) and len(shape) == want
+        and all(not isinstance(d, bool) and isinstance(d, int) and d >= 1
+                for d in shape),
+        arg, f"a tuple of {want} positive ints", shape)
     hard = attention == "hard"
     m, n = c["embedding_dim"], c["units"]
 
@@ -205,10 +201,11 @@ def show_attend_tell(
         images = keras.Input(tuple(image_shape), name="images")
         inputs["images"] = images
         feature_map = encoder(images)                          # (B, h, w, D)
-        if len(feature_map.shape) != 4 or None in feature_map.shape[1:]:
-            raise ValueError(
-                "`encoder` must map images to a feature map (B, h, w, D) of "
-                f"known size; got {tuple(feature_map.shape)}.")
+        checks.require(
+            len(feature_map.shape) == 4 and None not in feature_map.shape[1:],
+            "encoder", "a model mapping images to a feature map (B, h, w, D) "
+            "of known size",
+            note=f"It maps them to shape {tuple(feature_map.shape)}.")
         h, w, d = feature_map.shape[1:]
         a = keras.layers.Reshape((h * w, d), name="annotations")(feature_map)
     else:

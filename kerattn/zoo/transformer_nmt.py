@@ -27,13 +27,13 @@ map for model parallelism, then the presets.
 import keras
 from keras import ops
 
+from kerattn import checks
 from kerattn.layers import (
     TransformerDecoderBlock,
     TransformerEmbedding,
     TransformerEncoderBlock,
 )
-from kerattn.zoo.checks import check_builder_args, from_preset, numbered_layers
-from kerattn.zoo.model import GenerativeModel
+from kerattn.zoo.model import GenerativeModel, from_preset, numbered_layers
 
 
 # === Layers and training graph ===
@@ -67,11 +67,12 @@ def transformer_nmt(source_vocab_size=37000, target_vocab_size=37000,
     """
     c = from_preset(PRESETS, preset, num_layers=num_layers, d_model=d_model,
                     num_heads=num_heads, ff_dim=ff_dim, dropout=dropout)
-    check_builder_args(source_vocab_size=source_vocab_size,
-                       target_vocab_size=target_vocab_size, **c)
-    if c["d_model"] % c["num_heads"]:
-        raise ValueError(f"`num_heads`={c['num_heads']} must divide "
-                         f"d_model={c['d_model']}.")
+    checks.sizes(source_vocab_size=source_vocab_size,
+                 target_vocab_size=target_vocab_size, **c)
+    checks.require(
+        c["d_model"] % c["num_heads"] == 0, "num_heads",
+        f"a divisor of d_model={c['d_model']}", c["num_heads"],
+        note="Each head takes d_model / num_heads features.")
     depth, p = c["num_layers"], c["dropout"]
 
     # === Layers ===
