@@ -395,7 +395,7 @@ def existing_file(name, path, what="a file"):
     >>> existing_file("path", __file__)
     """
     if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
-        fail(name, f"an existing path to {what}", path)
+        fail(name, f"an existing path to {what}", path, note=_missing(path))
 
 
 def existing_directory(name, path, what="a directory"):
@@ -411,7 +411,14 @@ def existing_directory(name, path, what="a directory"):
     >>> existing_directory("lists_dir", os.path.dirname(__file__))
     """
     if not isinstance(path, (str, os.PathLike)) or not os.path.isdir(path):
-        fail(name, f"an existing path to {what}", path)
+        fail(name, f"an existing path to {what}", path, note=_missing(path))
+
+
+def _missing(path):
+    if not isinstance(path, (str, os.PathLike)):
+        return None
+    return "It exists, but is another kind." if os.path.exists(path) else \
+        "It does not exist."
 
 
 # --- Tensors: static shapes and dtypes, at trace time ---------------------------

@@ -46,6 +46,8 @@ import os
 import keras
 import numpy as np
 
+from kerattn import checks
+
 __all__ = ["Strategy", "data_parallel", "model_parallel", "no_distribution",
            "layout_map", "ProcessShard", "ArrayBatches", "virtual_devices",
            "add_arguments", "from_arguments"]
@@ -72,10 +74,9 @@ def virtual_devices(count):
     >>> virtual_devices(0)
     Traceback (most recent call last):
     ...
-    ValueError: `count` must be a positive int; got 0.
+    ValueError: `count` must be a positive integer; received 0.
     """
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError(f"`count` must be a positive int; got {count!r}.")
+    checks.positive_int("count", count)
     backend = os.environ.get("KERAS_BACKEND")
     if backend is None:
         backend = _backend()
@@ -218,9 +219,8 @@ class Strategy:
             return model
         import torch
 
-        if not model.built:
-            raise ValueError("`model` must be built before `prepare` (a zoo "
-                             "model is built when it is made).")
+        checks.require(model.built, "model", "built before `prepare`", model,
+                       note="A zoo model is built when it is made.")
         device_ids = ([torch.cuda.current_device()]
                       if torch.cuda.is_available() else None)
         ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
@@ -299,13 +299,13 @@ def _devices(devices, found):
     """`devices` (None, a count or names) as a list of the `found` names."""
     if devices is None:
         return list(found)
-    if isinstance(devices, bool) or not isinstance(devices, (int, list, tuple)):
-        raise ValueError("`devices` must be None, a device count or a list of "
-                         f"device names; got {devices!r}.")
+    checks.require(not isinstance(devices, bool)
+                   and isinstance(devices, (int, list, tuple)), "devices",
+                   "None, a device count or a list of device names", devices)
     if isinstance(devices, int):
-        if not 1 <= devices <= len(found):
-            raise ValueError(f"`devices` must be between 1 and the {len(found)} "
-                             f"devices there are; got {devices}.")
+        checks.require(1 <= devices <= len(found), "devices",
+                       f"between 1 and the {len(found)} devices there are",
+                       devices)
         return list(found[:devices])
     return list(devices)
 
@@ -346,10 +346,9 @@ def data_parallel(devices=None):
         devices = _devices(devices, [d.name for d in logical])
         engine = tf.distribute.MirroredStrategy(devices)
         return Strategy("data", backend, engine, engine.num_replicas_in_sync)
-    if devices is not None:
-        raise ValueError("`devices` must be None under torch: DDP runs one "
-                         "process per device; start them with torchrun "
-                         f"--nproc_per_node; got {devices!r}.")
+    checks.require(devices is None, "devices", "None under torch", devices,
+                   note="DDP runs one process per device; start them with "
+                        "torchrun --nproc_per_node.")
     rank, world = _process_group()
     return Strategy("data", backend, None, world, rank)
 
@@ -383,11 +382,10 @@ def layout_map(name, device_mesh):
 
     sharded = sorted(k for k, cls in GENERATIVE.items()
                      if hasattr(cls, "get_layout_map"))
-    if name not in sharded:
-        raise ValueError(f"`name` must be one of {sharded}; got {name!r}.")
-    if "model" not in getattr(device_mesh, "axis_names", ()):
-        raise ValueError("`device_mesh` must be a keras.distribution.DeviceMesh "
-                         f"with a 'model' axis; got {device_mesh!r}.")
+    checks.one_of("name", name, sharded)
+    checks.require("model" in getattr(device_mesh, "axis_names", ()),
+                   "device_mesh", "a keras.distribution.DeviceMesh with a "
+                   "'model' axis", device_mesh)
     return GENERATIVE[name].get_layout_map(device_mesh)
 
 
@@ -419,16 +417,14 @@ def model_parallel(name, model_axis_size=2, devices=None):
     True
     """
     backend = _backend()
-    if backend != "jax":
-        raise ValueError("model parallelism runs on the JAX backend only "
-                         "(keras.distribution.ModelParallel); the backend "
-                         f"is {backend!r}.")
+    checks.require(backend == "jax", "KERAS_BACKEND", "'jax' for model "
+                   "parallelism (keras.distribution.ModelParallel)", backend,
+                   note="Model parallelism runs on the JAX backend only.")
     _initialize_hosts()
     devices = _devices(devices, keras.distribution.list_devices())
-    if isinstance(model_axis_size, bool) or not isinstance(model_axis_size, int) \
-            or model_axis_size < 1 or len(devices) % model_axis_size:
-        raise ValueError("`model_axis_size` must be a positive int dividing the "
-                         f"{len(devices)} devices; got {model_axis_size!r}.")
+    checks.positive_int("model_axis_size", model_axis_size)
+    checks.require(len(devices) % model_axis_size == 0, "model_axis_size",
+                   f"a divisor of the {len(devices)} devices", model_axis_size)
     mesh = keras.distribution.DeviceMesh(
         (len(devices) // model_axis_size, model_axis_size), ["batch", "model"],
         devices)
@@ -463,16 +459,12 @@ class ProcessShard(keras.utils.PyDataset):
 
     def __init__(self, data, rank, num_shards, multiple=1):
         super().__init__()
-        for name, value in (("num_shards", num_shards), ("multiple", multiple)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"`{name}` must be a positive int; got {value!r}.")
-        if isinstance(rank, bool) or not isinstance(rank, int) or not (
-                0 <= rank < num_shards):
-            raise ValueError(f"`rank` must be an int in [0, {num_shards}); "
-                             f"got {rank!r}.")
-        if not hasattr(data, "__getitem__") or not hasattr(data, "__len__"):
-            raise ValueError("`data` must be a PyDataset or a list of batches; "
-                             f"got {type(data).__name__}.")
+        checks.positive_int("num_shards", num_shards)
+        checks.positive_int("multiple", multiple)
+        checks.int_in_range("rank", rank, 0, num_shards)
+        checks.require(hasattr(data, "__getitem__") and hasattr(data, "__len__"),
+                       "data", "a PyDataset or a list of batches",
+                       type(data).__name__)
         self.data, self.rank, self.num_shards = data, rank, num_shards
         self.multiple = multiple
 
@@ -484,9 +476,9 @@ class ProcessShard(keras.utils.PyDataset):
         rows = len(keras.tree.flatten(batch)[0])
         step = self.multiple * self.num_shards
         kept = rows // step * step
-        if kept == 0:
-            raise ValueError(f"batch {index} has {rows} rows, fewer than the "
-                             f"{step} the shards need.")
+        checks.require(kept > 0, "data", f"batches of at least {step} rows "
+                       "(the shards need them)",
+                       note=f"Batch {index} has {rows} rows.")
         block = kept // self.num_shards
         start = self.rank * block
         return keras.tree.map_structure(
@@ -518,14 +510,12 @@ class ArrayBatches(keras.utils.PyDataset):
 
     def __init__(self, x, y=None, batch_size=32, shuffle=True, seed=0):
         super().__init__()
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) \
-                or batch_size < 1:
-            raise ValueError(f"`batch_size` must be a positive int; got {batch_size!r}.")
+        checks.positive_int("batch_size", batch_size)
         self.x, self.y = x, y
         self.rows = len(keras.tree.flatten(x)[0])
-        if y is not None and len(y) != self.rows:
-            raise ValueError(f"`y` must have one row per example ({self.rows}); "
-                             f"got {len(y)}.")
+        checks.require(y is None or len(y) == self.rows, "y",
+                       f"one row per example ({self.rows})",
+                       note=f"It has {None if y is None else len(y)} rows.")
         self.batch_size, self.shuffle = batch_size, shuffle
         self.rng = np.random.default_rng(seed)
         self.order = self.rng.permutation(self.rows) if shuffle else np.arange(self.rows)

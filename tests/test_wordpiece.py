@@ -51,7 +51,7 @@ def test_json_round_trip_and_bad_input(vocab):
     again = WordPieceVocabulary.from_json(vocab.to_json())
     assert again.itos == vocab.itos
     assert again.encode(TEXTS[0]) == vocab.encode(TEXTS[0])
-    with pytest.raises(ValueError, match="`vocabulary` must start with"):
+    with pytest.raises(ValueError, match="`vocabulary` must be a list that starts with"):
         WordPieceVocabulary(["a", "b", "c", "d"])
     with pytest.raises(ValueError, match="`vocabulary_size`"):
         WordPieceVocabulary.build(TEXTS, vocabulary_size=2)

@@ -66,7 +66,7 @@ def test_digit_strips_split_before_composing():
 def test_compose_strips_bad_input():
     with pytest.raises(ValueError, match="`min_digits`"):
         compose_strips(np.zeros((3, 8, 8)), np.zeros(3), 2, min_digits=4, max_digits=3)
-    with pytest.raises(ValueError, match="`images` must be"):
+    with pytest.raises(ValueError, match="`images` must have shape"):
         compose_strips(np.zeros((3, 4, 4)), np.zeros(3), 2)
 
 

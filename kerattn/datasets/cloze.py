@@ -35,6 +35,8 @@ import subprocess
 
 import numpy as np
 
+from kerattn import checks
+
 KINDS = ("names", "nouns", "verbs", "prepositions")
 PREPOSITIONS = (
     "about", "above", "across", "after", "against", "along", "among", "around",
@@ -126,19 +128,20 @@ def read_cbt(path):
                 continue
             index, _, text = line.partition(" ")
             if not index.isdigit():
-                raise ValueError(f"{path}:{number}: a CBT line starts with its "
-                                 f"number; got {line[:40]!r}.")
+                checks.bad_file(path, "a CBT line starts with its number; got "
+                                f"{line[:40]!r}.", line=number)
             if "\t" in text:
                 parts = text.split("\t")
                 if len(parts) < 4:
-                    raise ValueError(
-                        f"{path}:{number}: a question line is 'query\\tanswer\\t\\t"
-                        f"candidates'; got {len(parts)} tab-separated fields.")
+                    checks.bad_file(
+                        path, "a question line is 'query\\tanswer\\t\\t"
+                        f"candidates'; got {len(parts)} tab-separated fields.",
+                        line=number)
                 candidates = [c for c in parts[3].split("|") if c]
                 if parts[1] not in candidates:
-                    raise ValueError(
-                        f"{path}:{number}: the answer {parts[1]!r} is not among "
-                        f"the candidates {candidates}.")
+                    checks.bad_file(
+                        path, f"the answer {parts[1]!r} is not among the "
+                        f"candidates {candidates}.", line=number)
                 questions.append({
                     "context": context, "query": parts[0], "answer": parts[1],
                     "candidates": candidates,
@@ -147,7 +150,7 @@ def read_cbt(path):
             else:
                 context.append(text)
     if not questions:
-        raise ValueError(f"{path}: no question in the file.")
+        checks.bad_file(path, "no question in the file.")
     return questions
 
 
@@ -337,8 +340,7 @@ def kjv_cloze(root, wordnet_dir=None, context_size=20, num_candidates=10,
     """
     for name, value, low in (("context_size", context_size, 1),
                              ("num_candidates", num_candidates, 2), ("step", step, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise ValueError(f"`{name}` must be an int >= {low}; got {value!r}.")
+        checks.int_at_least(name, value, low)
     if wordnet_dir is not None and not os.path.isdir(wordnet_dir):
         raise FileNotFoundError(f"`wordnet_dir`={wordnet_dir!r} is not a directory "
                                 "(WordNet's dict directory).")
@@ -505,25 +507,21 @@ def encode_cloze(questions, vocab, max_document=None, max_query=None):
     >>> arrays["document_ids"].shape, arrays["answer_index"]
     ((1, 9), array([1], dtype=int32))
     """
-    if not hasattr(vocab, "stoi") or not hasattr(vocab, "unk_id"):
-        raise ValueError("`vocab` must be a kerattn.datasets.WordVocabulary; got "
-                         f"{type(vocab).__name__}.")
-    for name, value in (("max_document", max_document), ("max_query", max_query)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                  or value < 1):
-            raise ValueError(f"`{name}` must be a positive int or None; got {value!r}.")
+    checks.require(hasattr(vocab, "stoi") and hasattr(vocab, "unk_id"), "vocab",
+                   "a kerattn.datasets.WordVocabulary", type(vocab).__name__)
+    checks.positive_int("max_document", max_document, allow_none=True)
+    checks.positive_int("max_query", max_query, allow_none=True)
     questions = list(questions)
-    if not questions:
-        raise ValueError("`questions` must hold at least one question.")
+    checks.some("questions", questions, "one question")
     for i, q in enumerate(questions):
         missing = [k for k in ("query", "answer", "candidates") if k not in q]
         missing += [] if "context" in q else ["context"]
-        if missing:
-            raise ValueError(f"`questions`[{i}] lacks {missing}: each "
-                             "question needs context, query, answer and candidates.")
-        if q["answer"] not in q["candidates"]:
-            raise ValueError(f"`questions`[{i}]: the answer {q['answer']!r} is not "
-                             "among its candidates.")
+        checks.require(not missing, "questions", "questions with context, "
+                       "query, answer and candidates",
+                       note=f"questions[{i}] lacks {missing}.")
+        checks.require(q["answer"] in q["candidates"], "questions",
+                       "questions whose answer is among their candidates",
+                       note=f"The answer {q['answer']!r} of questions[{i}] is not.")
 
     def ids(words):
         return [vocab.stoi.get(w.lower(), vocab.unk_id) for w in words]

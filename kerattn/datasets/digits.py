@@ -15,6 +15,8 @@ attention puts most of each word's weight on its own digit, left to right.
 
 import numpy as np
 
+from kerattn import checks
+
 DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven",
                "eight", "nine")
 DIGIT_SIZE = 8
@@ -39,9 +41,7 @@ def split_digits(test_size=360, seed=0):
         `((train_images, train_labels), (test_images, test_labels))`,
         images `(n, 8, 8)` float32 in [0, 1].
     """
-    if isinstance(test_size, bool) or not isinstance(test_size, int) or not (
-            0 < test_size < 1797):
-        raise ValueError(f"`test_size` must be an int in (0, 1797); got {test_size!r}.")
+    checks.int_in_range("test_size", test_size, 1, 1797)
     images, labels = _load_digits()
     order = np.random.default_rng(seed).permutation(len(images))
     test, train = order[:test_size], order[test_size:]
@@ -79,15 +79,12 @@ def compose_strips(images, labels, count, min_digits=3, max_digits=5, seed=0,
     """
     for name, value in (("count", count), ("min_digits", min_digits),
                         ("max_digits", max_digits)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"`{name}` must be a positive int; got {value!r}.")
-    if min_digits > max_digits:
-        raise ValueError(
-            f"`min_digits` ({min_digits}) must be <= `max_digits` ({max_digits}).")
+        checks.positive_int(name, value)
+    checks.require(min_digits <= max_digits, "min_digits",
+                   f"<= max_digits={max_digits}", min_digits)
     images = np.asarray(images, "float32")
     labels = np.asarray(labels)
-    if images.ndim != 3 or images.shape[1:] != (DIGIT_SIZE, DIGIT_SIZE):
-        raise ValueError(f"`images` must be (n, 8, 8); got {images.shape}.")
+    checks.shape("images", images, ("n", DIGIT_SIZE, DIGIT_SIZE))
     rng = np.random.default_rng(seed)
     jitter_rng = np.random.default_rng([seed, 1])  # same strips with or without
     width = (DIGIT_SIZE + GAP) * max_digits
@@ -136,11 +133,9 @@ def digit_strips(train_count=8000, test_count=1000, min_digits=3, max_digits=5,
     """
     for name, value in (("train_count", train_count), ("test_count", test_count),
                         ("min_digits", min_digits), ("max_digits", max_digits)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"`{name}` must be a positive int; got {value!r}.")
-    if min_digits > max_digits:
-        raise ValueError(f"`min_digits`={min_digits} must be <= `max_digits`="
-                         f"{max_digits}.")
+        checks.positive_int(name, value)
+    checks.require(min_digits <= max_digits, "min_digits",
+                   f"<= max_digits={max_digits}", min_digits)
     (train_x, train_y), (test_x, test_y) = split_digits(test_digits, seed)
     train = compose_strips(train_x, train_y, train_count, min_digits,
                            max_digits, seed=seed + 1, jitter=train_jitter)

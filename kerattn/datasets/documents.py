@@ -29,6 +29,8 @@ import subprocess
 
 import numpy as np
 
+from kerattn import checks
+
 TOPICAL10 = ("utils", "science", "net", "devel", "admin", "games", "x11",
              "sound", "misc", "text")
 LISTS_DIR = "/var/lib/apt/lists"
@@ -109,7 +111,7 @@ def debian_descriptions(lists_dir=LISTS_DIR):
     ['label', 'package', 'source', 'split', 'text']
     """
     if not isinstance(lists_dir, (str, os.PathLike)):
-        raise ValueError(f"`lists_dir` must be a directory path; got {lists_dir!r}.")
+        checks.fail("lists_dir", "a directory path", lists_dir)
     packages = sorted(glob.glob(os.path.join(lists_dir, "*_Packages*")))
     translations = sorted(glob.glob(os.path.join(lists_dir, "*_Translation-en*")))
     if not packages or not translations:
@@ -169,12 +171,11 @@ def debian_topical10(lists_dir=LISTS_DIR, sections=TOPICAL10):
     >>> len(data["train"]), data["labels"][:3]  # doctest: +SKIP
     (7100, ['utils', 'science', 'net'])
     """
-    if isinstance(sections, str) or not all(isinstance(s, str) for s in sections):
-        raise ValueError("`sections` must be a list of Debian section names; got "
-                         f"{sections!r}.")
-    if len(set(sections)) < 2:
-        raise ValueError("`sections` must name at least two sections (the classes); "
-                         f"got {sections!r}.")
+    checks.require(not isinstance(sections, str)
+                   and all(isinstance(s, str) for s in sections), "sections",
+                   "a list of Debian section names", sections)
+    checks.require(len(set(sections)) >= 2, "sections", "a list of at least two "
+                   "sections (the classes)", sections)
     wanted = set(sections)
     splits = {"train": [], "valid": [], "test": []}
     for doc in debian_descriptions(lists_dir):
@@ -238,18 +239,19 @@ def read_jsonl(path, text_key="text", label_key="label"):
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
-                raise ValueError(f"{path}:{number}: not a JSON line ({error}).") from None
+                checks.bad_file(path, f"not a JSON line ({error}).", line=number)
             if not isinstance(record, dict):
-                raise ValueError(f"{path}:{number}: each line must be a JSON object; "
-                                 f"got {type(record).__name__}.")
+                checks.bad_file(path, "each line must be a JSON object; got "
+                                f"{type(record).__name__}.", line=number)
             if text_key not in record or label_key not in record:
-                raise ValueError(
-                    f"{path}:{number}: each line needs the keys {text_key!r} and "
-                    f"{label_key!r} (`text_key`, `label_key`); got {sorted(record)}.")
+                checks.bad_file(
+                    path, f"each line needs the keys {text_key!r} and "
+                    f"{label_key!r} (`text_key`, `label_key`); got {sorted(record)}.",
+                    line=number)
             texts.append(record[text_key])
             labels.append(record[label_key])
     if not texts:
-        raise ValueError(f"{path}: no example in the file.")
+        checks.bad_file(path, "no example in the file.")
     return texts, labels
 
 
@@ -347,18 +349,15 @@ def encode_documents(documents, vocab, max_sentences, max_words):
            [5, 7, 6, 4],
            [0, 0, 0, 0]], dtype=int32)
     """
-    for name, value in (("max_sentences", max_sentences), ("max_words", max_words)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"`{name}` must be a positive int; got {value!r}.")
-    if not hasattr(vocab, "stoi") or not hasattr(vocab, "pad_id"):
-        raise ValueError("`vocab` must be a kerattn.datasets.WordVocabulary; got "
-                         f"{type(vocab).__name__}.")
-    if isinstance(documents, str) or any(
-            isinstance(doc, str) or any(isinstance(s, str) for s in doc)
-            for doc in documents):
-        raise ValueError("`documents` must be tokenised: a list of documents, each "
-                         "a list of sentences, each a list of words (see "
-                         "`tokenize_document`).")
+    checks.positive_int("max_sentences", max_sentences)
+    checks.positive_int("max_words", max_words)
+    checks.require(hasattr(vocab, "stoi") and hasattr(vocab, "pad_id"), "vocab",
+                   "a kerattn.datasets.WordVocabulary", type(vocab).__name__)
+    checks.require(not isinstance(documents, str) and not any(
+        isinstance(doc, str) or any(isinstance(s, str) for s in doc)
+        for doc in documents), "documents",
+        "tokenised: a list of documents, each a list of sentences, each a list "
+        "of words (see `tokenize_document`)")
     ids = np.full((len(documents), max_sentences, max_words), vocab.pad_id, "int32")
     for d, doc in enumerate(documents):
         for s, sentence in enumerate(doc[:max_sentences]):

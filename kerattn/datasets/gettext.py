@@ -11,6 +11,8 @@ import hashlib
 import os
 import re
 
+from kerattn import checks
+
 DEFAULT_LOCALE_DIR = "/usr/share/locale"
 
 # "_File" / "&Open" keyboard accelerators; "&amp;"-style entities are kept.
@@ -95,32 +97,23 @@ def gettext_pairs(
     >>> len(pairs["train"]) > 30000, pairs["test"][0]
     (True, ('Cannot make/remove an entry for the specified session', 'Impossible de créer/supprimer une entrée pour la session spécifiée'))
     """
-    if not isinstance(lang, str) or not re.fullmatch(r"[A-Za-z_@.\-]+", lang):
-        raise ValueError(f"`lang` must be a locale name like 'fr'; got {lang!r}.")
-    if max_words is not None and (not isinstance(max_words, int) or max_words < 1):
-        raise ValueError(
-            f"`max_words` must be a positive integer or None; got {max_words!r}."
-        )
-    for name, value in (("valid_fraction", valid_fraction),
-                        ("test_fraction", test_fraction)):
-        if not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
-            raise ValueError(f"`{name}` must be in [0, 1); got {value!r}.")
-    if valid_fraction + test_fraction >= 1.0:
-        raise ValueError(
-            "`valid_fraction + test_fraction` must be below 1; got "
-            f"{valid_fraction + test_fraction}."
-        )
+    checks.require(isinstance(lang, str) and re.fullmatch(r"[A-Za-z_@.\-]+", lang),
+                   "lang", "a locale name like 'fr'", lang)
+    checks.positive_int("max_words", max_words, allow_none=True)
+    checks.rate("valid_fraction", valid_fraction)
+    checks.rate("test_fraction", test_fraction)
+    checks.require(valid_fraction + test_fraction < 1.0,
+                   "valid_fraction + test_fraction", "below 1",
+                   valid_fraction + test_fraction)
     pattern = os.path.join(locale_dir, lang, "LC_MESSAGES", "*.mo")
     files = sorted(
         f for f in glob.glob(pattern)
         if not os.path.basename(f).startswith("iso_")
     )
-    if not files:
-        raise ValueError(
-            f"No gettext catalogs found at {pattern!r}: expected compiled "
-            "message catalogs (*.mo) for `lang`. They come with Debian's "
-            "packages; check `locale_dir` and `lang`."
-        )
+    checks.require(files, "locale_dir", "a directory with compiled message "
+                   "catalogs (*.mo) for `lang`", locale_dir,
+                   note=f"No gettext catalogs found at {pattern!r}. They come "
+                        "with Debian's packages; check `locale_dir` and `lang`.")
     seen = set()
     splits = {"train": [], "valid": [], "test": []}
     for path in files:
@@ -139,8 +132,8 @@ def gettext_pairs(
             split = split_of(source, valid_fraction, test_fraction)
             splits[split].append((source, target))
     if not seen:
-        raise ValueError(
-            f"No message pairs could be read from the {len(files)} catalogs at "
-            f"{pattern!r} (corrupt or not gettext .mo files?): "
-            f"{[os.path.basename(f) for f in files[:5]]}. Check `locale_dir`.")
+        checks.bad_file(pattern, f"no message pairs could be read from the "
+                        f"{len(files)} catalogs (corrupt or not gettext .mo "
+                        f"files?): {[os.path.basename(f) for f in files[:5]]}. "
+                        "Check `locale_dir`.")
     return splits

@@ -12,6 +12,8 @@ every backend (JAX and torch read it as NumPy), and under
 
 import numpy as np
 
+from kerattn import checks
+
 __all__ = ["translation_dataset"]
 
 
@@ -70,22 +72,16 @@ def translation_dataset(pairs, source_vocab, target_vocab, batch_size=64,
     """
     from kerattn.datasets.text_codec import TextCodec
 
-    for name, value in (("batch_size", batch_size), ("bucket_width", bucket_width)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"`{name}` must be a positive int; got {value!r}.")
-    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(
-            max_tokens, int) or max_tokens < 1):
-        raise ValueError(f"`max_tokens` must be a positive int or None; got "
-                         f"{max_tokens!r}.")
+    checks.positive_int("batch_size", batch_size)
+    checks.positive_int("bucket_width", bucket_width)
+    checks.positive_int("max_tokens", max_tokens, allow_none=True)
     for name, vocab in (("source_vocab", source_vocab), ("target_vocab", target_vocab)):
-        if not hasattr(vocab, "itos") or not hasattr(vocab, "pad_id"):
-            raise ValueError(f"`{name}` must be a kerattn.datasets vocabulary; "
-                             f"got {type(vocab).__name__}.")
+        checks.require(hasattr(vocab, "itos") and hasattr(vocab, "pad_id"), name,
+                       "a kerattn.datasets vocabulary", type(vocab).__name__)
     pairs = list(pairs)
-    if not pairs or not all(isinstance(p, (tuple, list)) and len(p) == 2 and all(
-            isinstance(t, str) for t in p) for p in pairs):
-        raise ValueError("`pairs` must be a non-empty list of (source, target) "
-                         f"strings; got {pairs[:1]!r} first.")
+    checks.require(pairs and all(isinstance(p, (tuple, list)) and len(p) == 2 and all(
+        isinstance(t, str) for t in p) for p in pairs), "pairs",
+        "a non-empty list of (source, target) strings", pairs[:1])
     tf = _tensorflow()
     source_codec, target_codec = TextCodec(source_vocab), TextCodec(target_vocab)
     pad, bos, eos = target_vocab.pad_id, target_vocab.bos_id, target_vocab.eos_id

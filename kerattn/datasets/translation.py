@@ -3,6 +3,8 @@
 import keras
 import numpy as np
 
+from kerattn import checks
+
 
 def translation_arrays(pairs, source_vocab, target_vocab, max_tokens=None):
     """Encode `(source, target)` pairs for `model.fit`.
@@ -34,20 +36,17 @@ def translation_arrays(pairs, source_vocab, target_vocab, max_tokens=None):
     >>> x["source_ids"].shape, x["target_in_ids"][1], y[1]
     ((2, 3), array([2, 4, 6], dtype=int32), array([4, 6, 3], dtype=int32))
     """
-    if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
-        raise ValueError(f"`max_tokens` must be a positive int or None; got {max_tokens!r}.")
+    checks.positive_int("max_tokens", max_tokens, allow_none=True)
     for name, vocab in (("source_vocab", source_vocab), ("target_vocab", target_vocab)):
-        if not hasattr(vocab, "encode_batch") or not hasattr(vocab, "pad_id"):
-            raise ValueError(f"`{name}` must be a kerattn.datasets vocabulary (with "
-                             f"encode_batch); got {type(vocab).__name__}.")
+        checks.require(hasattr(vocab, "encode_batch") and hasattr(vocab, "pad_id"),
+                       name, "a kerattn.datasets vocabulary (with encode_batch)",
+                       type(vocab).__name__)
     encoded, kept = [], []
     pairs = list(pairs)
-    if not pairs:
-        raise ValueError("`pairs` must hold at least one (source, target) pair.")
-    if not all(isinstance(p, (tuple, list)) and len(p) == 2
-               and all(isinstance(t, str) for t in p) for p in pairs):
-        raise ValueError("`pairs` must be (source, target) string pairs; got "
-                         f"{pairs[0]!r} first.")
+    checks.some("pairs", pairs, "one (source, target) pair")
+    checks.require(all(isinstance(p, (tuple, list)) and len(p) == 2
+                       and all(isinstance(t, str) for t in p) for p in pairs),
+                   "pairs", "(source, target) string pairs", pairs[0])
     sources = source_vocab.encode_batch([s for s, _ in pairs])
     targets = target_vocab.encode_batch([t for _, t in pairs])
     for (source, target), s, t in zip(pairs, sources, targets):
@@ -57,8 +56,8 @@ def translation_arrays(pairs, source_vocab, target_vocab, max_tokens=None):
             continue
         encoded.append((s, t))
         kept.append((source, target))
-    if not encoded:
-        raise ValueError("`pairs` has no pair within `max_tokens` tokens.")
+    checks.require(encoded, "pairs", f"a list with a pair within max_tokens="
+                   f"{max_tokens} tokens", note=f"None of its {len(pairs)} is.")
     n = len(encoded)
     s_len = max(len(s) for s, _ in encoded)
     t_len = max(len(t) for _, t in encoded) + 1
@@ -126,24 +125,21 @@ class LengthBucketedBatches(keras.utils.PyDataset):
     def __init__(self, inputs, labels, batch_size=64, bucket_width=5,
                  shuffle=True, pad_id=0, seed=0):
         super().__init__()
-        for name, value in (("batch_size", batch_size),
-                            ("bucket_width", bucket_width)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(
-                    f"`{name}` must be a positive int; got {value!r}.")
-        if not isinstance(inputs, dict) or not {"source_ids", "target_in_ids"} <= set(inputs):
-            raise ValueError("`inputs` must be a dict with source_ids and target_in_ids "
-                             "(as translation_arrays returns).")
+        checks.positive_int("batch_size", batch_size)
+        checks.positive_int("bucket_width", bucket_width)
+        checks.require(isinstance(inputs, dict)
+                       and {"source_ids", "target_in_ids"} <= set(inputs), "inputs",
+                       "a dict with source_ids and target_in_ids (as "
+                       "translation_arrays returns)", type(inputs).__name__)
         self.source = np.asarray(inputs["source_ids"])
         self.target_in = np.asarray(inputs["target_in_ids"])
         self.labels = np.asarray(labels)
-        if len(self.source) != len(self.target_in):
-            raise ValueError(f"`inputs` must have as many source_ids rows "
-                             f"({len(self.source)}) as target_in_ids rows "
-                             f"({len(self.target_in)}).")
-        if len(self.labels) != len(self.source):
-            raise ValueError(f"`labels` must have one row per example "
-                             f"({len(self.source)}); got {len(self.labels)}.")
+        checks.require(len(self.source) == len(self.target_in), "inputs",
+                       "a dict whose source_ids and target_in_ids have as many "
+                       "rows", note=f"They have {len(self.source)} and "
+                       f"{len(self.target_in)}.")
+        checks.same("labels", len(self.labels), "source_ids", len(self.source),
+                    "number of rows")
         self.batch_size, self.bucket_width = batch_size, bucket_width
         self.shuffle, self.pad_id = shuffle, pad_id
         self.length = np.maximum(_lengths(self.source, pad_id),

@@ -2,6 +2,8 @@
 
 import os
 
+from kerattn import checks
+
 
 def tsv_pairs(path, source_column=0, target_column=1, max_words=None,
               encoding="utf-8"):
@@ -30,23 +32,18 @@ def tsv_pairs(path, source_column=0, target_column=1, max_words=None,
     >>> tsv_pairs("fra.txt")
     [('Go.', 'Va !'), ('Hi.', 'Salut !')]
     """
-    for name, value in (("source_column", source_column),
-                        ("target_column", target_column)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"`{name}` must be a non-negative int; got {value!r}.")
-    if max_words is not None and (not isinstance(max_words, int) or max_words < 1):
-        raise ValueError(f"`max_words` must be a positive int or None; got {max_words!r}.")
-    if not os.path.isfile(path):
-        raise ValueError(f"`path` must be an existing file of tab-separated "
-                         f"pairs; {path!r} does not exist.")
+    checks.nonnegative_int("source_column", source_column)
+    checks.nonnegative_int("target_column", target_column)
+    checks.positive_int("max_words", max_words, allow_none=True)
+    checks.existing_file("path", path, "a file of tab-separated pairs")
     need = max(source_column, target_column) + 1
     pairs = []
     try:
         with open(path, encoding=encoding) as f:
             lines = f.readlines()
     except UnicodeDecodeError as error:
-        raise ValueError(
-            f"{path}: not a text file in `encoding`={encoding!r} ({error}).") from None
+        checks.bad_file(path, f"not a text file in `encoding`={encoding!r} "
+                        f"({error}).")
     if True:
         for number, line in enumerate(lines, start=1):
             line = line.rstrip("\n").rstrip("\r")
@@ -54,10 +51,10 @@ def tsv_pairs(path, source_column=0, target_column=1, max_words=None,
                 continue
             columns = line.split("\t")
             if len(columns) < need:
-                raise ValueError(
-                    f"{path}:{number}: expected at least {need} tab-separated "
-                    f"columns (source_column={source_column}, target_column="
-                    f"{target_column}); found {len(columns)}.")
+                checks.bad_file(
+                    path, f"expected at least {need} tab-separated columns "
+                    f"(source_column={source_column}, target_column="
+                    f"{target_column}); found {len(columns)}.", line=number)
             source = columns[source_column].strip()
             target = columns[target_column].strip()
             if max_words is not None and (len(source.split()) > max_words

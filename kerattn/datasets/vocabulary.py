@@ -4,6 +4,8 @@ import collections
 import json
 import re
 
+from kerattn import checks
+
 # Words, printf-style specifiers (%s, %-10.3f, %1$s) and single symbols.
 _TOKEN = re.compile(r"%(?:\d+\$)?[-+ #0]*\d*(?:\.\d+)?[a-zA-Z]|\w+|[^\w\s]")
 
@@ -31,17 +33,14 @@ class WordVocabulary:
 
     def __init__(self, tokens, lowercase=False):
         specials = [self.PAD, self.UNK, self.BOS, self.EOS]
-        if isinstance(tokens, str):
-            raise ValueError("`tokens` must be a list of tokens, not one string; "
-                             f"got {tokens[:40]!r}.")
+        checks.require(not isinstance(tokens, str), "tokens",
+                       "a list of tokens, not one string", tokens[:40])
         tokens = list(tokens)
         bad = [t for t in tokens if not isinstance(t, str) or not t]
-        if bad:
-            raise ValueError("`tokens` must be non-empty strings; got "
-                             f"{bad[:3]!r}.")
+        checks.require(not bad, "tokens", "non-empty strings", bad[:3])
         tokens = [t for t in tokens if t not in specials]
-        if len(set(tokens)) != len(tokens):
-            raise ValueError("`tokens` must not contain duplicates.")
+        checks.require(len(set(tokens)) == len(tokens), "tokens",
+                       "free of duplicates")
         self.lowercase = lowercase
         self.itos = specials + list(tokens)
         self.stoi = {t: i for i, t in enumerate(self.itos)}
@@ -79,15 +78,10 @@ class WordVocabulary:
             min_count: drop tokens seen fewer times.
             lowercase: lowercase before counting.
         """
-        if max_size is not None and (not isinstance(max_size, int) or max_size < 5):
-            raise ValueError(
-                f"`max_size` must be an integer >= 5 (4 special tokens + 1); "
-                f"got {max_size!r}."
-            )
-        if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
-            raise ValueError(f"`min_count` must be a positive int; got {min_count!r}.")
-        if isinstance(texts, str):
-            raise ValueError("`texts` must be a list of strings, not one string.")
+        checks.int_at_least("max_size", max_size, 5, allow_none=True)
+        checks.positive_int("min_count", min_count)
+        checks.require(not isinstance(texts, str), "texts",
+                       "a list of strings, not one string", texts[:40])
         counts = collections.Counter()
         for text in texts:
             counts.update(cls.tokenize(text, lowercase))

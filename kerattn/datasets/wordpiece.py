@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 
+from kerattn import checks
 from kerattn.datasets.vocabulary import WordVocabulary
 
 SUFFIX = "##"
@@ -57,13 +58,12 @@ class WordPieceVocabulary:
 
     def __init__(self, vocabulary, lowercase=False):
         specials = [self.PAD, self.UNK, self.BOS, self.EOS]
-        if isinstance(vocabulary, str):
-            raise ValueError("`vocabulary` must be a list of pieces, not one string.")
+        checks.require(not isinstance(vocabulary, str), "vocabulary",
+                       "a list of pieces, not one string", vocabulary[:40])
         vocabulary = list(vocabulary)
-        if vocabulary[:4] != specials:
-            raise ValueError(
-                f"`vocabulary` must start with the special tokens {specials}; "
-                f"got {vocabulary[:4]}.")
+        checks.require(vocabulary[:4] == specials, "vocabulary",
+                       f"a list that starts with the special tokens {specials}",
+                       vocabulary[:4])
         tf, WordPieceTokenizer, _ = _keras_hub()
         self._tf = tf
         self.lowercase = lowercase
@@ -82,17 +82,14 @@ class WordPieceVocabulary:
             vocabulary_size: the total size, special tokens included.
             lowercase: lowercase before learning.
         """
-        if isinstance(vocabulary_size, bool) or not isinstance(
-                vocabulary_size, int) or vocabulary_size < 5:
-            raise ValueError("`vocabulary_size` must be an integer >= 5; got "
-                             f"{vocabulary_size!r}.")
+        checks.int_at_least("vocabulary_size", vocabulary_size, 5)
         tf, _, compute_word_piece_vocabulary = _keras_hub()
-        if isinstance(texts, str):
-            raise ValueError("`texts` must be a list of strings, not one string.")
+        checks.require(not isinstance(texts, str), "texts",
+                       "a list of strings, not one string", texts[:40])
         words = [WordVocabulary.tokenize(t, lowercase) for t in texts]
         words = [w for w in words if w]
-        if not words:
-            raise ValueError("`texts` has no token to learn pieces from.")
+        checks.require(words, "texts", "a list with a token to learn pieces "
+                       "from", texts[:3])
         data = tf.data.Dataset.from_tensor_slices(
             tf.ragged.constant(words)).batch(1024)
         vocabulary = compute_word_piece_vocabulary(
