@@ -12,8 +12,9 @@ bad-input suite (`tests/test_bad_input_suite.py`) holds the messages, and
 
 Three kinds of check:
 
-- values (`positive_int`, `rate`, `one_of`, `boolean`, ...): Python
-  arguments of a constructor or a function;
+- values (`positive_int`, `int_at_least`, `number`, `rate`, `one_of`,
+  `boolean`, ...; shorthands `nonnegative_int`, `nonnegative_number`,
+  `positive_number`): Python arguments of a constructor or a function;
 - tensors (`rank`, `mask`, `same`, `nonempty`, `integer_ids`): the static
   shapes and dtypes of inputs, at trace time, so they cost nothing in a
   compiled step; an unknown (None or symbolic) size is never checked;
@@ -32,9 +33,14 @@ Traceback (most recent call last):
 ValueError: `units` must be a positive integer; received 0.
 """
 
+import functools
 import os
 
-__all__ = ["fail", "require", "bad_file", "positive_int", "int_at_least", "nonnegative_int", "int_in_range", "number", "rate", "nonnegative_number", "positive_number", "boolean", "one_of", "instance", "function", "strings", "some", "existing_file", "existing_directory", "known_dim", "static_dim", "rank", "min_rank", "shape", "mask", "same", "nonempty", "integer_ids", "sizes", "model"]
+__all__ = ["fail", "require", "bad_file", "positive_int", "int_at_least", "int_in_range",
+           "number", "rate", "boolean", "one_of", "instance", "function",
+           "strings", "some", "existing_path", "installed",
+           "known_dim", "static_dim", "rank", "min_rank", "shape", "mask",
+           "same", "nonempty", "integer_ids", "sizes", "model"]
 
 _MISSING = object()
 
@@ -126,8 +132,7 @@ def positive_int(name, value, allow_none=False):
     """`value` is an int >= 1 (or None when `allow_none`).
 
     Args:
-        name: the argument, as the user spells it.
-        value: the value given.
+        name, value: the argument, as the user spells it, and its value.
         allow_none: whether None passes.
 
     Example:
@@ -145,8 +150,7 @@ def int_at_least(name, value, low, allow_none=False):
     """`value` is an int >= `low` (or None when `allow_none`).
 
     Args:
-        name: the argument, as the user spells it.
-        value: the value given.
+        name, value: the argument, as the user spells it, and its value.
         low: the smallest allowed value.
         allow_none: whether None passes.
 
@@ -161,26 +165,11 @@ def int_at_least(name, value, low, allow_none=False):
         fail(name, expected + (" or None" if allow_none else ""), value)
 
 
-def nonnegative_int(name, value):
-    """`value` is an int >= 0.
-
-    Args:
-        name: the argument, as the user spells it.
-        value: the value given.
-
-    Example:
-
-    >>> nonnegative_int("top_k", 0)
-    """
-    int_at_least(name, value, 0)
-
-
 def int_in_range(name, value, low, high):
     """`value` is an int in `[low, high)`.
 
     Args:
-        name: the argument, as the user spells it.
-        value: the value given.
+        name, value: the argument, as the user spells it, and its value.
         low: the smallest allowed value.
         high: the first value past the allowed range.
 
@@ -236,8 +225,7 @@ def rate(name, value):
     """`value` is a dropout-like rate in `[0, 1)`.
 
     Args:
-        name: the argument, as the user spells it.
-        value: the value given.
+        name, value: the argument, as the user spells it, and its value.
 
     Example:
 
@@ -247,40 +235,17 @@ def rate(name, value):
         fail(name, "in [0, 1)", value)
 
 
-def nonnegative_number(name, value):
-    """`value` is a real number >= 0.
-
-    Args:
-        name: the argument, as the user spells it.
-        value: the value given.
-
-    Example:
-
-    >>> nonnegative_number("length_penalty", 0.6)
-    """
-    number(name, value, 0.0)
-
-
-def positive_number(name, value):
-    """`value` is a real number > 0.
-
-    Args:
-        name: the argument, as the user spells it.
-        value: the value given.
-
-    Example:
-
-    >>> positive_number("temperature", 0.7)
-    """
-    number(name, value, 0.0, low_open=True)
+# Shorthands, as their names say (the messages come from the general checks).
+nonnegative_int = functools.partial(int_at_least, low=0)
+nonnegative_number = functools.partial(number, low=0)
+positive_number = functools.partial(number, low=0, low_open=True)
 
 
 def boolean(name, value):
     """`value` is a bool (numpy's included; not 0 or 1).
 
     Args:
-        name: the argument, as the user spells it.
-        value: the value given.
+        name, value: the argument, as the user spells it, and its value.
 
     Example:
 
@@ -296,8 +261,7 @@ def one_of(name, value, choices):
     """`value` is one of `choices`.
 
     Args:
-        name: the argument, as the user spells it.
-        value: the value given.
+        name, value: the argument, as the user spells it, and its value.
         choices: the allowed values.
 
     Example:
@@ -316,8 +280,7 @@ def instance(name, value, types, expected):
     """`value` is an instance of `types`; `expected` says it in words.
 
     Args:
-        name: the argument, as the user spells it.
-        value: the value given.
+        name, value: the argument, as the user spells it, and its value.
         types: a type or tuple of types.
         expected: what it must be, in words (the message says it).
 
@@ -333,8 +296,7 @@ def function(name, value, expected="a function"):
     """`value` is callable.
 
     Args:
-        name: the argument, as the user spells it.
-        value: the value given.
+        name, value: the argument, as the user spells it, and its value.
         expected: what it must be, in words (the message says it).
 
     Example:
@@ -349,8 +311,7 @@ def strings(name, value, allow_empty=True):
     """`value` is a list (or tuple) of strings, not one string.
 
     Args:
-        name: the argument, as the user spells it.
-        value: the value given.
+        name, value: the argument, as the user spells it, and its value.
         allow_empty: whether an empty list passes.
 
     Example:
@@ -382,35 +343,22 @@ def some(name, items, what="one item"):
         fail(name, f"a collection holding at least {what}", items)
 
 
-def existing_file(name, path, what="a file"):
-    """`path` is a string naming an existing file.
+def existing_path(name, path, what="a file", directory=False):
+    """`path` is a string naming an existing file (or directory).
 
     Args:
         name: the argument, as the user spells it.
         path: the path given.
-        what: what is expected, in words (the message says it).
+        what: what it must hold, in words (the message says it).
+        directory: a directory instead of a file.
 
     Example:
 
-    >>> existing_file("path", __file__)
+    >>> existing_path("lists_dir", os.path.dirname(__file__), "apt lists",
+    ...               directory=True)
     """
-    if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
-        fail(name, f"an existing path to {what}", path, note=_missing(path))
-
-
-def existing_directory(name, path, what="a directory"):
-    """`path` is a string naming an existing directory.
-
-    Args:
-        name: the argument, as the user spells it.
-        path: the path given.
-        what: what is expected, in words (the message says it).
-
-    Example:
-
-    >>> existing_directory("lists_dir", os.path.dirname(__file__))
-    """
-    if not isinstance(path, (str, os.PathLike)) or not os.path.isdir(path):
+    exists = os.path.isdir if directory else os.path.isfile
+    if not isinstance(path, (str, os.PathLike)) or not exists(path):
         fail(name, f"an existing path to {what}", path, note=_missing(path))
 
 
@@ -419,6 +367,34 @@ def _missing(path):
         return None
     return "It exists, but is another kind." if os.path.exists(path) else \
         "It does not exist."
+
+
+def installed(module, extra, what):
+    """Import `module`, or say which kerattn extra installs it.
+
+    Args:
+        module: the module to import, e.g. "matplotlib.pyplot".
+        extra: the `pip install kerattn[extra]` that brings it.
+        what: who needs it, for the message ("kerattn.plot").
+
+    Returns:
+        The module.
+
+    Raises:
+        ImportError: naming `what`, the module and the extra.
+
+    Example:
+
+    >>> installed("json", "none", "this example").__name__
+    'json'
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:  # pragma: no cover - depends on the install
+        raise ImportError(f"{what} needs {module.split('.')[0]}: "
+                          f"pip install 'kerattn[{extra}]'.") from error
 
 
 # --- Tensors: static shapes and dtypes, at trace time ---------------------------
@@ -641,8 +617,7 @@ def model(name, value, expected):
     """`value` is a `keras.Model`; `expected` says which kind.
 
     Args:
-        name: the argument, as the user spells it.
-        value: the value given.
+        name, value: the argument, as the user spells it, and its value.
         expected: what it must be, in words (the message says it).
 
     Example:

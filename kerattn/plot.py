@@ -12,15 +12,9 @@ __all__ = ["attention_heatmap", "save_attention_heatmaps", "attention_overlay",
 
 
 def _pyplot():
-    try:
-        # No matplotlib.use(): the notebook's inline backend stays, and
-        # without a display matplotlib falls back to Agg by itself.
-        import matplotlib.pyplot as plt
-    except ImportError as e:  # pragma: no cover - depends on the install
-        raise ImportError(
-            "kerattn.plot needs matplotlib: pip install 'kerattn[plot]'"
-        ) from e
-    return plt
+    # No matplotlib.use(): the notebook's inline backend stays, and without
+    # a display matplotlib falls back to Agg by itself.
+    return checks.installed("matplotlib.pyplot", "plot", "kerattn.plot")
 
 
 def _finish(plt, fig, path):

@@ -24,13 +24,8 @@ GAP = 1
 
 
 def _load_digits():
-    try:
-        from sklearn.datasets import load_digits
-    except ImportError as error:  # pragma: no cover - depends on the install
-        raise ImportError(
-            "Digit strips need scikit-learn: pip install 'kerattn[data]'."
-        ) from error
-    digits = load_digits()
+    datasets = checks.installed("sklearn.datasets", "data", "Digit strips")
+    digits = datasets.load_digits()
     return digits.images.astype("float32") / 16.0, digits.target.astype("int64")
 
 

@@ -18,12 +18,7 @@ __all__ = ["translation_dataset"]
 
 
 def _tensorflow():
-    try:
-        import tensorflow as tf
-    except ImportError as error:  # pragma: no cover - depends on extras
-        raise ImportError("translation_dataset needs TensorFlow (tf.data): "
-                          "`pip install kerattn[text]`.") from error
-    return tf
+    return checks.installed("tensorflow", "text", "translation_dataset (tf.data)")
 
 
 def translation_dataset(pairs, source_vocab, target_vocab, batch_size=64,

@@ -35,7 +35,7 @@ def tsv_pairs(path, source_column=0, target_column=1, max_words=None,
     checks.nonnegative_int("source_column", source_column)
     checks.nonnegative_int("target_column", target_column)
     checks.positive_int("max_words", max_words, allow_none=True)
-    checks.existing_file("path", path, "a file of tab-separated pairs")
+    checks.existing_path("path", path, "a file of tab-separated pairs")
     need = max(source_column, target_column) + 1
     pairs = []
     try:

@@ -11,18 +11,9 @@ SUFFIX = "##"
 
 
 def _keras_hub():
-    try:
-        import tensorflow as tf
-        from keras_hub.tokenizers import (
-            WordPieceTokenizer,
-            compute_word_piece_vocabulary,
-        )
-    except ImportError as error:  # pragma: no cover - depends on extras
-        raise ImportError(
-            "WordPieceVocabulary needs keras-hub and tensorflow-text: "
-            "`pip install kerattn[text]`."
-        ) from error
-    return tf, WordPieceTokenizer, compute_word_piece_vocabulary
+    tf = checks.installed("tensorflow", "text", "WordPieceVocabulary")
+    tokenizers = checks.installed("keras_hub.tokenizers", "text", "WordPieceVocabulary")
+    return tf, tokenizers.WordPieceTokenizer, tokenizers.compute_word_piece_vocabulary
 
 
 class WordPieceVocabulary:

@@ -125,14 +125,10 @@ class LocalAttention(LuongAttention):
         super(LuongAttention, self)._validate_shapes(
             query_shape, value_shape, key_shape
         )
-        key_shape = value_shape if key_shape is None else key_shape
         if self.score == "dot":
-            q, k = query_shape[-1], key_shape[-1]
-            if q is not None and k is not None and int(q) != int(k):
-                checks.fail(
-                    "query", "of the same last dimension as `key` (or "
-                    "`value`) with score='dot'", tuple(query_shape),
-                    note=f"The key's shape is {tuple(key_shape)}.")
+            key_shape = value_shape if key_shape is None else key_shape
+            checks.same("query", query_shape[-1], "key", key_shape[-1],
+                        "last dimension with score='dot' (`value` if no key)")
 
     def predict_positions(self, query, source_lengths):
         """local-p's `p_t = S * sigmoid(v_p^T tanh(W_p h_t))`, `(batch, Tq)`."""

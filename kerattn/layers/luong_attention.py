@@ -100,15 +100,11 @@ class LuongAttention(BaseAttention):
 
     def _validate_shapes(self, query_shape, value_shape, key_shape=None):
         super()._validate_shapes(query_shape, value_shape, key_shape)
-        key_shape = value_shape if key_shape is None else key_shape
         if self.score == "dot":
-            q, k = query_shape[-1], key_shape[-1]
-            if q is not None and k is not None and int(q) != int(k):
-                checks.fail(
-                    "query", "of the same last dimension as `key` (or "
-                    "`value`) with score='dot'", tuple(query_shape),
-                    note=f"The key's shape is {tuple(key_shape)}. Use "
-                    "score='general' to learn a projection.")
+            key_shape = value_shape if key_shape is None else key_shape
+            checks.same("query", query_shape[-1], "key", key_shape[-1],
+                        "last dimension with score='dot' (`value` if no key; "
+                        "score='general' learns a projection)")
         if self.score == "location":
             tv = value_shape[1]
             if tv is not None and int(tv) > self.max_length:

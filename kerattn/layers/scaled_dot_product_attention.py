@@ -53,12 +53,8 @@ class ScaledDotProductAttention(BaseAttention):
     def _validate_shapes(self, query_shape, value_shape, key_shape=None):
         super()._validate_shapes(query_shape, value_shape, key_shape)
         key_shape = value_shape if key_shape is None else key_shape
-        q, k = query_shape[-1], key_shape[-1]
-        if q is not None and k is not None and int(q) != int(k):
-            checks.fail(
-                "query", "of the same last dimension d_k as `key` (or "
-                "`value` when no key is given)", tuple(query_shape),
-                note=f"The key's shape is {tuple(key_shape)}.")
+        checks.same("query", query_shape[-1], "key", key_shape[-1],
+                    "last dimension d_k (`value` if no key)")
 
     def _scale(self, query):
         if self.scale is not None:

@@ -14,15 +14,10 @@ import os
 import keras
 import numpy as np
 
-from kerattn.datasets import (
-    build_word_vocabulary,
-    debian_descriptions,
-    debian_topical10,
-    encode_documents,
-    read_jsonl,
-    tokenize_document,
-)
 from kerattn import distribute
+from kerattn.datasets.documents import (build_word_vocabulary, debian_descriptions,
+                                        debian_topical10, encode_documents,
+                                        read_jsonl, tokenize_document)
 from kerattn.recipes.common import compile_and_fit, split, write_results
 
 PRESET = "base"   # the model's named sizes (kerattn.zoo.presets)

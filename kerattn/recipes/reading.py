@@ -13,18 +13,10 @@ import os
 import keras
 import numpy as np
 
-from kerattn.datasets import (
-    baseline_accuracy,
-    bigram_baseline,
-    cloze_vocabulary,
-    download_kjv,
-    encode_cloze,
-    kjv_cloze,
-    most_frequent_baseline,
-    read_cbt,
-    write_cbt,
-)
-from kerattn.datasets.cloze import KINDS
+from kerattn.datasets.cloze import (KINDS, baseline_accuracy, bigram_baseline,
+                                    cloze_vocabulary, download_kjv, encode_cloze,
+                                    kjv_cloze, most_frequent_baseline, read_cbt,
+                                    write_cbt)
 from kerattn.datasets.translation import free_first_width
 from kerattn import distribute
 from kerattn.recipes.common import compile_and_fit, split, write_results

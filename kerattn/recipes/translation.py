@@ -24,15 +24,10 @@ import time
 import keras
 import numpy as np
 
-from kerattn.datasets import (
-    LengthBucketedBatches,
-    WordPieceVocabulary,
-    WordVocabulary,
-    gettext_pairs,
-    translation_arrays,
-)
 from kerattn import checks, distribute
-from kerattn.datasets import translation_dataset
+from kerattn.datasets import (LengthBucketedBatches, WordPieceVocabulary,
+                              WordVocabulary, gettext_pairs, translation_arrays,
+                              translation_dataset)
 from kerattn.decoding import Translator
 from kerattn.losses import MaskedSparseCrossentropy
 from kerattn.recipes.common import compile_and_fit
