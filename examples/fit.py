@@ -157,7 +157,8 @@ def main(argv=None):
         return None
     model.save(os.path.join(out, "model.keras"))
     try:
-        draw(os.path.join(out, "attention.png"))
+        if draw(os.path.join(out, "attention.png")) is None:
+            print(f"{args.model} has no attention: no attention.png")
     except ImportError:
         print("install kerattn[plot] (matplotlib) for attention.png")
     results = {"model": args.model, "size": args.size, "backend": keras.backend.backend(),

@@ -36,11 +36,12 @@ ValueError: `units` must be a positive integer; received 0.
 import functools
 import os
 
-__all__ = ["fail", "require", "bad_file", "positive_int", "int_at_least", "int_in_range",
-           "number", "rate", "boolean", "one_of", "instance", "function",
-           "strings", "some", "existing_path", "installed",
-           "known_dim", "static_dim", "rank", "min_rank", "shape", "mask",
-           "same", "nonempty", "integer_ids", "sizes", "model"]
+__all__ = ["fail", "require", "bad_file", "positive_int", "int_at_least",
+           "int_in_range", "number", "rate", "boolean", "one_of",
+           "instance", "function", "strings", "some",
+           "existing_path", "installed", "known_dim", "static_dim",
+           "rank", "min_rank", "shape", "mask", "same", "nonempty",
+           "integer_ids", "sizes", "model", "vocabulary"]
 
 _MISSING = object()
 
@@ -111,7 +112,9 @@ def bad_file(path, problem, line=None):
     ValueError: train.jsonl:3: not a JSON line.
     """
     where = f"{path}:{line}" if line is not None else f"{path}"
-    raise ValueError(f"{where}: {problem}")
+    # Called from an `except` block (a JSON or Unicode error): the message
+    # says it all, so the traceback stays short.
+    raise ValueError(f"{where}: {problem}") from None
 
 
 # --- Python values ------------------------------------------------------------
@@ -358,12 +361,12 @@ def existing_path(name, path, what="a file", directory=False):
     ...               directory=True)
     """
     exists = os.path.isdir if directory else os.path.isfile
-    if not isinstance(path, (str, os.PathLike)) or not exists(path):
+    if not isinstance(path, (str, bytes, os.PathLike)) or not exists(path):
         fail(name, f"an existing path to {what}", path, note=_missing(path))
 
 
 def _missing(path):
-    if not isinstance(path, (str, os.PathLike)):
+    if not isinstance(path, (str, bytes, os.PathLike)):
         return None
     return "It exists, but is another kind." if os.path.exists(path) else \
         "It does not exist."
@@ -595,7 +598,29 @@ def integer_ids(name, x):
             f"received dtype {dtype}.")
 
 
-# --- Models ---------------------------------------------------------------------
+# --- Models and vocabularies -------------------------------------------------------
+
+def vocabulary(name, vocab, methods=("decode",)):
+    """`vocab` has the special ids (`bos_id`, `eos_id`, `pad_id`) and `methods`.
+
+    Args:
+        name: the argument.
+        vocab: the vocabulary given.
+        methods: the methods its user calls.
+
+    Example:
+
+    >>> from kerattn.datasets import WordVocabulary
+    >>> vocabulary("source_vocab", WordVocabulary(["a"]), ("encode_batch",))
+    """
+    needed = ("bos_id", "eos_id", "pad_id") + tuple(methods)
+    missing = [m for m in needed if not hasattr(vocab, m)]
+    require(not missing, name, "a vocabulary (kerattn.datasets.WordVocabulary "
+            f"or WordPieceVocabulary) with {', '.join(needed)}",
+            note=f"Received {type(vocab).__name__} without {', '.join(missing)}.")
+
+
+
 
 def sizes(dropout=0.0, **values):
     """A builder's sizes: each a positive int, `dropout` a rate in [0, 1).

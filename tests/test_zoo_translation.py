@@ -12,35 +12,30 @@ from kerattn import zoo
 from kerattn.datasets import WordVocabulary, gettext_pairs, translation_arrays
 from kerattn.decoding import Translator, beam_search, greedy_search
 
-SMALL = dict(embedding_dim=16, units=24, alignment_units=12, maxout_units=10)
+# Each model's "tiny" preset; an override names what a case exercises
+# (stacked layers, a score, a window, a decoder deeper than its encoder).
 BUILDERS = {
-    "bahdanau": lambda v_s, v_t: zoo.bahdanau_nmt(v_s, v_t, **SMALL),
+    "bahdanau": lambda v_s, v_t: zoo.bahdanau_nmt(v_s, v_t, preset="tiny"),
     "luong_global_general": lambda v_s, v_t: zoo.luong_nmt(
-        v_s, v_t, units=16, embedding_dim=8, num_layers=2),
+        v_s, v_t, preset="tiny", num_layers=2),
     "luong_global_location": lambda v_s, v_t: zoo.luong_nmt(
-        v_s, v_t, score="location", max_source_length=12, units=16,
-        embedding_dim=8, num_layers=1),
+        v_s, v_t, preset="tiny", score="location", max_source_length=12),
     "luong_local_m": lambda v_s, v_t: zoo.luong_nmt(
-        v_s, v_t, attention="local-m", score="dot", units=16, embedding_dim=8,
-        num_layers=2, window=2),
-    "luong_local_p": lambda v_s, v_t: zoo.luong_nmt(
-        v_s, v_t, attention="local-p", units=16, embedding_dim=8, num_layers=2,
+        v_s, v_t, preset="tiny", attention="local-m", score="dot", num_layers=2,
         window=2),
+    "luong_local_p": lambda v_s, v_t: zoo.luong_nmt(
+        v_s, v_t, preset="tiny", attention="local-p", num_layers=2, window=2),
     "luong_no_feeding_concat": lambda v_s, v_t: zoo.luong_nmt(
-        v_s, v_t, score="concat", input_feeding=False, units=16,
-        embedding_dim=8, num_layers=3),
-    "seq2seq": lambda v_s, v_t: zoo.seq2seq(v_s, v_t, num_layers=2, units=16,
-                                            embedding_dim=8),
-    "cho": lambda v_s, v_t: zoo.cho_encoder_decoder(
-        v_s, v_t, embedding_dim=8, units=16, maxout_units=6),
+        v_s, v_t, preset="tiny", score="concat", input_feeding=False,
+        num_layers=3),
+    "seq2seq": lambda v_s, v_t: zoo.seq2seq(v_s, v_t, preset="tiny", num_layers=2),
+    "cho": lambda v_s, v_t: zoo.cho_encoder_decoder(v_s, v_t, preset="tiny"),
     "transformer": lambda v_s, v_t: zoo.transformer_nmt(
-        v_s, v_t, num_layers=2, d_model=16, num_heads=2, ff_dim=32),
+        v_s, v_t, preset="tiny", num_layers=2),
     "convs2s": lambda v_s, v_t: zoo.convs2s_nmt(
-        v_s, v_t, embedding_dim=8, hidden_dim=16, encoder_layers=2,
-        decoder_layers=3, kernel_size=3),
+        v_s, v_t, preset="tiny", encoder_layers=2, decoder_layers=3),
     "convs2s_wide_kernel": lambda v_s, v_t: zoo.convs2s_nmt(
-        v_s, v_t, embedding_dim=8, hidden_dim=12, encoder_layers=1,
-        decoder_layers=2, kernel_size=5),
+        v_s, v_t, preset="tiny", decoder_layers=2, kernel_size=5),
 }
 needs_catalogs = pytest.mark.skipif(
     not os.path.isdir("/usr/share/locale/fr/LC_MESSAGES"),
@@ -63,7 +58,7 @@ def _defaults(builder):
 
 
 def test_bahdanau_builder_structure():
-    model = zoo.bahdanau_nmt(30, 40, **SMALL)
+    model = zoo.bahdanau_nmt(30, 40, preset="tiny")
     names = {layer.name for layer in model.layers}
     assert {"source_embedding", "encoder", "decoder", "deep_output",
             "output_projection"} <= names
@@ -318,7 +313,7 @@ def test_overfits_a_real_slice(name, real_slice, tmp_path):
 
 def test_beam_one_equals_greedy_on_the_model():
     rng = np.random.default_rng(1)
-    model = zoo.bahdanau_nmt(30, 40, **SMALL)
+    model = zoo.bahdanau_nmt(30, 40, preset="tiny")
     inc = zoo.incremental(model)
     src = _random_batch(rng)["source_ids"]
     g = greedy_search(inc.step, inc.encode(src), 3, 2, 3, 0, max_length=7)

@@ -33,8 +33,8 @@ class WordVocabulary:
 
     def __init__(self, tokens, lowercase=False):
         specials = [self.PAD, self.UNK, self.BOS, self.EOS]
-        checks.require(not isinstance(tokens, str), "tokens",
-                       "a list of tokens, not one string", tokens[:40])
+        if isinstance(tokens, str):
+            checks.fail("tokens", "a list of tokens, not one string", tokens[:40])
         tokens = list(tokens)
         bad = [t for t in tokens if not isinstance(t, str) or not t]
         checks.require(not bad, "tokens", "non-empty strings", bad[:3])
@@ -80,8 +80,8 @@ class WordVocabulary:
         """
         checks.int_at_least("max_size", max_size, 5, allow_none=True)
         checks.positive_int("min_count", min_count)
-        checks.require(not isinstance(texts, str), "texts",
-                       "a list of strings, not one string", texts[:40])
+        if isinstance(texts, str):
+            checks.fail("texts", "a list of strings, not one string", texts[:40])
         counts = collections.Counter()
         for text in texts:
             counts.update(cls.tokenize(text, lowercase))

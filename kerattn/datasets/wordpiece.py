@@ -49,8 +49,9 @@ class WordPieceVocabulary:
 
     def __init__(self, vocabulary, lowercase=False):
         specials = [self.PAD, self.UNK, self.BOS, self.EOS]
-        checks.require(not isinstance(vocabulary, str), "vocabulary",
-                       "a list of pieces, not one string", vocabulary[:40])
+        if isinstance(vocabulary, str):
+            checks.fail("vocabulary", "a list of pieces, not one string",
+                        vocabulary[:40])
         vocabulary = list(vocabulary)
         checks.require(vocabulary[:4] == specials, "vocabulary",
                        f"a list that starts with the special tokens {specials}",
@@ -75,12 +76,12 @@ class WordPieceVocabulary:
         """
         checks.int_at_least("vocabulary_size", vocabulary_size, 5)
         tf, _, compute_word_piece_vocabulary = _keras_hub()
-        checks.require(not isinstance(texts, str), "texts",
-                       "a list of strings, not one string", texts[:40])
+        if isinstance(texts, str):
+            checks.fail("texts", "a list of strings, not one string", texts[:40])
         words = [WordVocabulary.tokenize(t, lowercase) for t in texts]
         words = [w for w in words if w]
-        checks.require(words, "texts", "a list with a token to learn pieces "
-                       "from", texts[:3])
+        checks.require(words, "texts", "strings with a token to learn pieces "
+                       "from", note="None of them has one.")
         data = tf.data.Dataset.from_tensor_slices(
             tf.ragged.constant(words)).batch(1024)
         vocabulary = compute_word_piece_vocabulary(

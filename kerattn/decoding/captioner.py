@@ -5,7 +5,6 @@ import numpy as np
 
 from kerattn import checks
 from kerattn.decoding.generate import Generator, export_decoder, strategy_of
-from kerattn.decoding.search import check_vocabulary
 
 
 class Captioner:
@@ -61,7 +60,7 @@ class Captioner:
         checks.require(not model.inputs_are_ids, "model",
                        "a captioning model (images or features in)", model.name,
                        note="It reads token ids: use a Translator.")
-        check_vocabulary("vocab", vocab)
+        checks.vocabulary("vocab", vocab)
         checks.positive_int("max_length", max_length)
         self.model = model
         self.vocab = vocab

@@ -45,16 +45,6 @@ def _call(step_fn, tokens, state, index):
     return logits, state, attention
 
 
-def check_vocabulary(name, vocab, methods=("decode",)):
-    """A ValueError unless `vocab` has the special ids and `methods`."""
-    needed = ("bos_id", "eos_id", "pad_id") + tuple(methods)
-    missing = [m for m in needed if not hasattr(vocab, m)]
-    checks.require(
-        not missing, name,
-        "a vocabulary (kerattn.datasets.WordVocabulary or "
-        f"WordPieceVocabulary) with {', '.join(needed)}",
-        note=f"Received {type(vocab).__name__} without {', '.join(missing)}.")
-
 
 def _loop(body, carry, max_length, finished_of):
     """`carry = body(t, carry)` for t = 0, 1, ... while t < max_length and

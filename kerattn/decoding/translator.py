@@ -4,7 +4,6 @@ import keras
 
 from kerattn import checks
 from kerattn.decoding.generate import Generator, export_decoder, strategy_of
-from kerattn.decoding.search import check_vocabulary
 
 
 class Translator:
@@ -66,8 +65,8 @@ class Translator:
                        "a zoo translation model (token ids in)", model.name,
                        note=f"It reads {model.encoder_input_name!r}: use a "
                             "Captioner.")
-        check_vocabulary("source_vocab", source_vocab, ("encode_batch", "unk_id"))
-        check_vocabulary("target_vocab", target_vocab)
+        checks.vocabulary("source_vocab", source_vocab, ("encode_batch", "unk_id"))
+        checks.vocabulary("target_vocab", target_vocab)
         checks.positive_int("max_length", max_length)
         for name, vocab, key in (("source_vocab", source_vocab, "source_ids"),
                                  ("target_vocab", target_vocab, "target_in_ids")):

@@ -189,11 +189,11 @@ def draw(model, data, path):
     truth, labels = data["y"]["test"], data["labels"]
     pick = next((i for i in range(len(x)) if np.argmax(probabilities[i]) == truth[i]), 0)
     example = data["examples"]["test"][pick]
-    document_highlight(data["docs"]["test"][pick][:MAX_SENTENCES],
-                       weights["word_weights"][pick], weights["sentence_weights"][pick],
-                       path, title=f"{example.get('package', 'document')}: predicted "
-                                   f"{labels[int(np.argmax(probabilities[pick]))]}, "
-                                   f"true {labels[truth[pick]]}")
+    title = (f"{example.get('package', 'document')}: predicted "
+             f"{labels[int(np.argmax(probabilities[pick]))]}, true {labels[truth[pick]]}")
+    return document_highlight(data["docs"]["test"][pick][:MAX_SENTENCES],
+                              weights["word_weights"][pick],
+                              weights["sentence_weights"][pick], path, title=title)
 
 
 def fit(data=None, preset="small", epochs=30, batch_size=64, learning_rate=None,

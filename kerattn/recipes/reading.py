@@ -163,6 +163,7 @@ def draw(model, data, path):
     plt.gcf().set_size_inches(max(8, len(words) * 0.12), 2)
     plt.savefig(path, dpi=80)
     plt.close("all")
+    return path
 
 
 def fit(data=None, preset="small", epochs=3, batch_size=32, learning_rate=None,

@@ -241,13 +241,18 @@ def evaluate(model, data, beam_width=5, length_penalty=0.6):
 
 
 def draw(model, data, path, count=4):
-    """Attention heatmaps of the first `count` test sentences, to `path`."""
+    """Attention heatmaps of the first `count` test sentences, to `path`.
+
+    Returns `path`, or None for a model without attention (seq2seq, Cho).
+    """
     import kerattn.plot
 
     translator = Translator(model, data["source_vocab"], data["target_vocab"])
     _, alignments = translator([s for s, _ in data["test"][:count]],
                                return_alignments=True)
-    kerattn.plot.save_attention_heatmaps(
+    if alignments[0]["weights"] is None:
+        return None
+    return kerattn.plot.save_attention_heatmaps(
         [(a["weights"], a["source_tokens"], a["target_tokens"]) for a in alignments],
         path)
 
