@@ -17,7 +17,6 @@ import os
 import time
 
 import keras
-import numpy as np
 
 import kerattn
 from kerattn.datasets import (

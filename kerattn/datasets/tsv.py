@@ -1,7 +1,5 @@
 """Tab-separated parallel text: the Anki / Tatoeba "many things" format."""
 
-import os
-
 from kerattn import checks
 
 

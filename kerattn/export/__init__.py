@@ -33,9 +33,9 @@ into it):
 the vocabularies they mirror; they are also importable from here.
 """
 
-from kerattn.datasets.text_codec import TextCodec, vocabulary_from_json
+from kerattn.datasets.text_codec import TextCodec, vocabulary_from_json  # noqa: F401
 from kerattn.export.model import export_model, input_signature_like
-from kerattn.export.serving import export_serving
+from kerattn.export.serving import export_serving  # noqa: F401
 from kerattn.export.stablehlo import stablehlo_for_tensorflow
 
 __all__ = ["export_model", "input_signature_like", "stablehlo_for_tensorflow"]
