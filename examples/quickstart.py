@@ -75,6 +75,7 @@ def main():
     # === Model: RNNsearch (Bahdanau et al. 2014) at a small size ===
     model = kerattn.zoo.bahdanau_nmt(len(src_vocab), len(tgt_vocab),
                                      preset=args.size)
+    model.summary()
     # Batches of similar lengths: few RNN steps wasted on padding. Trained by
     # the recipes' one path: Adam 2e-3, clipnorm 1.0, until the time is up.
     _, summary = compile_and_fit(
@@ -84,7 +85,6 @@ def main():
         metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
         learning_rate=2e-3, epochs=1000, minutes=args.minutes,
         verbose=2 if os.environ.get("CI") else 1)
-    model.summary()
     train_minutes = summary["train_minutes"]
 
     # === Evaluation: sacreBLEU on the held-out test split ===

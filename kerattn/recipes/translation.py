@@ -70,7 +70,7 @@ def prepare(lang="fr", vocab_size=8000, max_tokens=20, tokenizer="word",
                 if len(s.split()) <= words and len(t.split()) <= words]
 
     splits = {"train": splits["train"][:max_train],
-              "valid": splits["valid"][:max_test or 1000],
+              "valid": splits["valid"][:max_test],
               "test": splits["test"][:max_test]}
     train_pairs = short(splits["train"])
     vocabulary = (WordVocabulary.build if tokenizer == "word"
