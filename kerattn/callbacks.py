@@ -1,7 +1,8 @@
 """Training callbacks: a wall-clock budget, and a bit-exact resume.
 
 `TimeBudget(seconds)` stops `fit` once the time is spent (the recipes'
-`--minutes`), counting the steps it ran.
+`--minutes`), counting the steps it ran; with `eta=True` it prints after
+each epoch how long the rest should take.
 
 `keras.callbacks.BackupAndRestore` saves the weights and the optimizer, but
 not the state of the random seed generators (dropout, hard attention's
@@ -34,6 +35,9 @@ class TimeBudget(keras.callbacks.Callback):
 
     Args:
         seconds: the budget; None never stops (and still counts steps).
+        eta: print, after each epoch, the minutes spent and an estimate of
+            those left (the mean epoch so far times the epochs left, or
+            the budget's rest if that is sooner).
 
     Example:
 
@@ -46,12 +50,30 @@ class TimeBudget(keras.callbacks.Callback):
     (1, 1)
     """
 
-    def __init__(self, seconds=None):
+    def __init__(self, seconds=None, eta=False):
         super().__init__()
         checks.number("seconds", seconds, 0, allow_none=True)
+        checks.boolean("eta", eta)
         self.seconds = seconds
+        self.eta = eta
         self.steps = 0
         self.start = None
+
+    def remaining(self, epochs_done, elapsed):
+        """Seconds left after `epochs_done` epochs in `elapsed` seconds."""
+        total = (self.params or {}).get("epochs") or epochs_done
+        left = elapsed / max(epochs_done, 1) * (total - epochs_done)
+        if self.seconds is not None:
+            left = min(left, max(self.seconds - elapsed, 0.0))
+        return left
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.eta:
+            elapsed = time.time() - self.start
+            total = (self.params or {}).get("epochs", "?")
+            print(f"epoch {epoch + 1}/{total}: {elapsed / 60:.1f} min so far, "
+                  f"about {self.remaining(epoch + 1, elapsed) / 60:.1f} min left",
+                  flush=True)
 
     def on_train_begin(self, logs=None):
         self.start = time.time()

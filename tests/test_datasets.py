@@ -133,3 +133,23 @@ def test_attention_overlay_and_document_highlight_png(tmp_path):
                               os.path.join(tmp_path, "doc.png"), title="games")
     with open(path, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_unknown_words_decode_as_words_of_their_own():
+    """`<unk>` stands for a whole word: never glued to its neighbour
+    ("ist kein<unk>"), in the word and the WordPiece vocabularies alike."""
+    from kerattn.datasets import WordPieceVocabulary
+
+    words = WordVocabulary.build(["Das ist kein Fehler", "(Sekunden)"])
+    ids = words.encode("Das ist kein Problem")          # "Problem" is unknown
+    assert ids[-1] == words.unk_id
+    assert words.decode(ids) == "Das ist kein <unk>"
+    # An unknown word that followed no space in the source is still a word.
+    assert words.decode([words.stoi["(Sekunden"[:1]], words.unk_id,
+                         words.stoi[")"]]) == "( <unk>)"
+    assert words.decode([words.unk_id, words.stoi["▁ist"]]) == "<unk> ist"
+    pieces = WordPieceVocabulary.build(["Das ist kein Fehler"] * 3,
+                                       vocabulary_size=40)
+    out = pieces.decode([pieces.encode("Das ist")[0], pieces.unk_id,
+                         pieces.eos_id])
+    assert out.endswith(" <unk>") and "<unk>" in out.split()

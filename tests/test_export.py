@@ -56,6 +56,7 @@ def _random_ids(vocab, seed):
     ids[::3, 4] = vocab.eos_id
     ids[1::4, 0] = vocab.bos_id
     ids[2::5, 2] = vocab.pad_id
+    ids[3::7, 1] = vocab.unk_id   # shown as a word of its own by both
     return ids
 
 

@@ -120,6 +120,29 @@ def test_compile_and_fit_is_the_one_training_path():
     assert np.isclose(float(schedule(2)), 0.5e-2)
 
 
+def test_time_budget_reports_the_time_left(capsys):
+    """The ETA: the mean epoch so far times the epochs left, or the rest of
+    the budget if that comes first; printed after each epoch."""
+    import keras
+
+    from kerattn.callbacks import TimeBudget
+
+    budget = TimeBudget(seconds=None, eta=True)
+    budget.set_params({"epochs": 6})
+    assert budget.remaining(2, 60.0) == 120.0
+    budget.seconds = 100.0
+    assert budget.remaining(2, 60.0) == 40.0
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    model.fit(np.zeros((8, 2)), np.zeros((8, 1)), batch_size=4, epochs=3,
+              callbacks=[TimeBudget(eta=True)], verbose=0)
+    lines = [line for line in capsys.readouterr().out.splitlines()
+             if line.startswith("epoch ")]
+    assert [line.split(":")[0] for line in lines] == ["epoch 1/3", "epoch 2/3",
+                                                      "epoch 3/3"]
+    assert lines[-1].endswith("about 0.0 min left")
+
+
 def test_recipe_settings_read_the_presets():
     for name in ("bahdanau_nmt", "transformer_nmt", "convs2s_nmt"):
         config = translation.settings(name)

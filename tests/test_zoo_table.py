@@ -1,7 +1,6 @@
 """zoo/README.md's table: one row per zoo model, every measured number in
 it taken from that model's results.json (written by its recipe)."""
 
-import json
 import os
 import re
 
@@ -25,16 +24,15 @@ def table_rows():
     return rows
 
 
-def numbers(obj):
-    if isinstance(obj, bool):
-        return []
-    if isinstance(obj, (int, float)):
-        return [float(obj)]
-    if isinstance(obj, dict):
-        obj = list(obj.values())
-    if isinstance(obj, list):
-        return [n for item in obj for n in numbers(item)]
-    return []
+def summarize():
+    """zoo/summarize.py, the script that writes the README's numbers."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "summarize", os.path.join(ZOO, "summarize.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_every_builder_has_a_row_and_a_recipe():
@@ -52,12 +50,30 @@ def test_every_builder_has_a_row_and_a_recipe():
 
 
 @pytest.mark.parametrize("name", BUILDERS)
-def test_measured_numbers_come_from_results_json(name):
+def test_each_shown_result_is_the_field_of_its_column(name):
+    """The "our result" cell says what results.json holds, each number in the
+    place of its own field: swapped greedy and beam figures, a stale number or
+    a beam figure not marked as "the better of beam and greedy" fail."""
+    s = summarize()
     ours = table_rows()[name][3]
-    shown = [float(n) for n in re.findall(r"\d+\.\d+", ours)]
-    assert shown, f"{name}: no measured number"
-    with open(os.path.join(ZOO, name, "results.json")) as f:
-        measured = numbers(json.load(f))
-    for value in shown:
-        assert any(abs(value - m) <= 6e-4 for m in measured), (
-            f"{name}: {value} is not in results.json")
+    results = s.results_of(name)
+    assert ours == s.result_cell(name, results)
+    assert re.search(r"\d+\.\d+", ours), f"{name}: no measured number"
+    if "bleu_beam5" in results:   # the label follows the recorded decoding
+        fallback = results.get("beam_greedy_fallback", True)
+        assert ("the better" in ours) == fallback
+
+
+def test_the_translation_table_is_written_from_results_json():
+    """The table between the results markers, column by column."""
+    s = summarize()
+    text = open(os.path.join(ZOO, "README.md"), encoding="utf-8").read()
+    block = text.split(s.BEGIN)[1].split(s.END)[0].strip()
+    assert block == s.table()
+    header = block.splitlines()[0]
+    assert header.startswith("| model | greedy BLEU | beam5 BLEU")
+    row = next(line for line in block.splitlines() if "[bahdanau_nmt]" in line)
+    r = s.results_of("bahdanau_nmt")
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1].split()[0] == str(r["bleu_greedy"])
+    assert cells[2].split()[0] == str(r["bleu_beam5"])

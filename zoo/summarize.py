@@ -1,6 +1,12 @@
-"""Collect zoo/<model>/results.json into the table of zoo/README.md.
+"""Collect zoo/<model>/results.json into the tables of zoo/README.md.
 
     python zoo/summarize.py
+
+Two things are written from results.json alone, so that every measured
+number in the README is the field its column names (tests/test_zoo_table.py
+checks both): the "our result" cell of each model's row in the first table
+(`result_cell`) and the translation table between the results markers
+(`table`).
 """
 
 import glob
@@ -13,6 +19,58 @@ ORDER = ["seq2seq", "cho_encoder_decoder", "bahdanau_nmt", "luong_nmt",
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
+def _bleu(r, key):
+    """A BLEU with its spread over seeds when the recipe ran several."""
+    return f"{r[key]} ± {r[key + '_sd']}" if f"{key}_sd" in r else str(r[key])
+
+
+def _beam(r):
+    """The beam figure, marked when it was the better of beam and greedy."""
+    fallback = r.get("beam_greedy_fallback", True)
+    return _bleu(r, "bleu_beam5") + (" (beam or greedy, the better)" if fallback
+                                     else " (pure beam 5)")
+
+
+def result_cell(name, r):
+    """The "our result (recipe)" cell of `name`'s row, from its results.json."""
+    if "bleu_beam5" in r:
+        seeds = f", mean of {r['seeds']} seeds" if r.get("seeds", 1) > 1 else ""
+        return f"sacreBLEU {_beam(r)}, {_bleu(r, 'bleu_greedy')} greedy{seeds}"
+    if name == "show_attend_tell":
+        soft, hard = r["results"]["soft"]["beam1"], r["results"]["hard"]["beam1"]
+        return (f"soft: exact caption {soft['exact_caption_accuracy']}, attention "
+                f"on the word's own digit {soft['own_digit_share_correct']}; hard: "
+                f"{hard['exact_caption_accuracy']} / "
+                f"{hard['own_digit_share_correct']}")
+    if name == "han_classifier":
+        b = r["baselines"]
+        return (f"accuracy {r['han_test_accuracy']} (TF-IDF + LR "
+                f"{b['tfidf_logistic_regression']}, majority {b['majority_class']})")
+    if name == "aoa_reader":
+        b = r["baselines"]
+        return (f"accuracy {r['aoa_test_accuracy']['all']} (bigram "
+                f"{b['bigram']['all']}, most frequent {b['most_frequent']['all']})")
+    raise KeyError(f"no result cell for {name}")
+
+
+def results_of(name):
+    with open(os.path.join(HERE, name, "results.json")) as f:
+        return json.load(f)
+
+
+def with_result_cells(text):
+    """`text` (the README) with each model row's result cell rewritten."""
+    lines = []
+    for line in text.splitlines():
+        cells = line.split(" | ")
+        if line.startswith("| [`") and len(cells) == 6:
+            name = cells[0].split("`")[1]
+            cells[3] = result_cell(name, results_of(name))
+            line = " | ".join(cells)
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
 def table():
     results = {}
     for path in glob.glob(os.path.join(HERE, "*", "results.json")):
@@ -21,7 +79,7 @@ def table():
         if "bleu_beam5" in r:  # the translation recipes; others have their own
             results[r["model"]] = r
     buckets = ["1-5", "6-10", "11-15", "16-20", "21-30", "31-50"]
-    lines = ["| model | greedy BLEU | beam5 BLEU | " +
+    lines = ["| model | greedy BLEU | beam5 BLEU (pure, or marked) | " +
              " | ".join(f"beam5, {b} words" for b in buckets) +
              " | parameters | epochs | train minutes |",
              "|---" * (6 + len(buckets)) + "|"]
@@ -29,8 +87,8 @@ def table():
         r = results[name]
         by = r["bleu_beam5_by_source_length"]
         lines.append(
-            f"| [{name}]({name}/RESULTS.md) | {r['bleu_greedy']} | "
-            f"{r['bleu_beam5']} | " +
+            f"| [{name}]({name}/RESULTS.md) | {_bleu(r, 'bleu_greedy')} | "
+            f"{_beam(r)} | " +
             " | ".join(str(by.get(b, {}).get("bleu", "n/a")) for b in buckets) +
             f" | {r['parameters']:,} | {r['epochs']} | {r['train_minutes']} |")
     missing = [n for n in ORDER if n not in results]
@@ -46,8 +104,9 @@ def main():
         text = f.read()
     head, rest = text.split(BEGIN)
     _, tail = rest.split(END)
+    text = with_result_cells(head + BEGIN + "\n" + table() + "\n" + END + tail)
     with open(path, "w") as f:
-        f.write(head + BEGIN + "\n" + table() + "\n" + END + tail)
+        f.write(text)
     print(table())
 
 

@@ -61,7 +61,10 @@ class TextCodec:
         self.tf = tf
         self.vocab = vocab
         self.wordpiece = hasattr(vocab, "tokenizer")
-        self.itos = tf.constant(list(vocab.itos))
+        # What `decode` shows: `<unk>` as a word of its own, as in `vocab.decode`.
+        shown = list(vocab.itos)
+        shown[vocab.unk_id] = WordVocabulary.SPACE + vocab.UNK
+        self.itos = tf.constant(shown)
         if self.wordpiece:
             import tensorflow_text as tf_text
 

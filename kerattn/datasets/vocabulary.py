@@ -117,7 +117,15 @@ class WordVocabulary:
         return self.tokenize(text, self.lowercase)
 
     def decode(self, ids):
-        """Ids to text: stops at EOS, skips PAD and BOS, restores spaces."""
+        """Ids to text: stops at EOS, skips PAD and BOS, restores spaces.
+
+        `<unk>` is shown as a word of its own (it stands for a word whose
+        spacing is unknown): "ist kein <unk>", never "ist kein<unk>".
+
+        >>> vocab = WordVocabulary(["Datei", "▁nicht"])
+        >>> vocab.decode([4, 1, 5, 3])
+        'Datei <unk> nicht'
+        """
         words = []
         for i in ids:
             i = int(i)
@@ -125,7 +133,8 @@ class WordVocabulary:
                 break
             if i in (self.pad_id, self.bos_id):
                 continue
-            words.append(self.itos[i] if 0 <= i < len(self.itos) else self.UNK)
+            words.append(self.itos[i] if 0 <= i < len(self.itos)
+                         and i != self.unk_id else self.SPACE + self.UNK)
         return "".join(words).replace(self.SPACE, " ").strip()
 
     def tokens(self, ids):

@@ -125,7 +125,9 @@ class WordPieceVocabulary:
                 break
             if i in (self.pad_id, self.bos_id):
                 continue
-            piece = self.itos[i] if 0 <= i < len(self.itos) else self.UNK
+            # `<unk>` stands for a whole word: shown as a word of its own.
+            piece = (self.itos[i] if 0 <= i < len(self.itos) and i != self.unk_id
+                     else WordVocabulary.SPACE + self.UNK)
             pieces.append(piece[len(SUFFIX):] if piece.startswith(SUFFIX)
                           else piece)
         return "".join(pieces).replace(WordVocabulary.SPACE, " ").strip()

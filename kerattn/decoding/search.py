@@ -294,7 +294,7 @@ def gnmt_coverage_penalty(coverage, beta, mask=None):
 def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
                 beam_width=4, max_length=50, min_length=0, length_penalty=0.0,
                 coverage_penalty=0.0, no_repeat_ngram_size=0, num_return=1,
-                source_mask=None, never_worse_than_greedy=True,
+                source_mask=None, never_worse_than_greedy=False,
                 beam_invariant=()):
     """Beam search with the GNMT scoring of Wu et al. (2016), section 7.
 
@@ -307,9 +307,11 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
     returns attention). A finished hypothesis stays in the beam and extends
     with PAD at zero cost, so its score is frozen while it competes with the
     live ones. `beam_width=1` (with both penalties at 0) is greedy decoding
-    exactly. With `never_worse_than_greedy=True` the greedy hypothesis is
-    decoded too and returned instead of the best beam when it scores higher
-    (beam search carries no such guarantee by itself).
+    exactly. By default this is pure beam search, which can end below the
+    greedy hypothesis: a prefix greedy keeps can fall out of the beam. With
+    `never_worse_than_greedy=True` the greedy hypothesis is decoded too and
+    returned instead of the best beam when it scores higher; report figures
+    decoded that way as "the better of beam and greedy", not as beam search.
 
     Args:
         step_fn, state, batch_size, bos_id, eos_id, pad_id, max_length,
@@ -321,7 +323,8 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
             twice in a hypothesis.
         num_return: int in [1, K], the n-best hypotheses returned per input.
         source_mask: optional boolean `(batch, S)` for the coverage penalty.
-        never_worse_than_greedy: bool, see above.
+        never_worse_than_greedy: bool, the greedy fallback (off by default),
+            see above.
         beam_invariant: names of entries of a dict `state` that are the same
             for every hypothesis of a sentence and that `step_fn` returns
             unchanged (the encoder's memory): they are repeated once and

@@ -1,5 +1,7 @@
 """A recurrent attention decoder: a GRU/LSTM cell + attention + feeding rule."""
 
+import functools
+
 import keras
 from keras import ops
 
@@ -82,7 +84,7 @@ class AttentionRNNCell(keras.layers.Layer):
 
     def __init__(self, cell, units, attention, order, input_feeding,
                  attentional_units, num_layers=1, output_state="previous",
-                 **kwargs):
+                 reset_after=True, **kwargs):
         super().__init__(**kwargs)
         attention = _check_args(units, attention, cell, order, attentional_units,
                                 num_layers, output_state)
@@ -93,7 +95,11 @@ class AttentionRNNCell(keras.layers.Layer):
         self.order = order
         self.input_feeding = input_feeding
         self.attentional_units = attentional_units
-        cell_cls = keras.layers.GRUCell if cell == "gru" else keras.layers.LSTMCell
+        if cell == "gru":
+            cell_cls = functools.partial(keras.layers.GRUCell,
+                                         reset_after=reset_after)
+        else:
+            cell_cls = keras.layers.LSTMCell
         # A stack of cells; attention reads (and Bahdanau's feeds) the top.
         self.rnn_cells = [
             cell_cls(units, dtype=self.dtype_policy,
@@ -310,6 +316,11 @@ class AttentionRNN(keras.layers.Layer):
             output `[s_{i-1}; c_i]` (Bahdanau et al.) or `[s_i; c_i]` (the
             new state, as Xu et al. (2015), eq. 7, read `h_t` and `z_t`).
         return_state: bool, also return the final states.
+        reset_after: bool ("gru" only). False is the GRU of Cho et al. (2014)
+            and Bahdanau et al. (2014), `h~ = tanh(W x + U (r * h))`, the
+            reset gate applied before the recurrent matrix. True (Keras'
+            default, the cuDNN form) applies it after, `tanh(W x + r * (U
+            h + b_U))`, with a second bias vector.
         **kwargs: base layer keyword arguments.
 
     Call arguments:
@@ -350,14 +361,19 @@ class AttentionRNN(keras.layers.Layer):
 
     def __init__(self, units, attention, cell="gru", order="bahdanau",
                  input_feeding=True, attentional_units=None, num_layers=1,
-                 output_state="previous", return_state=False, **kwargs):
+                 output_state="previous", return_state=False, reset_after=True,
+                 **kwargs):
         super().__init__(**kwargs)
         attention = _check_args(units, attention, cell, order, attentional_units,
                                 num_layers, output_state)
         self.output_state = output_state
         for name, flag in (("input_feeding", input_feeding),
-                           ("return_state", return_state)):
+                           ("return_state", return_state),
+                           ("reset_after", reset_after)):
             checks.boolean(name, flag)
+        checks.require(cell == "gru" or reset_after, "reset_after",
+                       "True for an LSTM cell (it is a GRU option)", reset_after)
+        self.reset_after = reset_after
         self.units = units
         self.cell_type = cell
         self.order = order
@@ -371,7 +387,8 @@ class AttentionRNN(keras.layers.Layer):
         self.cell = AttentionRNNCell(
             cell, units, attention, order, self.input_feeding,
             attentional_units or units, num_layers=num_layers,
-            output_state=output_state, dtype=self.dtype_policy, name="cell",
+            output_state=output_state, reset_after=reset_after,
+            dtype=self.dtype_policy, name="cell",
         )
 
     # --- the parts -------------------------------------------------------------
@@ -647,5 +664,6 @@ class AttentionRNN(keras.layers.Layer):
             "num_layers": self.num_layers,
             "output_state": self.output_state,
             "return_state": self.return_state,
+            "reset_after": self.reset_after,
         })
         return config

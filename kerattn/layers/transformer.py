@@ -22,11 +22,17 @@ class TransformerEmbedding(keras.layers.Layer):
         max_wavelength: the sinusoids' base (10000).
 
     Call arguments:
-        inputs: int `(batch, T)`.
+        inputs: int `(batch, T)`; with `reverse=True`, the decoder's output
+            `(..., d_model)`.
         start_index: the position of the first token (incremental decoding).
+        reverse: project `inputs` back onto the vocabulary with the same
+            matrix, `logits = inputs E^T` (no sqrt(d_model)): the tied
+            pre-softmax transformation of section 3.4 (keras-hub's
+            `ReversibleEmbedding` does the same).
 
     Returns:
-        `(batch, T, d_model)`, with the padding mask attached.
+        `(batch, T, d_model)`, with the padding mask attached; with
+        `reverse=True`, logits `(..., vocab_size)`.
 
     Example:
 
@@ -53,18 +59,27 @@ class TransformerEmbedding(keras.layers.Layer):
         self.embedding.build(inputs_shape)
         self.built = True
 
-    def call(self, inputs, start_index=0):
+    def call(self, inputs, start_index=0, reverse=False):
+        if reverse:
+            checks.same("inputs", inputs.shape[-1], "d_model", self.d_model,
+                        "last dimension (features to project onto the vocabulary)")
+            kernel = ops.cast(self.embedding.embeddings, self.compute_dtype)
+            return ops.matmul(inputs, ops.transpose(kernel))
         checks.rank("inputs", inputs.shape, (2,), "(batch, T) token ids")
         checks.integer_ids("inputs", inputs)
         x = self.embedding(inputs) * ops.cast(math.sqrt(self.d_model),
                                               self.compute_dtype)
         return x + self.position(x, start_index=start_index)
 
-    def compute_mask(self, inputs, previous_mask=None):
-        return ops.not_equal(inputs, 0)
+    def compute_mask(self, inputs, previous_mask=None, reverse=False):
+        return None if reverse else ops.not_equal(inputs, 0)
 
-    def compute_output_shape(self, inputs_shape):
-        return tuple(inputs_shape) + (self.d_model,)
+    def compute_output_spec(self, inputs, start_index=0, reverse=False):
+        if reverse:
+            return keras.KerasTensor(tuple(inputs.shape[:-1]) + (self.vocab_size,),
+                                     self.compute_dtype)
+        return keras.KerasTensor(tuple(inputs.shape) + (self.d_model,),
+                                 self.compute_dtype)
 
     def get_config(self):
         config = super().get_config()

@@ -21,7 +21,8 @@ from kerattn.callbacks import TimeBudget
 
 def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
                     epochs, clipnorm=1.0, metrics=None, warmup_steps=0,
-                    minutes=None, callbacks=(), strategy=None, verbose=2):
+                    minutes=None, callbacks=(), strategy=None, verbose=2,
+                    eta=False):
     """Compile `model` with Adam and fit it; returns `(history, summary)`.
 
     Args:
@@ -42,6 +43,7 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
         callbacks: more Keras callbacks (early stopping, ...).
         strategy: a `kerattn.distribute` strategy; None trains on one device.
         verbose: `fit`'s verbosity.
+        eta: print the time left after each epoch (`TimeBudget`).
 
     Returns:
         `(history, summary)`: Keras' `History` and a dict with `epochs`,
@@ -65,7 +67,7 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
     if strategy.kind != "none":
         train = strategy.shard(train)
         validation = None if validation is None else strategy.shard(validation)
-    budget = TimeBudget(None if minutes is None else 60 * minutes)
+    budget = TimeBudget(None if minutes is None else 60 * minutes, eta=eta)
     start = time.time()
     history = model.fit(train, validation_data=validation, epochs=epochs,
                         callbacks=[budget, *callbacks], verbose=verbose)

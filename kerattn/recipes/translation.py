@@ -202,7 +202,8 @@ def translate_all(translator, sources, batch_size=256, **kwargs):
 
 
 def evaluate(model, data, beam_width=5, length_penalty=0.6):
-    """sacreBLEU of greedy and beam search, overall and by source length."""
+    """sacreBLEU of greedy and pure beam search (no greedy fallback), overall
+    and by source length; `beam_width=None` scores greedy alone."""
     import sacrebleu
 
     translator = Translator(model, data["source_vocab"], data["target_vocab"])
@@ -211,9 +212,12 @@ def evaluate(model, data, beam_width=5, length_penalty=0.6):
     standard = {s for s, _ in data["test"]}
     results = {"test_sentences": len(data["test"]),
                "length_bucket_sentences": len(pairs)}
-    searches = (("greedy", {}),
-                (f"beam{beam_width}", {"beam_width": beam_width,
-                                      "length_penalty": length_penalty}))
+    searches = [("greedy", {})]
+    if beam_width:
+        searches.append((f"beam{beam_width}", {"beam_width": beam_width,
+                                              "length_penalty": length_penalty,
+                                              "never_worse_than_greedy": False}))
+        results["beam_greedy_fallback"] = False
     in_test = [i for i, s in enumerate(sources) if s in standard]
     bucket_rows = {}
     for low, high in LENGTH_BUCKETS:
@@ -264,8 +268,59 @@ def _bucket_table(results, baseline, search):
     for bucket, row in results[key].items():
         base = baseline.get(key, {}).get(bucket, {}).get("bleu", "n/a") \
             if baseline else "n/a"
-        lines.append(f"| {bucket} | {row['sentences']} | {row['bleu']} | {base} |")
+        lines.append(f"| {bucket} | {row['sentences']} | {_shown(row, 'bleu')} "
+                     f"| {base} |")
     return "\n".join(lines)
+
+
+def _shown(results, key):
+    """`results[key]`, with its spread over seeds when there is one."""
+    if f"{key}_sd" in results:
+        return f"{results[key]} ± {results[key + '_sd']}"
+    return str(results[key])
+
+
+def beam_label(results, search):
+    """The beam column's name, saying when the greedy fallback was on."""
+    if results.get("beam_greedy_fallback", True):
+        return f"{search} or greedy, the better (fallback on)"
+    return search
+
+
+def aggregate(runs):
+    """One results dict from the results of several seeds: every BLEU (also
+    by source length) and the training summary become their mean, with the
+    standard deviation in `<key>_sd`; the rest is the first seed's, and
+    `by_seed` keeps each seed's headline numbers."""
+    def combine(values, key):
+        if all(isinstance(v, dict) for v in values):
+            out = {}
+            for k in values[0]:
+                out.update(combine([v[k] for v in values], k) if isinstance(
+                    values[0][k], dict) else _mean_sd(k, [v[k] for v in values]))
+            return {key: out}
+        return _mean_sd(key, values)
+
+    first = dict(runs[0])
+    for key, value in runs[0].items():
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if key.startswith("bleu_") or (numeric and key in (
+                "final_loss", "final_val_loss", "train_minutes")):
+            first.update(combine([r[key] for r in runs], key))
+    first["seeds"] = len(runs)
+    first["by_seed"] = [
+        {k: r[k] for k in r if k == "seed" or (k.startswith("bleu_") and not
+                                               k.endswith("length"))
+         or k in ("final_loss", "final_val_loss", "train_minutes")}
+        for r in runs]
+    return first
+
+
+def _mean_sd(key, values):
+    if key == "sentences" or not all(isinstance(v, (int, float)) for v in values):
+        return {key: values[0]}
+    return {key: round(float(np.mean(values)), 2),
+            f"{key}_sd": round(float(np.std(values, ddof=1)), 2)}
 
 
 def report(directory, name, description, config, results, command):
@@ -280,16 +335,36 @@ def report(directory, name, description, config, results, command):
         with open(baseline_path) as f:
             baseline = json.load(f)
     beam = next(k for k in results if k.startswith("bleu_beam")
-                and not k.endswith("length"))
+                and not k.endswith("length") and not k.endswith("_sd"))
     search = beam[len("bleu_"):]
-    rows = [f"| {name} | {results['bleu_greedy']} | {results[beam]} | "
+    rows = [f"| {name} | {_shown(results, 'bleu_greedy')} | "
+            f"{_shown(results, beam)} | "
             f"{results['parameters']:,} | {results['epochs']} | "
             f"{results['train_minutes']} |"]
     if baseline:
+        fallback = " (fallback on)" if baseline.get(
+            "beam_greedy_fallback", True) and not results.get(
+            "beam_greedy_fallback", True) else ""
         rows.append(f"| seq2seq (no attention, baseline) | "
-                    f"{baseline['bleu_greedy']} | {baseline.get(beam, 'n/a')} | "
+                    f"{baseline['bleu_greedy']} | {baseline.get(beam, 'n/a')}"
+                    f"{fallback} | "
                     f"{baseline['parameters']:,} | {baseline['epochs']} | "
                     f"{baseline['train_minutes']} |")
+    if results.get("beam_greedy_fallback", True):
+        decoding = (f"The {search} column is the better of beam search and greedy "
+                    "decoding by model score (`never_worse_than_greedy=True`, "
+                    "the default when this was measured), not pure beam search.")
+    else:
+        decoding = (f"The {search} column is pure beam search "
+                    "(`never_worse_than_greedy=False`, no greedy fallback).")
+    seeds = ""
+    if results.get("seeds", 1) > 1:
+        per_seed = ", ".join(
+            f"seed {r['seed']}: {r['bleu_greedy']} / {r.get(beam, 'n/a')}"
+            for r in results["by_seed"])
+        seeds = (f"\n\nEvery BLEU is the mean ± standard deviation of "
+                 f"{results['seeds']} seeds (greedy / {search}: {per_seed}); "
+                 "the examples are the first seed's.")
     examples = "\n".join(
         f"- en: {e['source']}\n  - reference: {e['reference']}\n"
         f"  - {name}: {e['hypothesis']}"
@@ -323,10 +398,12 @@ steps, {results['train_minutes']} minutes of training).
 
 ## sacreBLEU on the test split
 
-| model | greedy | {search} (alpha 0.6) | parameters | epochs | train minutes |
+| model | greedy | {beam_label(results, search)} (alpha 0.6) | parameters | epochs | train minutes |
 |---|---|---|---|---|---|
 {chr(10).join(rows)}
 
+{decoding}{seeds}
+{_ablation_section(directory)}
 ## BLEU by source length ({search})
 
 All {results['length_bucket_sentences']:,} test pairs of at most 50 source
@@ -341,6 +418,26 @@ words (the model trained on at most {config['max_tokens']} tokens).
     with open(os.path.join(directory, "RESULTS.md"), "w") as f:
         f.write(text)
     return text
+
+
+def _ablation_section(directory):
+    """The table of `ablation.json` (written by the model's `ablation.py`), or
+    nothing."""
+    path = os.path.join(directory, "ablation.json")
+    if not os.path.exists(path):
+        return ""
+    with open(path) as f:
+        table = json.load(f)
+    lines = ["", "## Ablation", "",
+             "Written by `ablation.py` beside this file: one change at a time "
+             "from the recipe as it was, same data and seed, greedy sacreBLEU.",
+             "", "| variant | what changes | epochs | train loss | val loss | "
+             "greedy BLEU | minutes |", "|---|---|---|---|---|---|---|"]
+    for name, row in table.items():
+        lines.append(f"| {name} | {row['what']} | {row['epochs']} | "
+                     f"{row['final_loss']} | {row['final_val_loss']} | "
+                     f"{row['bleu_greedy']} | {row['minutes']} |")
+    return "\n".join(lines) + "\n"
 
 
 def parse_args(argv=None, **defaults):
@@ -365,6 +462,11 @@ def parse_args(argv=None, **defaults):
                    help="linear warm-up steps, then cosine decay")
     p.add_argument("--beam-width", type=int, default=5)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seeds", type=int, default=1,
+                   help="train this many seeds (from --seed); report means "
+                   "and standard deviations")
+    p.add_argument("--report-only", action="store_true",
+                   help="rewrite RESULTS.md from the existing results.json")
     p.add_argument("--output", default=None,
                    help="where to write results (default: the recipe's folder)")
     distribute.add_arguments(p)
@@ -390,8 +492,17 @@ def main(name, description, directory, argv=None):
 
         argv = sys.argv[1:]
     args = parse_args(argv, **settings(name))
+    command = f"python zoo/{name}/recipe.py" + (" " + " ".join(argv) if argv else "")
+    output = args.output or directory
+    if args.report_only:   # the wording of RESULTS.md, from results.json
+        with open(os.path.join(output, "results.json")) as f:
+            saved = json.load(f)
+        config = saved.pop("config")
+        saved.pop("model")
+        return report(output, name, description, config, saved,
+                      saved.pop("command", f"python zoo/{name}/recipe.py"))
+    checks.positive_int("seeds", args.seeds)
     strategy = distribute.from_arguments(args, name)   # before the backend starts
-    keras.utils.set_random_seed(args.seed)
     print(f"backend {keras.backend.backend()}, {strategy.num_replicas} replica(s)")
     data = prepare(args.lang, args.vocab_size, args.max_tokens, args.tokenizer,
                    max_train=args.max_train, max_test=args.max_test)
@@ -400,33 +511,42 @@ def main(name, description, directory, argv=None):
     sizes = dict(named["paper"], **named[args.preset])
     builder_text = (f"kerattn.zoo.{name}(V_x, V_y, preset={args.preset!r}): "
                     + ", ".join(f"{k}={v!r}" for k, v in sizes.items()))
-    with strategy.scope():
-        model = build(name, data, args.preset)
-        model.summary()
-        summary = train(model, data, epochs=args.epochs, minutes=args.minutes,
-                        batch_size=args.batch_size, learning_rate=args.learning_rate,
-                        label_smoothing=args.label_smoothing,
-                        warmup_steps=args.warmup_steps,
-                        verbose=2 if os.environ.get("CI") else "auto",
-                        strategy=strategy, seed=args.seed)
-    if not strategy.is_chief:   # torch DDP: rank 0 evaluates and writes
-        return None
-    results = {"backend": keras.backend.backend(),
-               "replicas": strategy.num_replicas,
-               "train_pairs": data["train_pairs"], **summary,
-               **evaluate(model, data, beam_width=args.beam_width)}
+    runs, first_model = [], None
+    for seed in range(args.seed, args.seed + args.seeds):
+        keras.utils.set_random_seed(seed)
+        with strategy.scope():
+            model = build(name, data, args.preset)
+            if first_model is None:
+                model.summary()
+            summary = train(model, data, epochs=args.epochs, minutes=args.minutes,
+                            batch_size=args.batch_size,
+                            learning_rate=args.learning_rate,
+                            label_smoothing=args.label_smoothing,
+                            warmup_steps=args.warmup_steps,
+                            verbose=2 if os.environ.get("CI") else "auto",
+                            strategy=strategy, seed=seed)
+        if not strategy.is_chief:   # torch DDP: rank 0 evaluates and writes
+            return None
+        runs.append({"seed": seed, "backend": keras.backend.backend(),
+                     "replicas": strategy.num_replicas,
+                     "train_pairs": data["train_pairs"], **summary,
+                     **evaluate(model, data, beam_width=args.beam_width)})
+        print(f"seed {seed}: greedy {runs[-1]['bleu_greedy']}", flush=True)
+        first_model = first_model or model
+    results = aggregate(runs) if len(runs) > 1 else runs[0]
+    results.pop("seed")
     config = {"builder": builder_text, "lang": args.lang,
               "max_tokens": args.max_tokens, "vocab_size": args.vocab_size,
               "tokenizer": args.tokenizer,
               "batch_size": args.batch_size, "learning_rate": args.learning_rate,
               "label_smoothing": args.label_smoothing,
               "warmup_steps": args.warmup_steps, "seed": args.seed}
-    output = args.output or directory
+    model = first_model
     os.makedirs(output, exist_ok=True)
     model.save(os.path.join(output, "model.keras"))
     for side in ("source", "target"):
         with open(os.path.join(output, f"{side}_vocab.json"), "w") as f:
             f.write(data[f"{side}_vocab"].to_json())
-    command = f"python zoo/{name}/recipe.py" + (" " + " ".join(argv) if argv else "")
+    results["command"] = command
     print(report(output, name, description, config, results, command))
     return results

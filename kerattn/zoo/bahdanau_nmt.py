@@ -46,6 +46,7 @@ def bahdanau_nmt(
     alignment_units=None,
     maxout_units=None,
     dropout=None,
+    reset_after=None,
     preset="paper",
     name="bahdanau_nmt",
 ):
@@ -60,6 +61,10 @@ def bahdanau_nmt(
         maxout_units: `l`, the deep output's maxout units, 500.
         dropout: dropout before the deep output (the paper used none for
             RNNsearch; useful on small data).
+        reset_after: the GRUs' reset gate. False is the paper's GRU,
+            `h~ = tanh(W x + U (r * h))` (the "paper" preset); True is Keras'
+            default (the cuDNN form, `tanh(W x + r * (U h + b))`, one more
+            bias vector per GRU; the CPU presets keep it).
         preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
             "paper"); a size given above overrides the preset's.
         name: the model's name.
@@ -79,7 +84,9 @@ def bahdanau_nmt(
     """
     c = from_preset(PRESETS, preset, embedding_dim=embedding_dim, units=units,
                     alignment_units=alignment_units, maxout_units=maxout_units,
-                    dropout=dropout)
+                    dropout=dropout, reset_after=reset_after)
+    reset_after = c.pop("reset_after")
+    checks.boolean("reset_after", reset_after)
     checks.sizes(source_vocab_size=source_vocab_size,
                  target_vocab_size=target_vocab_size, **c)
     m, n = c["embedding_dim"], c["units"]
@@ -89,13 +96,15 @@ def bahdanau_nmt(
         keras.layers.Embedding(source_vocab_size, m, mask_zero=True,
                                name="source_embedding"),
         keras.layers.Bidirectional(
-            keras.layers.GRU(n, return_sequences=True, return_state=True),
+            keras.layers.GRU(n, return_sequences=True, return_state=True,
+                             reset_after=reset_after),
             name="encoder"),
         keras.layers.Dense(n, activation="tanh", name="initial_state"),
         keras.layers.Embedding(target_vocab_size, m, mask_zero=True,
                                name="target_embedding"),
         AttentionRNN(n, BahdanauAttention(c["alignment_units"], name="attention"),
-                     cell="gru", order="bahdanau", name="decoder"),
+                     cell="gru", order="bahdanau", reset_after=reset_after,
+                     name="decoder"),
         keras.layers.Concatenate(name="deep_input"),
         keras.layers.Dense(2 * c["maxout_units"], name="deep_output"),
         Maxout(2, name="maxout"),
@@ -180,11 +189,12 @@ class BahdanauNMT(GenerativeModel):
 # === Presets: "paper" is section 4.2; the others fit a CPU ===
 
 PRESETS = {
-    "tiny": dict(embedding_dim=8, units=16, alignment_units=8, maxout_units=8),
+    "tiny": dict(embedding_dim=8, units=16, alignment_units=8, maxout_units=8, reset_after=True),
     "small": dict(embedding_dim=128, units=128, alignment_units=128,
-                  maxout_units=128, dropout=0.2),
+                  maxout_units=128, dropout=0.2, reset_after=True),
     "base": dict(embedding_dim=128, units=256, alignment_units=256,
-                 maxout_units=256, dropout=0.2),
+                 maxout_units=256, dropout=0.2, reset_after=True),
     "paper": dict(embedding_dim=620, units=1000, alignment_units=1000,
-                  maxout_units=500, dropout=0.0),
+                  maxout_units=500, dropout=0.0,
+                  reset_after=False),
 }

@@ -34,7 +34,7 @@ from kerattn.zoo.model import GenerativeModel, from_preset
 
 def cho_encoder_decoder(source_vocab_size=15000, target_vocab_size=15000,
                         embedding_dim=None, units=None, maxout_units=None,
-                        dropout=None, preset="paper",
+                        dropout=None, reset_after=None, preset="paper",
                         name="cho_encoder_decoder"):
     """The RNN Encoder-Decoder (Cho et al., 2014).
 
@@ -44,6 +44,10 @@ def cho_encoder_decoder(source_vocab_size=15000, target_vocab_size=15000,
         units: GRU units (1000).
         maxout_units: the output layer's maxout units (500).
         dropout: dropout before the output projection.
+        reset_after: the GRUs' reset gate. False is the paper's GRU,
+            `h~ = tanh(W x + U (r * h))` (the "paper" preset); True is Keras'
+            default (the cuDNN form, `tanh(W x + r * (U h + b))`, one more
+            bias vector per GRU; the CPU presets keep it).
         preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
             "paper"); a size given above overrides the preset's.
         name: the model's name.
@@ -60,7 +64,10 @@ def cho_encoder_decoder(source_vocab_size=15000, target_vocab_size=15000,
     ('ChoEncoderDecoder', (None, None, 120))
     """
     c = from_preset(PRESETS, preset, embedding_dim=embedding_dim, units=units,
-                    maxout_units=maxout_units, dropout=dropout)
+                    maxout_units=maxout_units, dropout=dropout,
+                    reset_after=reset_after)
+    reset_after = c.pop("reset_after")
+    checks.boolean("reset_after", reset_after)
     checks.sizes(source_vocab_size=source_vocab_size,
                  target_vocab_size=target_vocab_size, **c)
     e, n = c["embedding_dim"], c["units"]
@@ -69,14 +76,15 @@ def cho_encoder_decoder(source_vocab_size=15000, target_vocab_size=15000,
     layers = [
         keras.layers.Embedding(source_vocab_size, e, mask_zero=True,
                                name="source_embedding"),
-        keras.layers.GRU(n, name="encoder"),
+        keras.layers.GRU(n, reset_after=reset_after, name="encoder"),
         keras.layers.Dense(n, activation="tanh", name="summary"),
         keras.layers.Dense(n, activation="tanh", name="initial_state"),
         keras.layers.Embedding(target_vocab_size, e, mask_zero=True,
                                name="target_embedding"),
         RepeatOverTime(name="repeat_summary"),
         keras.layers.Concatenate(name="decoder_input"),
-        keras.layers.GRU(n, return_sequences=True, name="decoder"),
+        keras.layers.GRU(n, return_sequences=True, reset_after=reset_after,
+                         name="decoder"),
         keras.layers.Concatenate(name="deep_input"),
         keras.layers.Dense(2 * c["maxout_units"], name="deep_output"),
         Maxout(2, name="maxout"),
@@ -154,8 +162,9 @@ class ChoEncoderDecoder(GenerativeModel):
 # === Presets: "paper" is appendix A.1; the others fit a CPU ===
 
 PRESETS = {
-    "tiny": dict(embedding_dim=8, units=16, maxout_units=8),
-    "small": dict(embedding_dim=128, units=128, maxout_units=128),
-    "base": dict(embedding_dim=128, units=256, maxout_units=256, dropout=0.2),
-    "paper": dict(embedding_dim=100, units=1000, maxout_units=500, dropout=0.0),
+    "tiny": dict(embedding_dim=8, units=16, maxout_units=8, reset_after=True),
+    "small": dict(embedding_dim=128, units=128, maxout_units=128, reset_after=True),
+    "base": dict(embedding_dim=128, units=256, maxout_units=256, dropout=0.2, reset_after=True),
+    "paper": dict(embedding_dim=100, units=1000, maxout_units=500, dropout=0.0,
+                  reset_after=False),
 }

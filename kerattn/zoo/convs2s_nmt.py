@@ -30,7 +30,13 @@ fairseq's `fconv` adds it between the GLU and the residual. The scaling of
 section 3.4 (sqrt(0.5) on every residual sum, `m sqrt(1/m)` on the
 conditional input) is applied; the encoder gradient scaling by the number
 of attention layers and weight normalisation are not (Adam with gradient
-clipping trains this model without them).
+clipping trains this model without them). One difference from fairseq,
+noted rather than copied: fairseq's `FConvEncoder` returns its values as
+`(z_j + e_j) * sqrt(0.5)`, a scaling the paper does not write; here the
+values are the paper's `z_j + e_j` (section 3.3). The conditional input `c_i`
+is linear in the values, so the two differ by a constant factor sqrt(0.5)
+on `c_i` that the following projection `W_o` can absorb; a model trained
+with one form does not load into the other.
 
 The file reads top to bottom: the layers and the training graph, then
 `ConvS2SNMT.encode` (the graph's own `encode_source`) and `.step`, which

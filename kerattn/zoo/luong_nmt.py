@@ -30,8 +30,10 @@ import keras
 from keras import ops
 
 from kerattn import checks
-from kerattn.layers import AttentionRNN, LocalAttention, LuongAttention
-from kerattn.zoo.model import GenerativeModel, from_preset, numbered_layers
+from kerattn.layers import (AttentionRNN, LocalAttention, LuongAttention,
+                            ReverseSequence)
+from kerattn.zoo.model import (GenerativeModel, from_preset, initialize_uniform,
+                               numbered_layers)
 
 ATTENTIONS = ("global", "local-m", "local-p")
 
@@ -50,6 +52,9 @@ def luong_nmt(
     dropout=None,
     window=10,
     max_source_length=None,
+    reverse_source=None,
+    layer_dropout=None,
+    initializer_range=None,
     preset="paper",
     name="luong_nmt",
 ):
@@ -66,6 +71,19 @@ def luong_nmt(
         dropout: dropout on the embeddings and on h~_t (0.2).
         window: the local window half-width D (10).
         max_source_length: the "location" score's maximum source length.
+        reverse_source: read the (unpadded part of the) source in reverse,
+            as the paper does (section 4.1, after Sutskever et al. 2014).
+            The encoder's states are put back in source order, so the
+            attention weights still line up with the source words.
+        layer_dropout: also apply `dropout` between the encoder's stacked
+            LSTM layers (the paper's dropout, after Zaremba et al. 2014, is
+            on every non-recurrent connection; the decoder's stack runs in
+            one scanned cell and gets it on its input and output only).
+        initializer_range: a float `r` draws every kernel, recurrent
+            kernel and embedding from uniform(-r, r), the paper's 0.1
+            (section 4.1); None keeps Keras' initialisers (Glorot uniform
+            kernels, orthogonal recurrent kernels, LSTM forget-gate bias 1).
+            Biases keep Keras' initialisation either way.
         preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
             "paper"); a size given above overrides the preset's.
         name: the model's name.
@@ -82,9 +100,17 @@ def luong_nmt(
     ('LuongNMT', (None, None, 120))
     """
     c = from_preset(PRESETS, preset, num_layers=num_layers, units=units,
-                    embedding_dim=embedding_dim, dropout=dropout)
+                    embedding_dim=embedding_dim, dropout=dropout,
+                    reverse_source=reverse_source, layer_dropout=layer_dropout,
+                    initializer_range=initializer_range)
+    options = {k: c.pop(k) for k in ("reverse_source", "layer_dropout",
+                                     "initializer_range")}
     checks.sizes(source_vocab_size=source_vocab_size,
                  target_vocab_size=target_vocab_size, **c)
+    checks.boolean("reverse_source", options["reverse_source"])
+    checks.boolean("layer_dropout", options["layer_dropout"])
+    if options["initializer_range"] is not None:
+        checks.positive_number("initializer_range", options["initializer_range"])
     checks.one_of("attention", attention, ATTENTIONS)
     checks.require(
         attention == "global" or score != "location", "score",
@@ -114,31 +140,51 @@ def luong_nmt(
         keras.layers.Dropout(c["dropout"], name="dropout"),
         keras.layers.Dense(target_vocab_size, name="output_projection"),
     ]
-    get = {layer.name: layer for layer in layers}.__getitem__
+    # Optional parts exist only when used: encode_source looks them up.
+    if options["reverse_source"]:
+        layers.append(ReverseSequence(name="reverse_source"))
+    if options["layer_dropout"]:
+        layers.append(keras.layers.Dropout(c["dropout"], name="layer_dropout"))
+    by_name = {layer.name: layer for layer in layers}
+    get = by_name.__getitem__
     encoders = [get(f"encoder_{k + 1}") for k in range(c["num_layers"])]
 
     # === Training graph ===
     source_ids = keras.Input((None,), dtype="int32", name="source_ids")
     target_in_ids = keras.Input((None,), dtype="int32", name="target_in_ids")
-    h_s, states, mask = encode_source(get, encoders, source_ids)  # (B, S, n)
+    h_s, states, mask = encode_source(by_name, encoders, source_ids)  # (B, S, n)
     y = get("dropout")(get("target_embedding")(target_in_ids))   # (B, T, e)
     h_tilde = get("decoder")(y, h_s, memory_mask=mask,
                              initial_state=states)               # (B, T, n)
     logits = get("output_projection")(get("dropout")(h_tilde))   # (B, T, V_y)
-    return LuongNMT(
+    model = LuongNMT(
         {"source_ids": source_ids, "target_in_ids": target_in_ids},
         logits, name=name)
+    if options["initializer_range"] is not None:
+        initialize_uniform(model, options["initializer_range"])
+    return model
 
 
-def encode_source(get, encoders, source_ids):
+def encode_source(by_name, encoders, source_ids):
     """`(B, S)` ids -> the top layer's `h_s` `(B, S, n)`, every layer's last
-    `(h, c)` (the decoder's initial state) and the mask `(B, S)`."""
+    `(h, c)` (the decoder's initial state) and the mask `(B, S)`.
+
+    `by_name`: the layers by name; `reverse_source` and `layer_dropout`
+    are there only when the model uses them.
+    """
     mask = ops.not_equal(source_ids, 0)
-    h_s = get("dropout")(get("source_embedding")(source_ids))  # (B, S, e)
+    reverse = by_name.get("reverse_source")
+    if reverse is not None:
+        source_ids = reverse(source_ids)          # [c, b, a, PAD]
+    h_s = by_name["dropout"](by_name["source_embedding"](source_ids))  # (B, S, e)
     states = []
-    for encoder in encoders:
+    for k, encoder in enumerate(encoders):
+        if k and "layer_dropout" in by_name:
+            h_s = by_name["layer_dropout"](h_s)
         h_s, h_last, c_last = encoder(h_s, mask=mask)          # (B, S, n)
         states += [h_last, c_last]
+    if reverse is not None:
+        h_s = reverse(h_s, mask=mask)             # back in source order
     return h_s, states, mask
 
 
@@ -169,7 +215,7 @@ class LuongNMT(GenerativeModel):
         """`(B, S)` ids -> `{"states", "cache"}` (keys `W_a h_s` projected once)."""
         source_ids, _ = self.source_ids(source_ids)
         h_s, states, mask = encode_source(
-            self.get_layer, numbered_layers(self, "encoder"), source_ids)
+            self.layers_by_name, numbered_layers(self, "encoder"), source_ids)
         decoder = self.get_layer("decoder")
         return {
             "states": decoder.get_initial_state(ops.shape(source_ids)[0], states),
@@ -188,8 +234,16 @@ class LuongNMT(GenerativeModel):
 # === Presets: "paper" is section 4.1; the others fit a CPU ===
 
 PRESETS = {
-    "tiny": dict(num_layers=1, units=16, embedding_dim=8, dropout=0.0),
-    "small": dict(num_layers=2, units=128, embedding_dim=128),
-    "base": dict(num_layers=2, units=256, embedding_dim=128),
-    "paper": dict(num_layers=4, units=1000, embedding_dim=1000, dropout=0.2),
+    "tiny": dict(num_layers=1, units=16, embedding_dim=8, dropout=0.0,
+                 reverse_source=False, layer_dropout=False,
+                 initializer_range=None),
+    "small": dict(num_layers=2, units=128, embedding_dim=128,
+                  reverse_source=False, layer_dropout=False,
+                  initializer_range=None),
+    "base": dict(num_layers=2, units=256, embedding_dim=128,
+                 reverse_source=False, layer_dropout=False,
+                 initializer_range=None),
+    "paper": dict(num_layers=4, units=1000, embedding_dim=1000, dropout=0.2,
+                  reverse_source=True, layer_dropout=True,
+                  initializer_range=0.1),
 }

@@ -61,6 +61,27 @@ def from_preset(presets, preset, **given):
     return config
 
 
+def initialize_uniform(model, scale, seed=None):
+    """Redraw every kernel, recurrent kernel and embedding of `model` from
+    uniform(-scale, scale), as Sutskever et al. (2014) and Luong et al.
+    (2015) initialise; biases keep their initialisation.
+
+    Example:
+
+    >>> model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    >>> initialize_uniform(model, 0.1, seed=0)
+    >>> float(np.abs(keras.ops.convert_to_numpy(model.weights[0])).max()) <= 0.1
+    True
+    """
+    checks.positive_number("scale", scale)
+    generator = keras.random.SeedGenerator(seed)
+    for weight in model.weights:
+        if weight.path.endswith("bias") or not weight.trainable:
+            continue
+        weight.assign(keras.random.uniform(weight.shape, -scale, scale,
+                                           dtype=weight.dtype, seed=generator))
+
+
 def _vocab_size(layer):
     if isinstance(layer, keras.layers.Embedding):
         return int(layer.input_dim)
@@ -107,6 +128,12 @@ class ZooModel(keras.Model):
         self._input_specs = None
 
     # --- What the inputs must be ----------------------------------------
+
+    @property
+    def layers_by_name(self):
+        """`{name: layer}` of the model's layers (optional parts of a model
+        exist only when it uses them: look them up here)."""
+        return {layer.name: layer for layer in self.layers}
 
     def _specs(self):
         """`{name: (shape, is_ids, vocab_size)}`, from the graph, cached."""

@@ -40,7 +40,8 @@ from kerattn.zoo.model import GenerativeModel, from_preset, numbered_layers
 
 def transformer_nmt(source_vocab_size=37000, target_vocab_size=37000,
                     num_layers=None, d_model=None, num_heads=None, ff_dim=None,
-                    dropout=None, preset="paper", name="transformer_nmt"):
+                    dropout=None, tie_embeddings=None, preset="paper",
+                    name="transformer_nmt"):
     """The encoder-decoder Transformer of Vaswani et al. (2017).
 
     Args:
@@ -50,6 +51,17 @@ def transformer_nmt(source_vocab_size=37000, target_vocab_size=37000,
         num_heads: h (8); must divide d_model.
         ff_dim: the inner feed-forward size d_ff (2048).
         dropout: P_drop (0.1), on embeddings and every residual branch.
+        tie_embeddings: section 3.4, "we share the same weight matrix between
+            the two embedding layers and the pre-softmax linear
+            transformation": "all" does that (one matrix; it needs a joint
+            source/target vocabulary, so the two sizes must be equal, the
+            "paper" preset); "target" ties only the target embedding and the
+            pre-softmax weights (separate vocabularies, as our recipes
+            have); "none" keeps three matrices and an output bias (Keras'
+            usual `Dense`). Tied logits are `y E^T`, with no bias. The
+            "paper" preset says "all", which it takes as "target" when the
+            two vocabulary sizes differ (given explicitly, "all" needs equal
+            sizes); the CPU presets say "none".
         preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
             "paper"); a size given above overrides the preset's.
         name: the model's name.
@@ -66,9 +78,21 @@ def transformer_nmt(source_vocab_size=37000, target_vocab_size=37000,
     ('TransformerNMT', (None, None, 120))
     """
     c = from_preset(PRESETS, preset, num_layers=num_layers, d_model=d_model,
-                    num_heads=num_heads, ff_dim=ff_dim, dropout=dropout)
+                    num_heads=num_heads, ff_dim=ff_dim, dropout=dropout,
+                    tie_embeddings=tie_embeddings)
+    tie = c.pop("tie_embeddings")
+    if tie_embeddings is None and tie == "all" and (
+            source_vocab_size != target_vocab_size):
+        tie = "target"   # the preset's "all" needs one joint vocabulary
     checks.sizes(source_vocab_size=source_vocab_size,
                  target_vocab_size=target_vocab_size, **c)
+    checks.one_of("tie_embeddings", tie, ("none", "target", "all"))
+    checks.require(
+        tie != "all" or source_vocab_size == target_vocab_size,
+        "tie_embeddings", "'none' or 'target' for vocabularies of different "
+        "sizes", tie, note=f"'all' shares one matrix between the source "
+        f"({source_vocab_size}) and target ({target_vocab_size}) vocabularies, "
+        "which needs one joint vocabulary.")
     checks.require(
         c["d_model"] % c["num_heads"] == 0, "num_heads",
         f"a divisor of d_model={c['d_model']}", c["num_heads"],
@@ -76,15 +100,21 @@ def transformer_nmt(source_vocab_size=37000, target_vocab_size=37000,
     depth, p = c["num_layers"], c["dropout"]
 
     # === Layers ===
+    # Tied matrices are one layer: "all" has no source_embedding, "target"
+    # and "all" no output_projection (encode_source and project look).
     layers = [
-        TransformerEmbedding(source_vocab_size, c["d_model"],
-                             name="source_embedding"),
         TransformerEmbedding(target_vocab_size, c["d_model"],
                              name="target_embedding"),
         keras.layers.Dropout(p, name="embedding_dropout"),
-        keras.layers.Dense(target_vocab_size, name="output_projection"),
     ]
-    get = {layer.name: layer for layer in layers}.__getitem__
+    if tie != "all":
+        layers.append(TransformerEmbedding(source_vocab_size, c["d_model"],
+                                           name="source_embedding"))
+    if tie == "none":
+        layers.append(keras.layers.Dense(target_vocab_size,
+                                         name="output_projection"))
+    by_name = {layer.name: layer for layer in layers}
+    get = by_name.__getitem__
     encoders = [TransformerEncoderBlock(c["num_heads"], c["ff_dim"], p,
                                         name=f"encoder_{k + 1}")
                 for k in range(depth)]
@@ -95,23 +125,36 @@ def transformer_nmt(source_vocab_size=37000, target_vocab_size=37000,
     # === Training graph ===
     source_ids = keras.Input((None,), dtype="int32", name="source_ids")
     target_in_ids = keras.Input((None,), dtype="int32", name="target_in_ids")
-    x, mask = encode_source(get, encoders, source_ids)       # (B, S, d)
+    x, mask = encode_source(by_name, encoders, source_ids)   # (B, S, d)
     y = get("embedding_dropout")(get("target_embedding")(target_in_ids))
     for decoder in decoders:
         y = decoder(y, x, memory_mask=mask)                  # (B, T, d)
-    logits = get("output_projection")(y)                     # (B, T, V_y)
+    logits = project(by_name, y)                             # (B, T, V_y)
     return TransformerNMT(
         {"source_ids": source_ids, "target_in_ids": target_in_ids},
         logits, name=name)
 
 
-def encode_source(get, encoders, source_ids):
-    """`(B, S)` ids -> the encoder's output `(B, S, d)` and the mask `(B, S)`."""
+def encode_source(by_name, encoders, source_ids):
+    """`(B, S)` ids -> the encoder's output `(B, S, d)` and the mask `(B, S)`.
+
+    `by_name`: the layers by name (no `source_embedding` when all the
+    embeddings are tied: the target's embeds the source).
+    """
     mask = ops.not_equal(source_ids, 0)
-    x = get("embedding_dropout")(get("source_embedding")(source_ids))
+    embed = by_name.get("source_embedding", by_name["target_embedding"])
+    x = by_name["embedding_dropout"](embed(source_ids))
     for encoder in encoders:
         x = encoder(x, mask=mask)                            # (B, S, d)
     return x, mask
+
+
+def project(by_name, y):
+    """`(..., d)` -> logits `(..., V_y)`: `output_projection`, or `y E^T`
+    with the target embedding when tied."""
+    if "output_projection" in by_name:
+        return by_name["output_projection"](y)
+    return by_name["target_embedding"](y, reverse=True)
 
 
 # === Decoding: encode once, then one step at a time ===
@@ -142,7 +185,7 @@ class TransformerNMT(GenerativeModel):
         `max_length + 1` positions (the loop's last step writes at
         `max_length`)."""
         source_ids, _ = self.source_ids(source_ids)
-        x, mask = encode_source(self.get_layer,
+        x, mask = encode_source(self.layers_by_name,
                                 numbered_layers(self, "encoder"), source_ids)
         decoders = numbered_layers(self, "decoder")
         batch = ops.shape(source_ids)[0]
@@ -169,7 +212,7 @@ class TransformerNMT(GenerativeModel):
         attention = ops.mean(ops.cast(weights, "float32"), axis=1)
         new_state = {"caches": caches, "memory": state["memory"],
                      "mask": state["mask"]}
-        return self.get_layer("output_projection")(y), new_state, attention
+        return project(self.layers_by_name, y), new_state, attention
 
     @staticmethod
     def get_layout_map(device_mesh):
@@ -201,9 +244,12 @@ class TransformerNMT(GenerativeModel):
 # === Presets: "paper" is the base model of Table 3; the others fit a CPU ===
 
 PRESETS = {
-    "tiny": dict(num_layers=1, d_model=16, num_heads=2, ff_dim=32),
-    "small": dict(num_layers=2, d_model=128, num_heads=4, ff_dim=256),
-    "base": dict(num_layers=3, d_model=256, num_heads=4, ff_dim=512),
+    "tiny": dict(num_layers=1, d_model=16, num_heads=2, ff_dim=32,
+                 tie_embeddings="none"),
+    "small": dict(num_layers=2, d_model=128, num_heads=4, ff_dim=256,
+                  tie_embeddings="none"),
+    "base": dict(num_layers=3, d_model=256, num_heads=4, ff_dim=512,
+                 tie_embeddings="none"),
     "paper": dict(num_layers=6, d_model=512, num_heads=8, ff_dim=2048,
-                  dropout=0.1),
+                  dropout=0.1, tie_embeddings="all"),
 }

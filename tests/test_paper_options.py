@@ -1,0 +1,172 @@
+"""The papers' own choices where they differ from Keras defaults, each
+checked against NumPy or a parameter count: the GRU of Cho et al. and
+Bahdanau et al. (`reset_after=False`), the Transformer's tied embeddings,
+and Luong et al.'s reversed source, uniform initialisation and dropout
+between layers."""
+
+import keras
+import numpy as np
+import pytest
+
+from cases import to_numpy
+from kerattn import zoo
+from kerattn.layers import AttentionRNN, LuongAttention
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def numpy_gru(x, h, kernel, recurrent, bias, reset_after):
+    """Cho et al. (2014), eqs. 5-8, over `x` `(B, T, d)`; Keras' gate order
+    (z, r, h~) and its `h = z h_prev + (1 - z) h~`. `reset_after` is Keras'
+    cuDNN form: `r * (U h + b_U)` instead of `U (r * h)`."""
+    n = h.shape[-1]
+    b_in, b_rec = (bias[0], bias[1]) if reset_after else (bias, np.zeros_like(bias))
+    for t in range(x.shape[1]):
+        xw = x[:, t] @ kernel + b_in
+        z = sigmoid(xw[:, :n] + h @ recurrent[:, :n] + b_rec[:n])
+        r = sigmoid(xw[:, n:2 * n] + h @ recurrent[:, n:2 * n] + b_rec[n:2 * n])
+        if reset_after:
+            candidate = np.tanh(xw[:, 2 * n:] + r * (h @ recurrent[:, 2 * n:]
+                                                     + b_rec[2 * n:]))
+        else:
+            candidate = np.tanh(xw[:, 2 * n:] + (r * h) @ recurrent[:, 2 * n:])
+        h = z * h + (1 - z) * candidate
+    return h
+
+
+@pytest.mark.parametrize("reset_after", [False, True])
+def test_attention_rnn_gru_is_the_papers_gru(reset_after):
+    """The decoder's GRU, run by AttentionRNN's own loop, against NumPy."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 5, 4)).astype("float32")
+    memory = rng.standard_normal((3, 6, 7)).astype("float32")
+    h0 = rng.standard_normal((3, 8)).astype("float32")
+    # Luong's order without input feeding: the recurrence ignores attention.
+    layer = AttentionRNN(8, LuongAttention("general"), cell="gru", order="luong",
+                         input_feeding=False, reset_after=reset_after,
+                         return_state=True)
+    _, states = layer(x, memory, initial_state=[h0])
+    cell = layer.cell.rnn_cells[0]
+    bias = to_numpy(cell.bias)
+    assert bias.shape == ((2, 24) if reset_after else (24,))
+    bias = bias + rng.standard_normal(bias.shape).astype("float32")
+    cell.bias.assign(bias)          # nonzero biases: b_U is where forms differ
+    _, states = layer(x, memory, initial_state=[h0])
+    want = numpy_gru(x.astype("float64"), h0.astype("float64"),
+                     to_numpy(cell.kernel), to_numpy(cell.recurrent_kernel),
+                     bias, reset_after)
+    np.testing.assert_allclose(to_numpy(states[0]), want, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["bahdanau_nmt", "cho_encoder_decoder"])
+def test_paper_gru_drops_one_bias_vector_per_gru(name):
+    """`reset_after=False` has one bias vector (3n) per GRU, not two:
+    bahdanau_nmt has three GRUs (two encoder directions and the decoder),
+    cho_encoder_decoder two."""
+    builder = getattr(zoo, name)
+    keras_gru = builder(40, 50, preset="tiny", reset_after=True)
+    paper_gru = builder(40, 50, preset="tiny", reset_after=False)
+    n = zoo.presets(name)["tiny"]["units"]
+    grus = {"bahdanau_nmt": 3, "cho_encoder_decoder": 2}[name]
+    assert keras_gru.count_params() - paper_gru.count_params() == grus * 3 * n
+    assert zoo.presets(name)["paper"]["reset_after"] is False
+    source = np.array([[5, 6, 0, 0], [7, 8, 9, 4]], "int32")   # shortest first
+    target = np.array([[2, 5, 0], [2, 6, 7]], "int32")
+    logits = paper_gru({"source_ids": source, "target_in_ids": target})
+    state = paper_gru.encode(source, max_length=3)
+    for t in range(3):
+        step, state, _ = paper_gru.step(target[:, t], state, t)
+        np.testing.assert_allclose(to_numpy(step)[1], to_numpy(logits)[1, t],
+                                   atol=1e-4)
+
+
+@pytest.mark.parametrize("tie", ["target", "all"])
+def test_tied_transformer_embeddings(tie):
+    """Section 3.4: the pre-softmax weights are the target embedding (logits
+    `y E^T`, checked in NumPy); "all" also embeds the source with it."""
+    v, d = 30, 16
+    untied = zoo.transformer_nmt(v, v, preset="tiny", tie_embeddings="none")
+    tied = zoo.transformer_nmt(v, v, preset="tiny", tie_embeddings=tie)
+    saved = v * d + v if tie == "target" else 2 * v * d + v
+    assert untied.count_params() - tied.count_params() == saved
+    source = np.array([[5, 6, 0, 0], [7, 8, 9, 4]], "int32")
+    target = np.array([[2, 5, 0], [2, 6, 7]], "int32")
+    inputs = {"source_ids": source, "target_in_ids": target}
+    top = keras.Model(tied.inputs, tied.get_layer("decoder_1").output)
+    embedding = to_numpy(tied.get_layer("target_embedding").embedding.embeddings)
+    np.testing.assert_allclose(to_numpy(tied(inputs)),
+                               to_numpy(top(inputs)) @ embedding.T, atol=1e-4)
+    names = {layer.name for layer in tied.layers}
+    assert "output_projection" not in names
+    assert ("source_embedding" in names) == (tie == "target")
+    state = tied.encode(source, max_length=3)
+    for t in range(3):
+        step, state, _ = tied.step(target[:, t], state, t)
+        np.testing.assert_allclose(to_numpy(step)[1], to_numpy(tied(inputs))[1, t],
+                                   atol=1e-4)
+
+
+def test_tied_embeddings_check_their_vocabularies():
+    with pytest.raises(ValueError, match="tie_embeddings"):
+        zoo.transformer_nmt(30, 40, preset="tiny", tie_embeddings="all")
+    with pytest.raises(ValueError, match="tie_embeddings"):
+        zoo.transformer_nmt(30, 30, preset="tiny", tie_embeddings="both")
+    # The paper preset's "all" needs one joint vocabulary; with two sizes
+    # it ties the target's matrices.
+    model = zoo.transformer_nmt(30, 40, preset="paper", num_layers=1, d_model=16,
+                                num_heads=2, ff_dim=16)
+    names = {layer.name for layer in model.layers}
+    assert "source_embedding" in names and "output_projection" not in names
+
+
+def test_luong_reversed_source_reads_the_source_backwards():
+    """`reverse_source=True` is the plain model fed the reversed source, with
+    the attention weights put back in source order."""
+    reversed_model = zoo.luong_nmt(30, 40, preset="tiny", num_layers=2,
+                                   reverse_source=True)
+    plain = zoo.luong_nmt(30, 40, preset="tiny", num_layers=2)
+    plain.set_weights(reversed_model.get_weights())
+    source = np.array([[5, 6, 0, 0], [7, 8, 9, 4], [10, 11, 12, 0]], "int32")
+    flipped = np.array([[6, 5, 0, 0], [4, 9, 8, 7], [12, 11, 10, 0]], "int32")
+    target = np.array([[2, 5, 0], [2, 6, 7], [2, 8, 9]], "int32")
+    np.testing.assert_allclose(
+        to_numpy(reversed_model({"source_ids": source, "target_in_ids": target})),
+        to_numpy(plain({"source_ids": flipped, "target_in_ids": target})),
+        atol=1e-5)
+    a, b = reversed_model.encode(source, 3), plain.encode(flipped, 3)
+    _, _, weights = reversed_model.step(target[:, 0], a, 0)
+    _, _, plain_weights = plain.step(target[:, 0], b, 0)
+    weights, plain_weights = to_numpy(weights), to_numpy(plain_weights)
+    for row, length in enumerate((2, 4, 3)):
+        np.testing.assert_allclose(weights[row, :length],
+                                   plain_weights[row, :length][::-1], atol=1e-5)
+        assert np.all(weights[row, length:] == 0)
+
+
+def test_luong_uniform_initialisation_and_layer_dropout():
+    model = zoo.luong_nmt(30, 40, preset="tiny", num_layers=2, units=32,
+                          initializer_range=0.1, layer_dropout=True, dropout=0.3)
+    for weight in model.weights:
+        values = to_numpy(weight)
+        if weight.path.endswith("bias"):
+            continue
+        assert np.abs(values).max() <= 0.1, weight.path
+        if values.size > 500:   # uniform(-0.1, 0.1): std 0.1 / sqrt(3)
+            assert abs(values.std() - 0.1 / np.sqrt(3)) < 0.01, weight.path
+    # Biases keep Keras' initialisation (the LSTM forget gate starts at 1).
+    bias = to_numpy(model.get_layer("encoder_1").cell.bias)
+    assert np.all(bias[32:64] == 1.0)
+    assert model.get_layer("layer_dropout").rate == 0.3
+    plain = zoo.luong_nmt(30, 40, preset="tiny", num_layers=2, units=32,
+                          dropout=0.3)
+    plain.set_weights(model.get_weights())
+    inputs = {"source_ids": np.array([[5, 6, 0], [7, 8, 9]], "int32"),
+              "target_in_ids": np.array([[2, 5, 0], [2, 6, 7]], "int32")}
+    np.testing.assert_allclose(to_numpy(model(inputs)), to_numpy(plain(inputs)),
+                               atol=1e-6)   # dropout is off at inference
+    with pytest.raises(ValueError, match="initializer_range"):
+        zoo.luong_nmt(30, 40, preset="tiny", initializer_range=-0.1)
+    with pytest.raises(ValueError, match="reverse_source"):
+        zoo.luong_nmt(30, 40, preset="tiny", reverse_source="yes")
