@@ -1,8 +1,8 @@
 """Training callbacks: a wall-clock budget, and a bit-exact resume.
 
 `TimeBudget(seconds)` stops `fit` once the time is spent (the recipes'
-`--minutes`), counting the steps it ran; with `eta=True` it prints after
-each epoch how long the rest should take.
+`--minutes`), counting the steps it ran; with `eta=True` it prints as each
+epoch starts how long the rest should take.
 
 `keras.callbacks.BackupAndRestore` saves the weights and the optimizer, but
 not the state of the random seed generators (dropout, hard attention's
@@ -35,9 +35,9 @@ class TimeBudget(keras.callbacks.Callback):
 
     Args:
         seconds: the budget; None never stops (and still counts steps).
-        eta: print, after each epoch, the minutes spent and an estimate of
-            those left (the mean epoch so far times the epochs left, or
-            the budget's rest if that is sooner).
+        eta: print, as each epoch after the first starts, the minutes
+            spent and an estimate of those left (the mean epoch so far times
+            the epochs left, or the budget's rest if that is sooner).
 
     Example:
 
@@ -67,13 +67,15 @@ class TimeBudget(keras.callbacks.Callback):
             left = min(left, max(self.seconds - elapsed, 0.0))
         return left
 
-    def on_epoch_end(self, epoch, logs=None):
-        if self.eta:
+    def on_epoch_begin(self, epoch, logs=None):
+        # At the start of an epoch, not the end: the progress bar's line of
+        # the last epoch is complete by then.
+        if self.eta and epoch > 0:
             elapsed = time.time() - self.start
             total = (self.params or {}).get("epochs", "?")
-            print(f"epoch {epoch + 1}/{total}: {elapsed / 60:.1f} min so far, "
-                  f"about {self.remaining(epoch + 1, elapsed) / 60:.1f} min left",
-                  flush=True)
+            print(f"epoch {epoch + 1}/{total} starts: {elapsed / 60:.1f} min "
+                  f"so far, about {self.remaining(epoch, elapsed) / 60:.1f} min "
+                  "left", flush=True)
 
     def on_train_begin(self, logs=None):
         self.start = time.time()

@@ -409,6 +409,21 @@ case("transformer_nmt", "num_heads not dividing d_model",
      lambda: zoo.transformer_nmt(20, 20, d_model=10, num_heads=4), "`num_heads`")
 case("convs2s_nmt", "even kernel", lambda: zoo.convs2s_nmt(20, 20, kernel_size=4),
      "`kernel_size`")
+# The papers' options (tests/test_paper_options.py checks what they do).
+case("bahdanau_nmt", "reset_after not a bool",
+     lambda: zoo.bahdanau_nmt(20, 20, preset="tiny", reset_after="no"), "`reset_after`")
+case("cho_encoder_decoder", "reset_after not a bool",
+     lambda: zoo.cho_encoder_decoder(20, 20, preset="tiny", reset_after=1),
+     "`reset_after`")
+case("transformer_nmt", "tie 'all' with two vocabulary sizes",
+     lambda: zoo.transformer_nmt(20, 30, preset="tiny", tie_embeddings="all"),
+     "`tie_embeddings`")
+case("luong_nmt", "initializer_range 0",
+     lambda: zoo.luong_nmt(20, 20, preset="tiny", initializer_range=0.0),
+     "`initializer_range`")
+case("luong_nmt", "layer_dropout not a bool",
+     lambda: zoo.luong_nmt(20, 20, preset="tiny", layer_dropout="yes"),
+     "`layer_dropout`")
 
 _SAT = dict(image_shape=(8, 20, 1), encoder_filters=(4,), encoder_pool_sizes=((2, 2),),
             embedding_dim=4, units=6, attention_units=4)

@@ -122,7 +122,8 @@ def test_compile_and_fit_is_the_one_training_path():
 
 def test_time_budget_reports_the_time_left(capsys):
     """The ETA: the mean epoch so far times the epochs left, or the rest of
-    the budget if that comes first; printed after each epoch."""
+    the budget if that comes first; printed as each epoch after the first
+    starts."""
     import keras
 
     from kerattn.callbacks import TimeBudget
@@ -138,9 +139,24 @@ def test_time_budget_reports_the_time_left(capsys):
               callbacks=[TimeBudget(eta=True)], verbose=0)
     lines = [line for line in capsys.readouterr().out.splitlines()
              if line.startswith("epoch ")]
-    assert [line.split(":")[0] for line in lines] == ["epoch 1/3", "epoch 2/3",
-                                                      "epoch 3/3"]
-    assert lines[-1].endswith("about 0.0 min left")
+    assert [line.split(" starts")[0] for line in lines] == ["epoch 2/3",
+                                                            "epoch 3/3"]
+    assert all(line.endswith(" min left") for line in lines)
+
+
+def test_seeds_are_reported_as_mean_and_spread():
+    runs = [{"seed": seed, "bleu_greedy": g, "bleu_beam5": b, "epochs": 6,
+             "train_minutes": 10.0 + seed, "examples_greedy": [seed],
+             "bleu_beam5_by_source_length": {"1-5": {"sentences": 7, "bleu": b}}}
+            for seed, g, b in ((0, 30.0, 33.0), (1, 32.0, 36.0), (2, 31.0, 30.0))]
+    result = translation.aggregate(runs)
+    assert result["bleu_greedy"] == 31.0 and result["bleu_greedy_sd"] == 1.0
+    assert result["bleu_beam5"] == 33.0 and result["bleu_beam5_sd"] == 3.0
+    assert result["bleu_beam5_by_source_length"]["1-5"] == {
+        "sentences": 7, "bleu": 33.0, "bleu_sd": 3.0}
+    assert result["train_minutes"] == 11.0 and result["epochs"] == 6
+    assert result["examples_greedy"] == [0] and result["seeds"] == 3
+    assert [r["bleu_beam5"] for r in result["by_seed"]] == [33.0, 36.0, 30.0]
 
 
 def test_recipe_settings_read_the_presets():
@@ -151,12 +167,22 @@ def test_recipe_settings_read_the_presets():
 
 
 def test_translation_recipe_end_to_end(tmp_path):
-    """`zoo/<model>/recipe.py`'s command line, at the tiny preset, on gettext."""
+    """`zoo/<model>/recipe.py`'s command line, at the tiny preset, on gettext,
+    two seeds; then `--report-only` rewrites RESULTS.md from results.json."""
     results = translation.main(
         "bahdanau_nmt", "RNNsearch.\n\nmore", str(tmp_path),
         argv=["--preset", "tiny", "--epochs", "1", "--max-train", "200",
-              "--max-test", "20", "--beam-width", "2"])
+              "--max-test", "20", "--beam-width", "2", "--seeds", "2"])
     assert results["epochs"] == 1 and 0 <= results["bleu_greedy"] <= 100
+    assert results["seeds"] == 2 and [r["seed"] for r in results["by_seed"]] == [0, 1]
+    assert results["beam_greedy_fallback"] is False
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert "| greedy | beam2 (alpha 0.6) |" in text and "pure beam search" in text
+    assert f"{results['bleu_greedy']} ± {results['bleu_greedy_sd']}" in text
+    (tmp_path / "RESULTS.md").unlink()
+    translation.main("bahdanau_nmt", "RNNsearch.", str(tmp_path),
+                     argv=["--report-only"])
+    assert (tmp_path / "RESULTS.md").read_text() == text
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["config"]["builder"].startswith(
         "kerattn.zoo.bahdanau_nmt(V_x, V_y, preset='tiny'): embedding_dim=8")

@@ -287,40 +287,34 @@ def beam_label(results, search):
     return search
 
 
+AVERAGED = ("final_loss", "final_val_loss", "train_minutes")
+
+
 def aggregate(runs):
-    """One results dict from the results of several seeds: every BLEU (also
-    by source length) and the training summary become their mean, with the
-    standard deviation in `<key>_sd`; the rest is the first seed's, and
-    `by_seed` keeps each seed's headline numbers."""
-    def combine(values, key):
-        if all(isinstance(v, dict) for v in values):
+    """One results dict from several seeds' results: each BLEU (also by
+    source length) and the training summary become their mean, with the
+    sample standard deviation beside it in `<key>_sd`; everything else is
+    the first seed's; `by_seed` keeps each seed's headline numbers."""
+    def mean_sd(key, values):
+        if isinstance(values[0], dict):        # BLEU by source length
             out = {}
             for k in values[0]:
-                out.update(combine([v[k] for v in values], k) if isinstance(
-                    values[0][k], dict) else _mean_sd(k, [v[k] for v in values]))
+                out.update(mean_sd(k, [v[k] for v in values]))
             return {key: out}
-        return _mean_sd(key, values)
+        if key == "sentences":
+            return {key: values[0]}
+        return {key: round(float(np.mean(values)), 2),
+                f"{key}_sd": round(float(np.std(values, ddof=1)), 2)}
 
-    first = dict(runs[0])
-    for key, value in runs[0].items():
-        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if key.startswith("bleu_") or (numeric and key in (
-                "final_loss", "final_val_loss", "train_minutes")):
-            first.update(combine([r[key] for r in runs], key))
-    first["seeds"] = len(runs)
-    first["by_seed"] = [
-        {k: r[k] for k in r if k == "seed" or (k.startswith("bleu_") and not
-                                               k.endswith("length"))
-         or k in ("final_loss", "final_val_loss", "train_minutes")}
-        for r in runs]
-    return first
-
-
-def _mean_sd(key, values):
-    if key == "sentences" or not all(isinstance(v, (int, float)) for v in values):
-        return {key: values[0]}
-    return {key: round(float(np.mean(values)), 2),
-            f"{key}_sd": round(float(np.std(values, ddof=1)), 2)}
+    result = dict(runs[0])
+    headline = [k for k in runs[0] if k in AVERAGED or (
+        k.startswith("bleu_") and not k.endswith("length"))]
+    for key in runs[0]:
+        if key in AVERAGED or key.startswith("bleu_"):
+            result.update(mean_sd(key, [r[key] for r in runs]))
+    result["seeds"] = len(runs)
+    result["by_seed"] = [{k: r[k] for k in ["seed", *headline]} for r in runs]
+    return result
 
 
 def report(directory, name, description, config, results, command):
@@ -421,7 +415,7 @@ words (the model trained on at most {config['max_tokens']} tokens).
 
 
 def _ablation_section(directory):
-    """The table of `ablation.json` (written by the model's `ablation.py`), or
+    """The table of `ablation.json` (written by `zoo/ablation.py`), or
     nothing."""
     path = os.path.join(directory, "ablation.json")
     if not os.path.exists(path):
@@ -429,8 +423,11 @@ def _ablation_section(directory):
     with open(path) as f:
         table = json.load(f)
     lines = ["", "## Ablation", "",
-             "Written by `ablation.py` beside this file: one change at a time "
-             "from the recipe as it was, same data and seed, greedy sacreBLEU.",
+             f"Written by `python zoo/ablation.py {os.path.basename(os.path.abspath(directory))} "
+             "VARIANT ...`: changes to the recipe, each trained on the same data "
+             "with the same seed for the epochs shown (fewer than the recipe's "
+             "budget: these rank the changes, they are not the result), scored "
+             "by greedy sacreBLEU on the test split.",
              "", "| variant | what changes | epochs | train loss | val loss | "
              "greedy BLEU | minutes |", "|---|---|---|---|---|---|---|"]
     for name, row in table.items():

@@ -1,0 +1,118 @@
+"""One change at a time from a translation recipe: an ablation.
+
+Each variant is the model's recipe (`kerattn.recipes.translation`, its
+"base" preset and `settings`) with changes to the builder or the training
+settings, trained for `--epochs` on the same data and seed and scored by
+greedy sacreBLEU on the test split. Results go to
+`zoo/<model>/ablation.json`, which the recipe's report prints as a table in
+that model's RESULTS.md.
+
+    python zoo/ablation.py luong_nmt --epochs 1 recipe uniform0.1
+    python zoo/ablation.py luong_nmt --list
+
+The Luong study asks what makes the stacked LSTMs learn at CPU size; the
+others measure a paper's own choice where it differs from Keras' default
+(the GRU's reset gate, the Transformer's tied embeddings).
+"""
+
+import argparse
+import json
+import os
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+RECIPE = ("the recipe as it was: its preset and settings", {}, {})
+
+# model -> variant -> (what it changes, builder overrides, training
+# overrides[, another model, a reference])
+VARIANTS = {"luong_nmt": {
+    "recipe": ("the recipe before this study: Adam 2e-3, dropout 0.2 on "
+               "embeddings and h~, Keras' initialisers", {}, {}),
+    "lr5e-3": ("Adam 5e-3", {}, {"learning_rate": 5e-3}),
+    "lr1e-2": ("Adam 1e-2", {}, {"learning_rate": 1e-2}),
+    "no-dropout": ("no dropout", {"dropout": 0.0}, {}),
+    "no-feeding": ("no input feeding", {"input_feeding": False}, {}),
+    "uniform0.1": ("uniform(-0.1, 0.1) initialisation (section 4.1)",
+                   {"initializer_range": 0.1}, {}),
+    "reversed": ("reversed source (section 4.1)", {"reverse_source": True}, {}),
+    "layer-dropout": ("dropout also between the encoder's LSTM layers",
+                      {"layer_dropout": True}, {}),
+    "one-layer": ("one LSTM layer a side", {"num_layers": 1}, {}),
+    "uniform+lr5e-3": ("uniform(-0.1, 0.1) and Adam 5e-3",
+                       {"initializer_range": 0.1}, {"learning_rate": 5e-3}),
+    "uniform+lr5e-3+reversed": (
+        "uniform(-0.1, 0.1), Adam 5e-3, reversed source",
+        {"initializer_range": 0.1, "reverse_source": True},
+        {"learning_rate": 5e-3}),
+    "uniform+warmup1e-2": (
+        "uniform(-0.1, 0.1), Adam 1e-2 after a 300-step warm-up, cosine decay",
+        {"initializer_range": 0.1}, {"learning_rate": 1e-2, "warmup_steps": 300}),
+    "bahdanau_nmt": ("reference: bahdanau_nmt's recipe at the same budget", {},
+                     {}, "bahdanau_nmt"),
+}, "bahdanau_nmt": {
+    "recipe": RECIPE,
+    "paper-gru": ("the paper's GRU (reset_after=False) in encoder and decoder",
+                  {"reset_after": False}, {}),
+}, "cho_encoder_decoder": {
+    "recipe": RECIPE,
+    "paper-gru": ("the paper's GRU (reset_after=False)", {"reset_after": False},
+                  {}),
+}, "transformer_nmt": {
+    "recipe": RECIPE,
+    "tied": ("target embedding tied to the pre-softmax weights (section 3.4)",
+             {"tie_embeddings": "target"}, {}),
+}}
+
+
+def run(model, names, epochs, seed=0, max_train=None):
+    import keras
+
+    from kerattn.recipes import translation
+
+    path = os.path.join(HERE, model, "ablation.json")
+    table = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            table = json.load(f)
+    data = translation.prepare(max_train=max_train)
+    for name in names:
+        what, builder, training, *model_name = VARIANTS[model][name]
+        model_name = model_name[0] if model_name else model
+        config = translation.settings(model_name)
+        keras.utils.set_random_seed(seed)
+        model = translation.build(model_name, data, config["preset"], **builder)
+        settings = {k: config[k] for k in ("learning_rate", "label_smoothing",
+                                           "warmup_steps")}
+        settings.update(training)
+        start = time.time()
+        summary = translation.train(model, data, epochs=epochs, seed=seed,
+                                    verbose=2, **settings)
+        results = translation.evaluate(model, data, beam_width=None)
+        row = {"what": what, "builder": builder, "training": training,
+               "epochs": summary["epochs"], "seed": seed,
+               "final_loss": summary["final_loss"],
+               "final_val_loss": summary["final_val_loss"],
+               "bleu_greedy": results["bleu_greedy"],
+               "minutes": round((time.time() - start) / 60, 2)}
+        print(name, row, flush=True)
+        table[f"{name}@{epochs}"] = row
+        with open(path, "w") as f:
+            json.dump(table, f, indent=1)
+    return table
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser()
+    p.add_argument("model", choices=sorted(VARIANTS))
+    p.add_argument("variants", nargs="*")
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-train", type=int, default=None)
+    p.add_argument("--list", action="store_true")
+    args = p.parse_intermixed_args()
+    if args.list or not args.variants:
+        for name, (what, *_) in VARIANTS[args.model].items():
+            print(f"{name:24s} {what}")
+    else:
+        run(args.model, args.variants, args.epochs, args.seed, args.max_train)
