@@ -170,3 +170,20 @@ def test_luong_uniform_initialisation_and_layer_dropout():
         zoo.luong_nmt(30, 40, preset="tiny", initializer_range=-0.1)
     with pytest.raises(ValueError, match="reverse_source"):
         zoo.luong_nmt(30, 40, preset="tiny", reverse_source="yes")
+
+
+def test_tied_transformer_trains_with_its_target_mask():
+    """The tied logits keep the target's `(B, T)` mask (not one made of the
+    decoder's features): `fit` runs and PAD positions do not count."""
+    from kerattn.losses import MaskedSparseCrossentropy
+
+    model = zoo.transformer_nmt(30, 30, preset="tiny", tie_embeddings="all")
+    inputs = {"source_ids": np.array([[5, 6, 0, 0], [7, 8, 9, 4]], "int32"),
+              "target_in_ids": np.array([[2, 5, 0], [2, 6, 7]], "int32")}
+    targets = np.array([[5, 3, 0], [6, 7, 3]], "int32")
+    model.compile("adam", MaskedSparseCrossentropy(pad_id=0))
+    history = model.fit(inputs, targets, epochs=2, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
+    logits = model.get_layer("target_embedding")(
+        keras.ops.ones((2, 3, 16)), reverse=True)
+    assert tuple(logits.shape) == (2, 3, 30)

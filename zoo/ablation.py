@@ -48,8 +48,22 @@ VARIANTS = {"luong_nmt": {
     "uniform+warmup1e-2": (
         "uniform(-0.1, 0.1), Adam 1e-2 after a 300-step warm-up, cosine decay",
         {"initializer_range": 0.1}, {"learning_rate": 1e-2, "warmup_steps": 300}),
-    "bahdanau_nmt": ("reference: bahdanau_nmt's recipe at the same budget", {},
-                     {}, "bahdanau_nmt"),
+    "uniform+warmup1e-2+normal-emb": (
+        "uniform(-0.1, 0.1) weights, N(0, 1) embeddings, Adam 1e-2 after a "
+        "300-step warm-up, cosine decay",
+        {"initializer_range": 0.1, "embeddings_initializer": "normal"},
+        {"learning_rate": 1e-2, "warmup_steps": 300}),
+    "uniform+warmup1e-2+reversed": (
+        "uniform(-0.1, 0.1), Adam 1e-2 after a 300-step warm-up, cosine "
+        "decay, reversed source",
+        {"initializer_range": 0.1, "reverse_source": True},
+        {"learning_rate": 1e-2, "warmup_steps": 300}),
+    "uniform+warmup1e-2+normal-emb+reversed": (
+        "uniform(-0.1, 0.1) weights, N(0, 1) embeddings, Adam 1e-2 after a "
+        "300-step warm-up, cosine decay, reversed source",
+        {"initializer_range": 0.1, "embeddings_initializer": "normal",
+         "reverse_source": True},
+        {"learning_rate": 1e-2, "warmup_steps": 300}),
 }, "bahdanau_nmt": {
     "recipe": RECIPE,
     "paper-gru": ("the paper's GRU (reset_after=False) in encoder and decoder",
@@ -81,14 +95,14 @@ def run(model, names, epochs, seed=0, max_train=None):
         model_name = model_name[0] if model_name else model
         config = translation.settings(model_name)
         keras.utils.set_random_seed(seed)
-        model = translation.build(model_name, data, config["preset"], **builder)
+        net = translation.build(model_name, data, config["preset"], **builder)
         settings = {k: config[k] for k in ("learning_rate", "label_smoothing",
                                            "warmup_steps")}
         settings.update(training)
         start = time.time()
-        summary = translation.train(model, data, epochs=epochs, seed=seed,
+        summary = translation.train(net, data, epochs=epochs, seed=seed,
                                     verbose=2, **settings)
-        results = translation.evaluate(model, data, beam_width=None)
+        results = translation.evaluate(net, data, beam_width=None)
         row = {"what": what, "builder": builder, "training": training,
                "epochs": summary["epochs"], "seed": seed,
                "final_loss": summary["final_loss"],

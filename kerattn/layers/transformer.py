@@ -71,8 +71,12 @@ class TransformerEmbedding(keras.layers.Layer):
                                               self.compute_dtype)
         return x + self.position(x, start_index=start_index)
 
-    def compute_mask(self, inputs, previous_mask=None, reverse=False):
-        return None if reverse else ops.not_equal(inputs, 0)
+    def compute_mask(self, inputs, previous_mask=None):
+        # Keras passes no call arguments here: features (reverse=True) keep
+        # the mask they came with, as a Dense layer would.
+        if "int" not in keras.backend.standardize_dtype(inputs.dtype):
+            return previous_mask
+        return ops.not_equal(inputs, 0)
 
     def compute_output_spec(self, inputs, start_index=0, reverse=False):
         if reverse:

@@ -2,10 +2,12 @@
 
 "Effective Approaches to Attention-based Neural Machine Translation".
 Paper defaults (section 4.1, the "paper" preset): 4-layer stacked LSTMs of
-1000 cells, 1000-dimensional embeddings, dropout 0.2, 50,000-word
-vocabularies; global attention with any of the four scores, or local
-attention (local-m, local-p) with a window D = 10; input feeding (section
-3.3). Named sizes (`PRESETS`, at the end of this file) are one keyword away:
+1000 cells, 1000-dimensional embeddings, dropout 0.2 (also between the
+stacked layers), every weight drawn from uniform(-0.1, 0.1), the source
+read in reverse, 50,000-word vocabularies; global attention with any of the
+four scores, or local attention (local-m, local-p) with a window D = 10;
+input feeding (section 3.3). Named sizes and these choices (`PRESETS`, at
+the end of this file) are one keyword away:
 
     model = luong_nmt(8000, 8000, preset="base", attention="local-p")
 
@@ -55,6 +57,7 @@ def luong_nmt(
     reverse_source=None,
     layer_dropout=None,
     initializer_range=None,
+    embeddings_initializer=None,
     preset="paper",
     name="luong_nmt",
 ):
@@ -84,6 +87,14 @@ def luong_nmt(
             (section 4.1); None keeps Keras' initialisers (Glorot uniform
             kernels, orthogonal recurrent kernels, LSTM forget-gate bias 1).
             Biases keep Keras' initialisation either way.
+        embeddings_initializer: a Keras initializer for both embeddings
+            (Keras' `Embedding` argument), or "normal" for N(0, 1); it wins
+            over `initializer_range` for them. None keeps Keras'
+            uniform(-0.05, 0.05), or `initializer_range`'s when that is
+            given. At 128 dimensions instead of the paper's 1000,
+            unit-variance embeddings give the LSTMs' gates inputs of about
+            the scale that the paper's 1000-dimensional uniform(-0.1, 0.1)
+            ones have.
         preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
             "paper"); a size given above overrides the preset's.
         name: the model's name.
@@ -102,9 +113,10 @@ def luong_nmt(
     c = from_preset(PRESETS, preset, num_layers=num_layers, units=units,
                     embedding_dim=embedding_dim, dropout=dropout,
                     reverse_source=reverse_source, layer_dropout=layer_dropout,
-                    initializer_range=initializer_range)
+                    initializer_range=initializer_range,
+                    embeddings_initializer=embeddings_initializer)
     options = {k: c.pop(k) for k in ("reverse_source", "layer_dropout",
-                                     "initializer_range")}
+                                     "initializer_range", "embeddings_initializer")}
     checks.sizes(source_vocab_size=source_vocab_size,
                  target_vocab_size=target_vocab_size, **c)
     checks.boolean("reverse_source", options["reverse_source"])
@@ -118,6 +130,10 @@ def luong_nmt(
         note=f"score='location' is a global score; attention={attention!r} "
         "is local.")
     n, e = c["units"], c["embedding_dim"]
+    embedding_init = {"normal": keras.initializers.RandomNormal(stddev=1.0)}.get(
+        options["embeddings_initializer"], options["embeddings_initializer"])
+    embedding_kwargs = ({} if embedding_init is None
+                        else {"embeddings_initializer": embedding_init})
 
     # === Layers ===
     if attention == "global":
@@ -128,12 +144,12 @@ def luong_nmt(
         align = LocalAttention(mode, window=window, score=score, name="attention")
     layers = [
         keras.layers.Embedding(source_vocab_size, e, mask_zero=True,
-                               name="source_embedding"),
+                               name="source_embedding", **embedding_kwargs),
         *[keras.layers.LSTM(n, return_sequences=True, return_state=True,
                             name=f"encoder_{k + 1}")
           for k in range(c["num_layers"])],
         keras.layers.Embedding(target_vocab_size, e, mask_zero=True,
-                               name="target_embedding"),
+                               name="target_embedding", **embedding_kwargs),
         AttentionRNN(n, align, cell="lstm", order="luong",
                      input_feeding=input_feeding, num_layers=c["num_layers"],
                      name="decoder"),
@@ -161,7 +177,8 @@ def luong_nmt(
         {"source_ids": source_ids, "target_in_ids": target_in_ids},
         logits, name=name)
     if options["initializer_range"] is not None:
-        initialize_uniform(model, options["initializer_range"])
+        initialize_uniform(model, options["initializer_range"],
+                           skip="embeddings" if embedding_init is not None else None)
     return model
 
 
@@ -236,14 +253,17 @@ class LuongNMT(GenerativeModel):
 PRESETS = {
     "tiny": dict(num_layers=1, units=16, embedding_dim=8, dropout=0.0,
                  reverse_source=False, layer_dropout=False,
-                 initializer_range=None),
+                 initializer_range=None, embeddings_initializer=None),
+    # The CPU sizes read the source reversed and start from the paper's
+    # uniform(-0.1, 0.1), with unit-variance embeddings (at 128 dimensions):
+    # zoo/luong_nmt/RESULTS.md has the ablation that chose this.
     "small": dict(num_layers=2, units=128, embedding_dim=128,
-                  reverse_source=False, layer_dropout=False,
-                  initializer_range=None),
+                  reverse_source=True, layer_dropout=False,
+                  initializer_range=0.1, embeddings_initializer="normal"),
     "base": dict(num_layers=2, units=256, embedding_dim=128,
-                 reverse_source=False, layer_dropout=False,
-                 initializer_range=None),
+                 reverse_source=True, layer_dropout=False,
+                 initializer_range=0.1, embeddings_initializer="normal"),
     "paper": dict(num_layers=4, units=1000, embedding_dim=1000, dropout=0.2,
                   reverse_source=True, layer_dropout=True,
-                  initializer_range=0.1),
+                  initializer_range=0.1, embeddings_initializer=None),
 }

@@ -61,10 +61,11 @@ def from_preset(presets, preset, **given):
     return config
 
 
-def initialize_uniform(model, scale, seed=None):
+def initialize_uniform(model, scale, seed=None, skip=None):
     """Redraw every kernel, recurrent kernel and embedding of `model` from
     uniform(-scale, scale), as Sutskever et al. (2014) and Luong et al.
-    (2015) initialise; biases keep their initialisation.
+    (2015) initialise; biases (and weights whose path ends with `skip`)
+    keep their initialisation.
 
     Example:
 
@@ -76,7 +77,8 @@ def initialize_uniform(model, scale, seed=None):
     checks.positive_number("scale", scale)
     generator = keras.random.SeedGenerator(seed)
     for weight in model.weights:
-        if weight.path.endswith("bias") or not weight.trainable:
+        if (weight.path.endswith("bias") or not weight.trainable
+                or (skip and weight.path.endswith(skip))):
             continue
         weight.assign(keras.random.uniform(weight.shape, -scale, scale,
                                            dtype=weight.dtype, seed=generator))
