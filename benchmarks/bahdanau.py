@@ -39,7 +39,10 @@ def _keras_models(s, length):
 
     sizes = {k: s[k] for k in ("embedding_dim", "units", "alignment_units",
                                "maxout_units")}
-    ours = kerattn.zoo.bahdanau_nmt(s["vocab"], s["vocab"], **sizes)
+    # reset_after=True: the peers' GRU (Keras' and cuDNN's default), not the
+    # paper preset's original GRU, so that both sides hold the same weights.
+    ours = kerattn.zoo.bahdanau_nmt(s["vocab"], s["vocab"], reset_after=True,
+                                    **sizes)
     peer = TutorialNMT(s["vocab"], **sizes)
     x, _ = _data(s, length)
     peer(x)  # build

@@ -28,7 +28,8 @@ def kerattn_model(s):
 
     return kerattn.zoo.transformer_nmt(
         s["vocab"], s["vocab"], num_layers=s["num_layers"], d_model=s["d_model"],
-        num_heads=s["num_heads"], ff_dim=s["ff_dim"], dropout=s["dropout"])
+        num_heads=s["num_heads"], ff_dim=s["ff_dim"], dropout=s["dropout"],
+        tie_embeddings="none")  # the keras-hub peer's embeddings are untied
 
 
 def keras_hub_model(s):
