@@ -159,6 +159,21 @@ def test_seeds_are_reported_as_mean_and_spread():
     assert [r["bleu_beam5"] for r in result["by_seed"]] == [33.0, 36.0, 30.0]
 
 
+def test_the_ablation_table_shows_each_row_and_its_long_bucket(tmp_path):
+    assert translation._ablation_section(str(tmp_path)) == ""
+    row = {"what": "Adam 1e-2", "epochs": 1, "final_loss": 4.5,
+           "final_val_loss": 4.25, "bleu_greedy": 3.2, "minutes": 2.5}
+    table = {"old@1": row, "local-p@6": dict(
+        row, what="local-p", epochs=6, bleu_greedy=30.5,
+        bleu_greedy_by_source_length={"16-20": {"sentences": 44, "bleu": 19.5}})}
+    with open(tmp_path / "ablation.json", "w") as f:
+        json.dump(table, f)
+    lines = translation._ablation_section(str(tmp_path)).splitlines()
+    assert "| old@1 | Adam 1e-2 | 1 | 4.5 | 4.25 | 3.2 | - | 2.5 |" in lines
+    assert ("| local-p@6 | local-p | 6 | 4.5 | 4.25 | 30.5 | 19.5 (44 sentences) "
+            "| 2.5 |") in lines
+
+
 def test_recipe_settings_read_the_presets():
     for name in ("bahdanau_nmt", "transformer_nmt", "convs2s_nmt"):
         config = translation.settings(name)

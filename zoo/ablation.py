@@ -24,9 +24,24 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 RECIPE = ("the recipe as it was: its preset and settings", {}, {})
 
+# The Luong recipe before the study: Keras' initialisers, the source as
+# given, Adam 2e-3 without warm-up. Its study variants start from here
+# (`_before`), so that they measure the same thing after the "base" preset
+# took the study's answer; "local-p" starts from the preset as it is now.
+_BEFORE_BUILDER = dict(reverse_source=False, initializer_range=None,
+                       embeddings_initializer=None)
+_BEFORE_TRAINING = dict(learning_rate=2e-3, warmup_steps=0)
+
+
+def _before(table):
+    return {name: (what, dict(_BEFORE_BUILDER, **builder),
+                   dict(_BEFORE_TRAINING, **training))
+            for name, (what, builder, training) in table.items()}
+
+
 # model -> variant -> (what it changes, builder overrides, training
 # overrides[, another model, a reference])
-VARIANTS = {"luong_nmt": {
+VARIANTS = {"luong_nmt": {**_before({
     "recipe": ("the recipe before this study: Adam 2e-3, dropout 0.2 on "
                "embeddings and h~, Keras' initialisers", {}, {}),
     "lr5e-3": ("Adam 5e-3", {}, {"learning_rate": 5e-3}),
@@ -64,6 +79,10 @@ VARIANTS = {"luong_nmt": {
         {"initializer_range": 0.1, "embeddings_initializer": "normal",
          "reverse_source": True},
         {"learning_rate": 1e-2, "warmup_steps": 300}),
+}), "global": ("the recipe now (the preset the study chose): global "
+               "attention, general score, input feeding", {}, {}),
+    "local-p": ("the recipe now with local-p attention (D = 10, section 3.2)",
+                {"attention": "local-p"}, {}),
 }, "bahdanau_nmt": {
     "recipe": RECIPE,
     "paper-gru": ("the paper's GRU (reset_after=False) in encoder and decoder",
@@ -108,6 +127,8 @@ def run(model, names, epochs, seed=0, max_train=None):
                "final_loss": summary["final_loss"],
                "final_val_loss": summary["final_val_loss"],
                "bleu_greedy": results["bleu_greedy"],
+               "bleu_greedy_by_source_length":
+                   results["bleu_greedy_by_source_length"],
                "minutes": round((time.time() - start) / 60, 2)}
         print(name, row, flush=True)
         table[f"{name}@{epochs}"] = row

@@ -432,11 +432,15 @@ def _ablation_section(directory):
              "budget: these rank the changes, they are not the result), scored "
              "by greedy sacreBLEU on the test split.",
              "", "| variant | what changes | epochs | train loss | val loss | "
-             "greedy BLEU | minutes |", "|---|---|---|---|---|---|---|"]
+             "greedy BLEU | greedy BLEU, 16-20 source words | minutes |",
+             "|---|---|---|---|---|---|---|---|"]
     for name, row in table.items():
+        bucket = row.get("bleu_greedy_by_source_length", {}).get("16-20")
+        bucket = (f"{bucket['bleu']} ({bucket['sentences']} sentences)"
+                  if bucket else "-")
         lines.append(f"| {name} | {row['what']} | {row['epochs']} | "
                      f"{row['final_loss']} | {row['final_val_loss']} | "
-                     f"{row['bleu_greedy']} | {row['minutes']} |")
+                     f"{row['bleu_greedy']} | {bucket} | {row['minutes']} |")
     return "\n".join(lines) + "\n"
 
 
