@@ -77,3 +77,18 @@ def test_the_translation_table_is_written_from_results_json():
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1].split()[0] == str(r["bleu_greedy"])
     assert cells[2].split()[0] == str(r["bleu_beam5"])
+
+
+def test_the_project_readme_shows_each_translation_result_as_recorded():
+    """The README's short table: greedy then beam, labelled as recorded."""
+    s = summarize()
+    text = open(s.PROJECT_README, encoding="utf-8").read()
+    assert s.with_readme_cells(text) == text, "run python zoo/summarize.py"
+    for name in s.ORDER:
+        row = next(line for line in text.splitlines()
+                   if line.startswith(f"| `{name}` |"))
+        r = s.results_of(name)
+        cell = row.split(" | ")[2]
+        greedy, beam = re.findall(r"\d+\.\d+", cell)[:2]
+        assert (greedy, beam) == (str(r["bleu_greedy"]), str(r["bleu_beam5"]))
+        assert ("the better" in cell) == r.get("beam_greedy_fallback", True)

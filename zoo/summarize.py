@@ -2,11 +2,12 @@
 
     python zoo/summarize.py
 
-Two things are written from results.json alone, so that every measured
-number in the README is the field its column names (tests/test_zoo_table.py
-checks both): the "our result" cell of each model's row in the first table
-(`result_cell`) and the translation table between the results markers
-(`table`).
+Three things are written from results.json alone, so that every measured
+number in a README is the field its column names (tests/test_zoo_table.py
+checks them): the "our result" cell of each model's row in zoo/README.md's
+first table (`result_cell`), the translation table between the results
+markers (`table`), and the translation rows of the project README's short
+table (`readme_cell`).
 """
 
 import glob
@@ -14,6 +15,7 @@ import json
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+PROJECT_README = os.path.join(os.path.dirname(HERE), "README.md")
 ORDER = ["seq2seq", "cho_encoder_decoder", "bahdanau_nmt", "luong_nmt",
          "transformer_nmt", "convs2s_nmt"]
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
@@ -51,6 +53,26 @@ def result_cell(name, r):
         return (f"accuracy {r['aoa_test_accuracy']['all']} (bigram "
                 f"{b['bigram']['all']}, most frequent {b['most_frequent']['all']})")
     raise KeyError(f"no result cell for {name}")
+
+
+def readme_cell(r):
+    """A translation model's "our result" cell in the project README."""
+    return f"sacreBLEU {_bleu(r, 'bleu_greedy')} greedy, {_beam(r)}"
+
+
+def with_readme_cells(text):
+    """The project README with each translation row's result rewritten
+    (rows `| \`name\` | task | result |` of the models in `ORDER`)."""
+    lines = []
+    for line in text.splitlines():
+        cells = line.split(" | ")
+        if line.startswith("| `") and len(cells) == 3:
+            name = cells[0].split("`")[1]
+            if name in ORDER:
+                cells[2] = readme_cell(results_of(name)) + " |"
+                line = " | ".join(cells)
+        lines.append(line)
+    return "\n".join(lines) + "\n"
 
 
 def results_of(name):
@@ -106,6 +128,10 @@ def main():
     _, tail = rest.split(END)
     text = with_result_cells(head + BEGIN + "\n" + table() + "\n" + END + tail)
     with open(path, "w") as f:
+        f.write(text)
+    with open(PROJECT_README) as f:
+        text = with_readme_cells(f.read())
+    with open(PROJECT_README, "w") as f:
         f.write(text)
     print(table())
 
