@@ -8,7 +8,7 @@ import zipfile
 
 import keras
 
-from kerattn import checks
+from kerattn import archive, checks
 
 # Keras writes the optimizer a model was compiled with by its module: under
 # PyTorch that is `keras.src.backend.torch.optimizers.torch_adam`, a class
@@ -77,7 +77,8 @@ def upgrade_legacy_config(config):
 
 
 def load_model(filepath, compile=True, safe_mode=True, jit_compile="auto",
-               custom_objects=None):
+               custom_objects=None, max_config_bytes=archive.MAX_CONFIG_BYTES,
+               max_unpacked_bytes=archive.MAX_UNPACKED_BYTES):
     """Load a kerattn `.keras` file saved under TensorFlow, JAX or PyTorch.
 
     `keras.saving.load_model` restores a model compiled under another
@@ -90,18 +91,42 @@ def load_model(filepath, compile=True, safe_mode=True, jit_compile="auto",
     before each had its own class loads as that class
     (`upgrade_legacy_config`).
 
+    The file is treated as untrusted: before Keras opens it,
+    `kerattn.archive.read_config` checks the archive (complete, no path
+    outside it, no link, no zip bomb, bounded reads), its `config.json`
+    (only keras and kerattn objects, no `Lambda` or marshalled code, no
+    unsafe function, no layer that loads another file) and its weights
+    file (no external link or dataset, no shape bomb), and refuses what
+    fails with a ValueError naming the file and the reason. It runs only
+    under a Keras at or above `kerattn.archive.KERAS_FLOOR`, whose releases
+    carry the fixes for the published `safe_mode` bypasses. Nothing is
+    written outside a temporary directory, removed on return.
+
     Args:
         filepath: a `.keras` file.
         compile: restore the optimizer, loss and metrics it was compiled with.
         safe_mode: Keras' safe mode (no arbitrary code is run while loading;
-            zoo models contain no `Lambda` layer).
+            zoo models contain no `Lambda` layer). `False` also skips the
+            check of the objects `config.json` names (the archive's
+            structure and sizes are checked either way): only for files
+            you trust.
         jit_compile: the `jit_compile` to compile with ("auto": this
             backend's default).
         custom_objects: as for `keras.saving.load_model` (kerattn's own
-            layers are registered already).
+            layers are registered already); their names are also accepted
+            in `config.json`.
+        max_config_bytes: the largest `config.json` read (64 MiB).
+        max_unpacked_bytes: the most the archive's entries, and the
+            weights' declared datasets, may inflate to (16 GiB).
 
     Returns:
         The `keras.Model`.
+
+    Raises:
+        ValueError: "FILE: refused, not loaded: why" for a hostile or
+            damaged file; Keras' own refusals (weights that do not fit the
+            config) come as "FILE: refused, not loaded: Keras: ...".
+        RuntimeError: the installed Keras is below the floor.
 
     Example:
 
@@ -127,27 +152,37 @@ def load_model(filepath, compile=True, safe_mode=True, jit_compile="auto",
                    path, note="`filepath` does not exist, or is not a file.")
     import kerattn.zoo  # noqa: F401  (registers the models)
 
-    with zipfile.ZipFile(path) as archive:
-        config = json.loads(archive.read("config.json"))
-        config, changed = upgrade_legacy_config(config)
-        compile_config = config.get("compile_config")
-        if compile and compile_config:
-            config["compile_config"] = _portable_compile_config(compile_config,
-                                                                jit_compile)
-            changed = True
-        if not changed:
-            return keras.saving.load_model(
-                path, compile=compile, safe_mode=safe_mode,
-                custom_objects=custom_objects)
-        with tempfile.TemporaryDirectory(prefix="kerattn_load_") as tmp:
-            portable = os.path.join(tmp, "model.keras")
-            with zipfile.ZipFile(portable, "w") as out:
-                for item in archive.infolist():
-                    if item.filename == "config.json":
-                        out.writestr(item, json.dumps(config))
-                    else:
-                        with archive.open(item) as src, out.open(item, "w") as dst:
-                            shutil.copyfileobj(src, dst)
-            return keras.saving.load_model(
-                portable, compile=compile, safe_mode=safe_mode,
-                custom_objects=custom_objects)
+    archive.require_safe_keras()
+    config = archive.read_config(
+        path, max_config_bytes=max_config_bytes,
+        max_unpacked_bytes=max_unpacked_bytes,
+        allowed=tuple(custom_objects or ()) if safe_mode else None)
+    config, changed = upgrade_legacy_config(config)
+    compile_config = config.get("compile_config")
+    if compile and compile_config:
+        config["compile_config"] = _portable_compile_config(compile_config,
+                                                            jit_compile)
+        changed = True
+    kwargs = dict(compile=compile, safe_mode=safe_mode,
+                  custom_objects=custom_objects)
+    if not changed:
+        return _keras_load(path, path, kwargs)
+    with tempfile.TemporaryDirectory(prefix="kerattn_load_") as tmp:
+        portable = os.path.join(tmp, "model.keras")
+        with zipfile.ZipFile(path) as source, zipfile.ZipFile(portable, "w") as out:
+            for item in source.infolist():   # checked and bounded above
+                if item.filename == "config.json":
+                    out.writestr(item, json.dumps(config))
+                else:
+                    with source.open(item) as src, out.open(item, "w") as dst:
+                        shutil.copyfileobj(src, dst)
+        return _keras_load(path, portable, kwargs)
+
+
+def _keras_load(path, portable, kwargs):
+    """`keras.saving.load_model`, its refusals named for the user's file."""
+    try:
+        return keras.saving.load_model(portable, **kwargs)
+    except ValueError as error:
+        first = str(error).strip().split("\n\n")[0]
+        checks.bad_file(path, f"refused, not loaded: Keras: {first}")

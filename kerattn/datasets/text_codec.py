@@ -137,8 +137,18 @@ class TextCodec:
         return tf.strings.regex_replace(text, f"^[{_SPACE}]+|[{_SPACE}]+$", "")
 
 
+# The largest vocabulary JSON read (a 1M-token vocabulary is about 20 MB).
+MAX_VOCABULARY_JSON = 64 * 2 ** 20
+
+
 def vocabulary_from_json(text):
     """A `WordVocabulary` or `WordPieceVocabulary` from its `to_json()`.
+
+    The text is untrusted (the export command line reads it from a file):
+    it must be at most `MAX_VOCABULARY_JSON` characters of JSON holding
+    exactly `{"tokens": [...], "lowercase": bool}` (or `"wordpiece"`), the
+    tokens non-empty strings, each once. Anything else is refused with a
+    ValueError; nothing in it is evaluated.
 
     Args:
         text: the JSON string of either vocabulary's `to_json()`.
@@ -152,10 +162,28 @@ def vocabulary_from_json(text):
     >>> vocabulary_from_json(vocab.to_json()).itos == vocab.itos
     True
     """
-    data = json.loads(text)
-    if "wordpiece" in data:
+    checks.instance("text", text, str, "a JSON string")
+    checks.require(len(text) <= MAX_VOCABULARY_JSON, "text",
+                   f"at most {MAX_VOCABULARY_JSON:,} characters of JSON",
+                   note=f"Received {len(text):,}.")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        checks.fail("text", "the JSON of a WordVocabulary or WordPieceVocabulary",
+                    note=f"It is not JSON: {str(error)[:100]}.")
+    expected = "the JSON of a WordVocabulary or WordPieceVocabulary"
+    checks.require(isinstance(data, dict), "text", expected,
+                   note=f"It holds a {type(data).__name__}, not an object.")
+    kinds = [k for k in ("tokens", "wordpiece") if k in data]
+    checks.require(len(kinds) == 1 and set(data) == {kinds[0], "lowercase"},
+                   "text", expected,
+                   note=f"Its keys are {sorted(map(str, data))[:6]}; expected "
+                   "'tokens' (or 'wordpiece') and 'lowercase'.")
+    tokens = data[kinds[0]]
+    checks.require(isinstance(tokens, list) and all(
+        isinstance(t, str) and t for t in tokens), f"text[{kinds[0]!r}]",
+        "a list of non-empty strings")
+    checks.boolean("text['lowercase']", data["lowercase"])
+    if kinds[0] == "wordpiece":
         return WordPieceVocabulary.from_json(text)
-    if "tokens" in data:
-        return WordVocabulary.from_json(text)
-    checks.fail("text", "the JSON of a WordVocabulary or WordPieceVocabulary",
-                note=f"Its keys are {sorted(data)}.")
+    return WordVocabulary.from_json(text)

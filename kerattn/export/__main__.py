@@ -12,7 +12,8 @@ import json
 
 import keras
 
-from kerattn.datasets.text_codec import vocabulary_from_json
+from kerattn import checks
+from kerattn.datasets.text_codec import MAX_VOCABULARY_JSON, vocabulary_from_json
 from kerattn.decoding import Captioner, Translator
 from kerattn.export.model import export_model
 from kerattn.saving import load_model
@@ -38,13 +39,15 @@ def main(argv=None):
 
     options = {}
     if args.options:
-        with open(args.options) as f:
-            options = json.load(f)
+        with open(args.options, encoding="utf-8") as f:
+            options = json.loads(f.read(MAX_VOCABULARY_JSON + 1))
+        checks.instance("--options", options, dict, "a JSON object")
     for key, file in (("source_vocab", args.source_vocab),
                       ("target_vocab", args.target_vocab)):
         if file:
-            with open(file) as f:
-                options[key if args.kind == "translator" else "vocab"] = f.read()
+            with open(file, encoding="utf-8", errors="strict") as f:
+                text = f.read(MAX_VOCABULARY_JSON + 1)   # bounded read
+            options[key if args.kind == "translator" else "vocab"] = text
     for key in ("beam_width", "max_length"):
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)
