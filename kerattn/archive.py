@@ -59,6 +59,9 @@ from kerattn import checks
 #              intermediate HDF5 group checked (PR #23168)
 KERAS_FLOOR = (3, 15, 1)
 
+__all__ = ["KERAS_FLOOR", "require_safe_keras", "read_config", "check_config",
+           "version_tuple"]
+
 MAX_ENTRIES = 10_000
 MAX_RATIO = 100
 MAX_DEPTH = 200
@@ -77,7 +80,21 @@ _LOADERS = ("TFSMLayer", "TorchModuleWrapper", "JaxLayer", "FlaxLayer",
 
 
 def version_tuple(text):
-    """`"3.15.1"` -> `(3, 15, 1)`; what follows the numbers is ignored."""
+    """A version string as a tuple of three ints, for comparing.
+
+    Args:
+        text: a version such as `keras.__version__`; what follows the
+            numbers (`rc1`, `.dev2026`, `+local`) is ignored, and a string
+            that starts with no number gives `(0, 0, 0)`.
+
+    Returns:
+        `(major, minor, patch)`.
+
+    Example:
+
+    >>> version_tuple("3.16.0.dev2026112401")
+    (3, 16, 0)
+    """
     match = re.match(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?", str(text).strip())
     return tuple(int(g or 0) for g in match.groups()) if match else (0, 0, 0)
 
@@ -184,7 +201,7 @@ def check_config(config, path="config.json", allowed=()):
     ...               "config": "system"})
     Traceback (most recent call last):
       ...
-    ValueError: config.json: refused, not loaded: it names 'system' from module 'os'; only keras and kerattn objects load.
+    ValueError: config.json: refused, not loaded: it names the function 'system' from module 'os'; only Keras' modelling functions load.
     """
     queue = collections.deque([config])   # in file order: the first is named
     while queue:
@@ -277,6 +294,13 @@ def read_config(path, max_config_bytes=MAX_CONFIG_BYTES,
     Raises:
         ValueError: "PATH: refused, not loaded: why" for any of the module
             docstring's rules.
+
+    Example:
+
+    >>> model = kerattn.zoo.han_classifier(50, 3, preset="tiny")
+    >>> model.save("han.keras")
+    >>> read_config("han.keras")["class_name"]
+    'ZooModel'
     """
     checks.positive_int("max_config_bytes", max_config_bytes)
     checks.positive_int("max_unpacked_bytes", max_unpacked_bytes)

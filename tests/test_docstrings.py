@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import kerattn
+import kerattn.archive
 import kerattn.checks
 import kerattn.export
 import kerattn.plot
@@ -32,6 +33,7 @@ MODULES = {
     "kerattn.plot": kerattn.plot,
     "kerattn.distribute": kerattn.distribute,
     "kerattn.checks": kerattn.checks,
+    "kerattn.archive": kerattn.archive,
 }
 
 # Their data comes from `apt-get update` / `apt-get download` (DATA.md):

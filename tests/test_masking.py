@@ -143,3 +143,93 @@ def test_causal_masks_future(name):
     _, w = layer(x, x, return_attention_scores=True)
     w = to_numpy(w)
     assert np.all(w[:, np.triu(np.ones((5, 5), bool), k=1)] == 0)
+
+
+# --- One mask rule (Keras'): nonzero attends, whatever the dtype -------------
+
+def _halves(mask):
+    """The same mask as floats: 0.5 where it attends, 0 where it does not."""
+    return np.where(mask, 0.5, 0.0).astype("float32")
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_a_float_mask_of_one_half_attends(name):
+    """Keras' rule (`keras.layers.Attention`): only 0 masks, so a float mask
+    of 0.5 gives the boolean mask's output and weights."""
+    rng = np.random.default_rng(3)
+    q, v = _inputs(name, rng)
+    v_mask = lengths_mask([4, 7, 2], 7)
+    q_mask = lengths_mask([3, 4, 1], 4)
+    layer = ALL_CASES[name][0]()
+    want, w_want = layer(q, v, query_mask=q_mask, value_mask=v_mask,
+                         return_attention_scores=True)
+    got, w_got = layer(q, v, query_mask=_halves(q_mask),
+                       value_mask=_halves(v_mask), return_attention_scores=True)
+    np.testing.assert_allclose(to_numpy(got), to_numpy(want), atol=1e-6)
+    np.testing.assert_allclose(to_numpy(w_got), to_numpy(w_want), atol=1e-6)
+
+
+def _keras_attention_rule(q, v, v_mask):
+    """`keras.layers.Attention` on the float mask: the rule's reference."""
+    out = keras.layers.Attention()([q, v], mask=[None, v_mask])
+    return to_numpy(out)
+
+
+def test_keras_own_attention_reads_one_half_as_attend():
+    rng = np.random.default_rng(4)
+    q, v = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 5, 4))
+    v_mask = lengths_mask([5, 2], 5)
+    np.testing.assert_allclose(_keras_attention_rule(q, v, _halves(v_mask)),
+                               _keras_attention_rule(q, v, v_mask), atol=1e-6)
+
+
+@pytest.mark.parametrize("cell, order", [("gru", "bahdanau"), ("lstm", "luong")])
+def test_attention_rnn_reads_masks_by_the_same_rule(cell, order):
+    from kerattn.layers import AttentionRNN, BahdanauAttention
+
+    rng = np.random.default_rng(5)
+    y = rng.standard_normal((3, 4, 5)).astype("float32")
+    memory = rng.standard_normal((3, 6, 8)).astype("float32")
+    m_mask, y_mask = lengths_mask([2, 6, 4], 6), lengths_mask([4, 1, 3], 4)
+    layer = AttentionRNN(8, BahdanauAttention(5), cell=cell, order=order)
+    want = layer(y, memory, inputs_mask=y_mask, memory_mask=m_mask)
+    got = layer(y, memory, inputs_mask=_halves(y_mask),
+                memory_mask=_halves(m_mask))
+    np.testing.assert_allclose(to_numpy(got), to_numpy(want), atol=1e-6)
+
+
+def test_convs2s_layers_read_masks_by_the_same_rule():
+    from kerattn.layers import GLUConvBlock, MultiStepAttention
+
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((3, 6, 8)).astype("float32")
+    mask = lengths_mask([6, 2, 4], 6)
+    block = GLUConvBlock(8, 3)
+    np.testing.assert_allclose(to_numpy(block(x, mask=_halves(mask))),
+                               to_numpy(block(x, mask=mask)), atol=1e-6)
+    h, g = (rng.standard_normal((3, 4, 8)).astype("float32") for _ in range(2))
+    z, e = (rng.standard_normal((3, 6, 8)).astype("float32") for _ in range(2))
+    attention = MultiStepAttention()
+    want = attention(h, g, z, e, source_mask=mask, return_attention_scores=True)
+    got = attention(h, g, z, e, source_mask=_halves(mask),
+                    return_attention_scores=True)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(to_numpy(a), to_numpy(b), atol=1e-6)
+
+
+def test_reverse_sequence_and_the_penalty_read_masks_by_the_same_rule():
+    from kerattn.layers import ReverseSequence, doubly_stochastic_penalty
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 5, 2)).astype("float32")
+    mask = lengths_mask([5, 2, 3], 5)
+    layer = ReverseSequence()
+    np.testing.assert_allclose(to_numpy(layer(x, mask=_halves(mask))),
+                               to_numpy(layer(x, mask=mask)))
+    alphas = rng.uniform(0, 1, (3, 5, 4)).astype("float32")
+    locations = lengths_mask([4, 3, 1], 4)
+    want = doubly_stochastic_penalty(alphas, step_mask=mask,
+                                     location_mask=locations)
+    got = doubly_stochastic_penalty(alphas, step_mask=_halves(mask),
+                                    location_mask=_halves(locations))
+    np.testing.assert_allclose(to_numpy(got), to_numpy(want), rtol=1e-6)

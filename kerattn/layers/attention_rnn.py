@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from kerattn import checks
+from kerattn.layers.attention_utils import mask_as
 from kerattn.layers.base_attention import BaseAttention
 from kerattn.layers.scan import scan_carry
 
@@ -444,7 +445,7 @@ class AttentionRNN(keras.layers.Layer):
         return {
             "keys": self.attention.project_key(memory),
             "values": memory,
-            "mask": ops.cast(memory_mask, self.compute_dtype),
+            "mask": mask_as(memory_mask, self.compute_dtype),
         }
 
     @staticmethod

@@ -41,6 +41,31 @@ def large_negative_number(dtype):
     return -1e9
 
 
+def mask_as(mask, dtype="bool"):
+    """Keras' mask rule, the one place kerattn reads a mask: nonzero attends.
+
+    A float mask of 0.5 attends (as in `keras.layers.Attention`); only 0
+    (or False) is masked. Every layer turns its masks into booleans here
+    first, then into 0/1 in `dtype` when it multiplies or counts with them.
+
+    Args:
+        mask: a mask of any dtype, or None.
+        dtype: "bool", or the dtype of the 0/1 result.
+
+    Returns:
+        The mask as booleans (or 0/1 in `dtype`); None for None.
+
+    Example:
+
+    >>> keras.ops.convert_to_numpy(mask_as(np.array([[0.0, 0.5, 1.0]]), "float32"))
+    array([[0., 1., 1.]], dtype=float32)
+    """
+    if mask is None:
+        return None
+    mask = ops.cast(mask, "bool")
+    return mask if dtype == "bool" else ops.cast(mask, dtype)
+
+
 def masked_softmax(scores, mask=None, axis=-1):
     """Softmax over `axis` that gives masked positions exactly zero weight.
 

@@ -93,7 +93,7 @@ class GLUConvBlock(keras.layers.Layer):
         checks.nonempty("inputs", inputs)
         x = inputs
         if mask is not None:
-            keep = ops.expand_dims(ops.cast(mask, x.dtype), -1)
+            keep = ops.expand_dims(utils.mask_as(mask, x.dtype), -1)
             x = x * keep
         residual = x if self.residual_projection is None else (
             self.residual_projection(x))
@@ -257,7 +257,7 @@ class MultiStepAttention(keras.layers.Layer):
                 m = ops.cast(ops.shape(encoder_outputs)[1], c.dtype)
                 m = ops.ones((ops.shape(c)[0], 1, 1), c.dtype) * m
             else:
-                m = ops.sum(ops.cast(source_mask, c.dtype), axis=1)
+                m = ops.sum(utils.mask_as(source_mask, c.dtype), axis=1)
                 m = ops.reshape(m, (-1, 1, 1))
             c = c * ops.sqrt(m)  # m * sqrt(1/m)
         out = query + self.out_projection(c)

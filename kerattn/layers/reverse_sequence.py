@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from kerattn import checks
+from kerattn.layers.attention_utils import mask_as
 
 
 @keras.saving.register_keras_serializable(package="kerattn")
@@ -62,7 +63,7 @@ class ReverseSequence(keras.layers.Layer):
                 mask = ops.not_equal(inputs, self.pad_id)
             else:
                 mask = ops.ones(ops.shape(inputs)[:2], "bool")
-        lengths = ops.sum(ops.cast(mask, "int32"), axis=1, keepdims=True)
+        lengths = ops.sum(mask_as(mask, "int32"), axis=1, keepdims=True)
         positions = ops.expand_dims(ops.arange(length), 0)
         source = ops.where(positions < lengths, lengths - 1 - positions, positions)
         if len(inputs.shape) == 3:

@@ -422,10 +422,10 @@ def doubly_stochastic_penalty(alphas, lam=1.0, step_mask=None, location_mask=Non
     # in float32, and TensorFlow will not add a float16 one to them).
     alphas = ops.cast(ops.convert_to_tensor(alphas), "float32")
     if step_mask is not None:
-        alphas = alphas * ops.expand_dims(ops.cast(step_mask, alphas.dtype), -1)
+        alphas = alphas * ops.expand_dims(utils.mask_as(step_mask, alphas.dtype), -1)
     per_location = ops.square(1.0 - ops.sum(alphas, axis=1))  # (batch, L)
     if location_mask is not None:
-        per_location = per_location * ops.cast(location_mask, alphas.dtype)
+        per_location = per_location * utils.mask_as(location_mask, alphas.dtype)
     return lam * ops.mean(ops.sum(per_location, axis=-1))
 
 
