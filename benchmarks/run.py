@@ -24,6 +24,8 @@ Figures (the modules say exactly what is timed):
    time and peak memory from n = 256 to 8192.
 6. `flops`: the transformer training step's achieved FLOP/s over the
    backend's measured matmul FLOP/s.
+7. `id_check`: one `fit` epoch on a `tf.data.Dataset` with the token-id
+   check vs Keras' own `fit` without it, and the dataset's iteration.
 
 Nothing here is asserted in the tests except that `--quick` runs.
 """
@@ -41,7 +43,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 FIGURES = {1: "mha", 2: "transformer", 3: "bahdanau", 4: "beam",
-           5: "windowed", 6: "flops"}
+           5: "windowed", 6: "flops", 7: "id_check"}
 
 
 def worker(figures, quick):

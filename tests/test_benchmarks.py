@@ -1,6 +1,6 @@
 """The benchmark runner still runs: `benchmarks/run.py --quick` on this backend.
 
-Each backend's runner runs some of the six figures, so that one CI run
+Each backend's runner runs some of the seven figures, so that one CI run
 smoke-tests every figure and every backend's runner within CI's time
 (`python benchmarks/run.py --quick` runs them all). Each case is heavy and
 placed on the backend it runs (tests/placement.py).
@@ -22,7 +22,7 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-FIGURES_BY_BACKEND = {"tensorflow": [1], "jax": [2, 4, 5, 6], "torch": [3]}
+FIGURES_BY_BACKEND = {"tensorflow": [1], "jax": [2, 4, 5, 6], "torch": [3, 7]}
 
 
 @pytest.mark.parametrize("backend", list(FIGURES_BY_BACKEND))

@@ -14,10 +14,14 @@ What is checked, and when:
   sizes, no zero-length axis, and integer dtype for token-id inputs;
 - the values of token ids, in `[0, vocab_size)`, and one batch size for
   all inputs: when the data arrive as NumPy arrays (or lists), in
-  `model(x)`, `fit`, `evaluate`, `predict` and the `*_on_batch` methods.
-  A backend tensor or a `tf.data.Dataset` is not read back to the host
-  for this (a device sync per step); there, TensorFlow and PyTorch raise
-  their own error for an id past the vocabulary, and JAX does not.
+  `model(x)`, `fit`, `evaluate`, `predict` and the `*_on_batch` methods;
+- the values of token ids arriving through a `tf.data.Dataset` given to
+  `fit`, `evaluate` or `predict`, on every backend: the dataset is mapped
+  with TensorFlow assertions that run in its own pipeline, on the host,
+  before a batch reaches the backend (`benchmarks/id_check.py` measures
+  what that costs), and a batch with an id out of range stops the call
+  with the same ValueError. A backend tensor is not read back to the host
+  for this (a device sync per step).
 
 The vocabulary size of a token-id input is read from the embedding that
 consumes it (`keras.layers.Embedding.input_dim`, or
@@ -89,6 +93,46 @@ def _vocab_size(layer):
         return int(layer.input_dim)
     size = getattr(layer, "vocab_size", None)
     return int(size) if isinstance(size, int) else None
+
+
+# Starts the message of a tf.data id check, so that it is found again in
+# whichever error the backend wraps it in.
+_ID_ERROR = "kerattn id check: "
+
+
+def _is_dataset(x):
+    """A `tf.data.Dataset`, recognised without importing TensorFlow."""
+    return any(c.__module__.startswith("tensorflow") and c.__name__ in (
+        "DatasetV2", "Dataset") for c in type(x).__mro__)
+
+
+def _jax_values(model):
+    """The variables' values before a `fit` / `evaluate` / `predict` call.
+
+    Keras' JAX trainer empties every variable while it runs (the step is
+    stateless; `_purge_model_variables`) and puts the values back at the
+    end, but not when the data raise halfway through `evaluate` or
+    `predict`, nor at `fit`'s first step: the model would be left without
+    weights. Holding the arrays costs no copy. Empty on other backends.
+    """
+    if keras.backend.backend() != "jax":
+        return []
+    variables = [*model.trainable_variables, *model.non_trainable_variables,
+                 *model.metrics_variables]
+    if getattr(model, "optimizer", None) is not None:
+        variables += list(model.optimizer.variables)
+    return [(v, v._value) for v in variables]
+
+
+def _restore_jax_values(model, values):
+    """After an error from the data: the trainer's last state where it kept
+    one, else the values from before the call (`_jax_values`)."""
+    if getattr(model, "_jax_state", None) and hasattr(model, "jax_state_sync"):
+        model.jax_state_sync()
+    model._jax_state = None
+    for variable, value in values:
+        if variable._value is None:
+            variable._value = value
 
 
 def _is_array_like(x):
@@ -248,17 +292,78 @@ class ZooModel(keras.Model):
         if isinstance(x, dict) or _is_array_like(x):
             self.check_inputs(x)
 
-    def fit(self, x=None, *args, **kwargs):
+    def checked_dataset(self, dataset):
+        """`dataset` (a `tf.data.Dataset` of `x` or `(x, y[, w])`) mapped
+        with assertions that every token id of this model's inputs is in
+        `[0, vocab_size)`; they run in the dataset's pipeline (TensorFlow,
+        on the host), so they hold on every backend. `fit`, `evaluate` and
+        `predict` call this on a dataset they are given.
+
+        Args:
+            dataset: a `tf.data.Dataset`.
+
+        Returns:
+            The mapped dataset; iterating it past a bad id raises
+            TensorFlow's InvalidArgumentError carrying the message below
+            (`fit`, `evaluate` and `predict` turn it into a ValueError).
+        """
+        import tensorflow as tf
+
+        specs = self._specs()
+        checked = {n: v for n, (_, ids, v) in specs.items() if ids and v}
+        if not checked:
+            return dataset
+
+        def check(*element):
+            x = element[0]
+            named = self._named(x) or {}
+            asserts = []
+            for name, value in named.items():
+                if name not in checked or not value.dtype.is_integer:
+                    continue
+                message = (f"{_ID_ERROR}`{name}` must be token ids in [0, "
+                           f"{checked[name]}) (0 is PAD), the vocabulary of "
+                           "this model's embedding; a batch of the dataset "
+                           "holds one out of range.")
+                asserts += [tf.debugging.assert_non_negative(value, message),
+                            tf.debugging.assert_less(
+                                value, tf.cast(checked[name], value.dtype),
+                                message)]
+            with tf.control_dependencies(asserts):
+                element = tf.nest.map_structure(tf.identity, element)
+            return element if len(element) > 1 else element[0]
+
+        return dataset.map(check, num_parallel_calls=tf.data.AUTOTUNE,
+                           deterministic=True)
+
+    def _run(self, method, x, args, kwargs):
+        """`method(x, ...)` of keras.Model, with a dataset's ids checked."""
         self._check_data(x)
-        return super().fit(x, *args, **kwargs)
+        if not _is_dataset(x):
+            return method(x, *args, **kwargs)
+        values = _jax_values(self)
+        try:
+            return method(self.checked_dataset(x), *args, **kwargs)
+        except Exception as error:   # TensorFlow's, through any backend
+            text = str(error)
+            if _ID_ERROR not in text:
+                raise
+            _restore_jax_values(self, values)
+            message = text.split(_ID_ERROR, 1)[1].split(" Condition")[0]
+            name = message.split("`")[1]
+            expected = message.split(" must be ", 1)[1].split(";")[0]
+            checks.fail(name, expected.replace("\\'", "'"),
+                        note="A batch of the tf.data dataset holds an id out "
+                        "of range.")
+
+    def fit(self, x=None, *args, **kwargs):
+        return self._run(super().fit, x, args, kwargs)
 
     def evaluate(self, x=None, *args, **kwargs):
-        self._check_data(x)
-        return super().evaluate(x, *args, **kwargs)
+        return self._run(super().evaluate, x, args, kwargs)
 
     def predict(self, x, *args, **kwargs):
-        self._check_data(x)
-        return super().predict(x, *args, **kwargs)
+        return self._run(super().predict, x, args, kwargs)
 
     def train_on_batch(self, x, *args, **kwargs):
         self._check_data(x)
