@@ -85,6 +85,8 @@ HEAVY = {
         "torch", "translator SavedModels (greedy + words, beam + WordPiece) served in a fresh interpreter"),
     "test_export.py::test_captioner_savedmodel_captions_images": (
         "torch", "the captioner SavedModel (greedy and beam) against Captioner"),
+    "test_hostile_requests.py": (
+        "tensorflow", "hostile requests to an exported translator in a fresh interpreter"),
     # Distributed: every model on one backend's engine (each engine trains
     # some; hard attention, and on JAX model parallelism, on every one).
     f"{_DISTRIBUTED}[bahdanau_nmt]": ("torch", "RNNsearch, DDP over 2 gloo processes"),

@@ -20,6 +20,8 @@ class Captioner:
             compiler (see `kerattn.decoding.compiled`); batches are padded
             to power-of-two sizes so each size compiles once
             (`kerattn.decoding.Generator`).
+        max_batch: the most images decoded at once; more run in chunks (a
+            power of two, 256).
 
     Call arguments:
         images: `(B, H, W, C)` array (or `(B, L, D)` features for a model
@@ -55,8 +57,9 @@ class Captioner:
     (2, (4, 22))
     """
 
-    def __init__(self, model, vocab, max_length=20, jit_compile=True):
-        self.generator = Generator(model, jit_compile)
+    def __init__(self, model, vocab, max_length=20, jit_compile=True,
+                 max_batch=256):
+        self.generator = Generator(model, jit_compile, max_batch=max_batch)
         checks.require(not model.inputs_are_ids, "model",
                        "a captioning model (images or features in)", model.name,
                        note="It reads token ids: use a Translator.")

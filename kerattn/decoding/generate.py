@@ -12,6 +12,8 @@ and `inputs_are_ids`, and the loops of `kerattn.decoding.search` know only
 a step function.
 """
 
+import collections
+
 import keras
 import numpy as np
 from keras import ops
@@ -188,11 +190,28 @@ class Generator:
     power-of-two length, at least 8) so that a handful of shapes compile
     (XLA under TensorFlow, `jax.jit` under JAX, eager without autograd under
     torch; see `compile_decoder`), and each compiled function is kept for
-    its options.
+    its options. For a long-running server the cache is bounded:
+
+    - a call of more than `max_batch` rows runs in chunks of `max_batch`,
+      so batch shapes are the powers of two up to `max_batch`;
+    - a token-id source longer than `max_source_length` is truncated to
+      its first `max_source_length` tokens (the exported SavedModel does
+      the same at its `max_source_length`), so source lengths are the
+      powers of two from 8 up to `max_source_length`;
+    - at most `max_compiled` configurations (`max_length`, strategy,
+      options) are kept, the least recently used dropped first.
+
+    The cache thus holds at most `max_compiled` functions, each compiling
+    at most (batch buckets x length buckets) shapes. `traces` counts each
+    configuration and padded shape the decode function was traced for
+    (under torch, which runs eagerly, every call counts).
 
     Args:
         model: a `kerattn.zoo.GenerativeModel`.
         jit_compile: compile (False: run eagerly, for debugging).
+        max_batch: the most rows decoded at once (a power of two).
+        max_source_length: the longest token-id source kept, in tokens.
+        max_compiled: the most configurations kept compiled.
 
     Call arguments:
         inputs: a NumPy batch, `(n, S)` ids or `(n, ...)` images; or a list
@@ -211,19 +230,41 @@ class Generator:
     ...                 seed=1)
     >>> out["tokens"].shape
     (2, 4)
+    >>> generator.buckets()       # batch sizes x source lengths
+    (9, 6)
     """
 
-    def __init__(self, model, jit_compile=True):
+    def __init__(self, model, jit_compile=True, max_batch=256,
+                 max_source_length=256, max_compiled=16):
         _check_model(model)
         checks.boolean("jit_compile", jit_compile)
+        for name, value in (("max_batch", max_batch),
+                            ("max_source_length", max_source_length)):
+            checks.int_at_least(name, value, 1 if name == "max_batch" else 8)
+            checks.require(value & (value - 1) == 0, name, "a power of two",
+                           value)
+        checks.positive_int("max_compiled", max_compiled)
         self.model = model
         self.jit_compile = jit_compile
-        self._compiled = {}
+        self.max_batch = max_batch
+        self.max_source_length = max_source_length
+        self.max_compiled = max_compiled
+        self._compiled = collections.OrderedDict()
+        self.traces = collections.Counter()
+
+    def buckets(self):
+        """`(batch sizes, source lengths)`: how many padded shapes a
+        configuration can compile (one source shape for images)."""
+        batches = self.max_batch.bit_length()
+        if not self.model.inputs_are_ids:
+            return batches, 1
+        return batches, self.max_source_length.bit_length() - 3
 
     def pad(self, inputs):
         """`(n, padded batch)`: rows to a power of two, id lengths too."""
         if self.model.inputs_are_ids:
-            rows = [list(np.asarray(r).reshape(-1)) for r in inputs]
+            rows = [list(np.asarray(r).reshape(-1))[: self.max_source_length]
+                    for r in inputs]
             width = _bucket(max([len(r) for r in rows] + [1]), 8)
             batch = np.zeros((_bucket(len(rows), 1), width), "int32")
             for i, row in enumerate(rows):
@@ -234,15 +275,40 @@ class Generator:
         batch[: len(inputs)] = inputs
         return len(inputs), batch
 
-    def __call__(self, inputs, max_length=50, strategy="greedy", **options):
-        n, batch = self.pad(inputs)
-        key = (max_length, strategy, tuple(sorted(options.items())))
-        if key not in self._compiled:
-            def run(x):
-                return generate(self.model, x, max_length=max_length,
-                                strategy=strategy, **options)
+    def _function(self, key, max_length, strategy, options):
+        if key in self._compiled:
+            self._compiled.move_to_end(key)
+            return self._compiled[key]
 
-            self._compiled[key] = compile_decoder(run, self.model.variables,
-                                                  self.jit_compile)
-        result = self._compiled[key](batch)
-        return {k: ops.convert_to_numpy(v)[:n] for k, v in result.items()}
+        def run(x):
+            self.traces[(key, tuple(x.shape))] += 1   # runs when traced
+            return generate(self.model, x, max_length=max_length,
+                            strategy=strategy, **options)
+
+        self._compiled[key] = compile_decoder(run, self.model.variables,
+                                              self.jit_compile)
+        while len(self._compiled) > self.max_compiled:
+            self._compiled.popitem(last=False)
+        return self._compiled[key]
+
+    def __call__(self, inputs, max_length=50, strategy="greedy", **options):
+        key = (max_length, strategy, tuple(sorted(options.items())))
+        function = self._function(key, max_length, strategy, options)
+        parts = []
+        for start in range(0, max(len(inputs), 1), self.max_batch):
+            n, batch = self.pad(inputs[start:start + self.max_batch])
+            result = function(batch)
+            parts.append({k: ops.convert_to_numpy(v)[:n]
+                          for k, v in result.items()})
+        if len(parts) == 1:
+            return parts[0]
+        return {k: _concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def _concatenate(arrays):
+    """Chunks' results as one: rows stacked, other axes zero-padded to the
+    widest chunk (attention over a source padded to another length)."""
+    widest = np.max([a.shape for a in arrays], axis=0)
+    return np.concatenate([
+        np.pad(a, [(0, 0)] + [(0, int(w - d)) for w, d in
+                              zip(widest[1:], a.shape[1:])]) for a in arrays])

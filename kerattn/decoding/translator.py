@@ -22,6 +22,11 @@ class Translator:
             autograd. Batches are padded to power-of-two sizes and source
             lengths, so each shape compiles once and later calls reuse it
             (`kerattn.decoding.Generator`).
+        max_batch: the most texts decoded at once; a longer list runs in
+            chunks (a power of two, 256).
+        max_source_length: a text of more tokens is translated from its
+            first `max_source_length` tokens (a power of two, 256), as the
+            exported SavedModel truncates at its own `max_source_length`.
 
     Call arguments:
         texts: a list of strings.
@@ -59,8 +64,9 @@ class Translator:
     """
 
     def __init__(self, model, source_vocab, target_vocab, max_length=40,
-                 jit_compile=True):
-        self.generator = Generator(model, jit_compile)
+                 jit_compile=True, max_batch=256, max_source_length=256):
+        self.generator = Generator(model, jit_compile, max_batch=max_batch,
+                                   max_source_length=max_source_length)
         checks.require(model.inputs_are_ids, "model",
                        "a zoo translation model (token ids in)", model.name,
                        note=f"It reads {model.encoder_input_name!r}: use a "

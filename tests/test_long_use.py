@@ -1,0 +1,131 @@
+"""Long use without leaks: a compiled Translator serving 2,000 requests, and
+a 50-epoch `fit` on length-bucketed batches.
+
+The Translator's compile cache holds at most one function per configuration
+(`max_compiled` of them), and each configuration traces once per padded
+shape: the number of traces equals the number of distinct (configuration,
+padded shape) pairs the requests produce, computed here independently of
+the Generator. Resident memory is printed (`-s`), not asserted.
+"""
+
+import os
+import resource
+
+import keras
+import numpy as np
+import pytest
+
+import kerattn
+from kerattn.datasets import (LengthBucketedBatches, WordVocabulary, tsv_pairs,
+                              translation_arrays)
+from kerattn.losses import MaskedSparseCrossentropy
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PAIRS = tsv_pairs(os.path.join(HERE, "data", "gettext_fr_sample.tsv"))
+
+
+def _rss_mib():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+
+
+def _power_of_two(n, low):
+    size = low
+    while size < n:
+        size *= 2
+    return size
+
+
+@pytest.mark.slow
+def test_a_translator_serves_2000_requests_with_bounded_compiles():
+    src = WordVocabulary.build([s for s, _ in PAIRS], 500)
+    tgt = WordVocabulary.build([t for _, t in PAIRS], 500)
+    model = kerattn.zoo.bahdanau_nmt(len(src), len(tgt), preset="tiny")
+    translator = kerattn.decoding.Translator(model, src, tgt, max_length=6,
+                                             max_batch=4, max_source_length=16)
+    generator = translator.generator
+    words = sorted({w for s, _ in PAIRS for w in s.split()})
+    configs = [dict(beam_width=1), dict(beam_width=2, length_penalty=0.6)]
+    rng = np.random.default_rng(0)
+    expected, rss = set(), [_rss_mib()]
+    for request in range(2000):
+        n = int(rng.integers(1, 7))                       # 1..6 texts
+        texts = [" ".join(rng.choice(words, int(rng.integers(0, 25))))
+                 for _ in range(n)]                       # 0..24 words
+        config = configs[int(rng.integers(len(configs)))]
+        out = translator(texts, **config)
+        assert len(out) == n and all(isinstance(t, str) for t in out)
+        assert len(generator._compiled) <= len(configs)
+        # What the Generator should have compiled, from the texts alone:
+        # chunks of at most 4 rows, ids cut at 16 tokens (an empty text is
+        # one unknown word), each padded to a power of two (lengths >= 8).
+        key = ("beam" if config["beam_width"] > 1 else "greedy",
+               config.get("length_penalty"))
+        ids = [min(max(len(i), 1), 16) for i in src.encode_batch(texts)]
+        for start in range(0, n, 4):
+            chunk = ids[start:start + 4]
+            expected.add((key, _power_of_two(len(chunk), 1),
+                          _power_of_two(max(chunk), 8)))
+        if request % 500 == 499:
+            rss.append(_rss_mib())
+    print(f"\n{keras.backend.backend()}: resident MiB every 500 requests: "
+          + ", ".join(f"{r:.0f}" for r in rss))
+    batches, lengths = generator.buckets()
+    assert len(expected) <= len(configs) * batches * lengths
+    traced = {(("beam" if k[1] == "beam" else "greedy",
+                dict(k[2]).get("length_penalty")), *shape)
+              for (k, shape) in generator.traces}
+    assert traced == expected
+    if keras.backend.backend() == "torch":
+        # Eager (torch.inference_mode, no tracing): every chunk runs the
+        # Python loop, so each call counts.
+        assert sum(generator.traces.values()) >= 2000
+    else:
+        # tf.function (XLA) and jax.jit trace each shape exactly once.
+        assert set(generator.traces.values()) == {1}, generator.traces
+
+
+def test_the_compile_cache_drops_the_least_recently_used():
+    src = WordVocabulary.build([s for s, _ in PAIRS], 100)
+    model = kerattn.zoo.bahdanau_nmt(len(src), len(src), preset="tiny")
+    generator = kerattn.decoding.Generator(model, max_compiled=2)
+    for max_length in (3, 4, 3, 5):
+        generator([[5, 6]], max_length=max_length)
+    assert [k[0] for k in generator._compiled] == [3, 5]
+
+
+@pytest.mark.slow
+def test_a_50_epoch_fit_traces_no_more_than_its_shapes():
+    src = WordVocabulary.build([s for s, _ in PAIRS], 300)
+    tgt = WordVocabulary.build([t for _, t in PAIRS], 300)
+    x, y, _ = translation_arrays(PAIRS[:96], src, tgt, 12)
+    model = kerattn.zoo.bahdanau_nmt(len(src), len(tgt), preset="tiny")
+    model.compile("adam", MaskedSparseCrossentropy())
+    steps = {"traced": 0}
+    train_step = model.train_step
+
+    def counted(*args):               # (data), or (state, data) on JAX
+        steps["traced"] += 1          # runs when the step is traced
+        return train_step(*args)
+    model.train_step = counted
+    epochs = 50
+    # The shapes the 50 epochs feed, from an identical batcher.
+    twin = LengthBucketedBatches(x, y, batch_size=16, seed=3)
+    shapes = set()
+    for _ in range(epochs):
+        for i in range(len(twin)):
+            inputs, labels = twin[i]
+            shapes.add((inputs["source_ids"].shape, labels.shape))
+        twin.on_epoch_end()
+    rss = _rss_mib()
+    history = model.fit(LengthBucketedBatches(x, y, batch_size=16, seed=3),
+                        epochs=epochs, verbose=0)
+    print(f"\n{keras.backend.backend()}: {len(shapes)} shapes, "
+          f"{steps['traced']} traces, resident MiB {rss:.0f} -> {_rss_mib():.0f}")
+    assert np.isfinite(history.history["loss"][-1])
+    assert history.history["loss"][-1] < history.history["loss"][0]
+    if keras.backend.backend() == "torch":
+        # Keras runs torch eagerly (no jit_compile): every step calls it.
+        assert steps["traced"] == epochs * len(twin)
+    else:
+        assert 1 <= steps["traced"] <= len(shapes), (steps, len(shapes))
