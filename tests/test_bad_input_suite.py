@@ -649,6 +649,14 @@ case("Generator", "unknown strategy",
 case("Generator", "temperature 0",
      lambda: decoding.Generator(_S2S())([[4, 5]], strategy="sample", temperature=0),
      "`temperature`")
+case("Generator", "max_batch not a power of two",
+     lambda: decoding.Generator(_S2S(), max_batch=100), "`max_batch` must be a power of two")
+case("Generator", "max_batch 0", lambda: decoding.Generator(_S2S(), max_batch=0),
+     "`max_batch`")
+case("Generator", "max_source_length below 8",
+     lambda: decoding.Generator(_S2S(), max_source_length=4), "`max_source_length`")
+case("Generator", "max_compiled 0", lambda: decoding.Generator(_S2S(), max_compiled=0),
+     "`max_compiled`")
 
 case("presets", "unknown model", lambda: zoo.presets("gpt2"), "`name`")
 case("presets", "a class name", lambda: zoo.presets("BahdanauNMT"), "`name`")
