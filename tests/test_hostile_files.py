@@ -232,3 +232,22 @@ def test_every_zoo_config_is_clean_and_loads_in_safe_mode(own_keras_files, name)
     model = keras.saving.load_model(path, safe_mode=True)
     np.testing.assert_allclose(zoo_cases.predict(model, x), saved_output,
                                atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.slow   # a fresh interpreter
+def test_the_export_command_line_refuses_a_hostile_vocabulary(base, tmp_path):
+    import subprocess
+
+    bad = tmp_path / "vocab.json"
+    bad.write_text('{"tokens": ["a"], "lowercase": false, "__class__": "os.system"}')
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, KERAS_BACKEND="tensorflow",
+               PYTHONPATH=here + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run(
+        [sys.executable, "-m", "kerattn.export", "translator", base,
+         str(tmp_path / "out"), "--source-vocab", str(bad), "--target-vocab",
+         str(bad)], capture_output=True, text=True, env=env, timeout=300,
+        cwd=str(tmp_path))
+    assert proc.returncode != 0
+    assert "`text` must be the JSON of a WordVocabulary" in proc.stderr
+    assert not (tmp_path / "out").exists()
