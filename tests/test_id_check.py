@@ -62,6 +62,15 @@ def test_an_id_out_of_range_stops_every_call(bad_row, bad_value, which):
     assert np.isfinite(history.history["loss"][0])
 
 
+def test_the_validation_dataset_is_checked_too():
+    model = _model()
+    x, y = _data(5, VOCAB, "target_in_ids")
+    good_x, good_y = _data()
+    with pytest.raises(ValueError, match=r"`target_in_ids` must be token ids"):
+        model.fit(_dataset(good_x, good_y), validation_data=_dataset(x, y),
+                  epochs=1, verbose=0)
+
+
 def test_good_data_pass_through_unchanged():
     model = _model()
     x, y = _data()

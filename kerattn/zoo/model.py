@@ -337,13 +337,19 @@ class ZooModel(keras.Model):
                            deterministic=True)
 
     def _run(self, method, x, args, kwargs):
-        """`method(x, ...)` of keras.Model, with a dataset's ids checked."""
+        """`method(x, ...)` of keras.Model, with a dataset's ids checked
+        (`x`, and `validation_data` of `fit`)."""
         self._check_data(x)
-        if not _is_dataset(x):
+        validation = kwargs.get("validation_data")
+        if _is_dataset(validation):
+            kwargs["validation_data"] = self.checked_dataset(validation)
+        elif not _is_dataset(x):
             return method(x, *args, **kwargs)
+        if _is_dataset(x):
+            x = self.checked_dataset(x)
         values = _jax_values(self)
         try:
-            return method(self.checked_dataset(x), *args, **kwargs)
+            return method(x, *args, **kwargs)
         except Exception as error:   # TensorFlow's, through any backend
             text = str(error)
             if _ID_ERROR not in text:
