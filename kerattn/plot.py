@@ -7,7 +7,7 @@ import numpy as np
 
 from kerattn import checks
 
-__all__ = ["attention_heatmap", "save_attention_heatmaps", "attention_overlay",
+__all__ = ["attention_heatmap", "save_attention_heatmaps", "attention_overlay", "blend",
            "document_highlight"]
 
 
@@ -122,8 +122,48 @@ def _upsample(weights, shape):
     return weights[rows][:, cols]
 
 
+# The overlay's tint (orange): weight shows as colour, the image stays
+# visible under it.
+_TINT = np.array([1.0, 0.45, 0.0])
+
+
+def blend(image, weights, alpha=0.6):
+    """The image with an attention map alpha-blended over it, as RGB.
+
+    Each pixel is `(1 - a) * gray + a * tint`, with `a = alpha * w / max w`:
+    where the map gives no weight the image is untouched, and where it gives
+    the most the tint covers `alpha` of it, so the digit under the weight
+    stays visible (Xu et al.'s Figure 3 shows the same).
+
+    Args:
+        image: `(H, W)` or `(H, W, 1)` array, any range (scaled to [0, 1]).
+        weights: a `(h, w)` (or `(L,)`) map, stretched over the image.
+        alpha: the most opacity the tint reaches, in [0, 1].
+
+    Returns:
+        `(H, W, 3)` float RGB in [0, 1].
+
+    Example:
+
+    >>> rgb = blend(np.eye(4), np.array([[0.0, 1.0]]), alpha=0.5)
+    >>> rgb.shape, rgb[0, 0].tolist(), rgb[0, 3].tolist()
+    ((4, 4, 3), [1.0, 1.0, 1.0], [0.5, 0.225, 0.0])
+    """
+    checks.number("alpha", alpha, 0.0, 1.0)
+    image = np.asarray(image, "float64")
+    if image.ndim == 3 and image.shape[-1] == 1:
+        image = image[..., 0]
+    checks.rank("image", image.shape, (2,), "(H, W)")
+    low, high = image.min(), image.max()
+    gray = (image - low) / (high - low) if high > low else np.zeros_like(image)
+    w = _upsample(weights, image.shape)
+    a = alpha * (w / w.max() if w.max() > 0 else w)
+    return (1.0 - a[..., None]) * gray[..., None] + a[..., None] * _TINT
+
+
 def attention_overlay(image, maps, words, path=None, alpha=0.6):
-    """Overlay each word's attention map on the image (Xu et al., Figure 3).
+    """Overlay each word's attention map on the image (Xu et al., Figure 3),
+    alpha-blended (`blend`) so that the digit stays visible under it.
 
     Args:
         image: `(H, W)` or `(H, W, C)` array.
@@ -131,7 +171,8 @@ def attention_overlay(image, maps, words, path=None, alpha=0.6):
             `Captioner` returns them), stretched over the image.
         words: the words, one per map.
         path: optional PNG file to write; the figure is returned otherwise.
-        alpha: the opacity of the overlay.
+        alpha: the most opacity the overlay reaches (where a map is
+            largest; none where it is zero).
 
     Returns:
         `path`, or the matplotlib figure when `path` is None.
@@ -157,8 +198,7 @@ def attention_overlay(image, maps, words, path=None, alpha=0.6):
     axes[0, 0].imshow(image, cmap="gray")
     axes[0, 0].set_title("input", fontsize=8)
     for ax, weights, word in zip(axes[1:, 0], maps, words):
-        ax.imshow(image, cmap="gray")
-        ax.imshow(_upsample(weights, image.shape), cmap="jet", alpha=alpha)
+        ax.imshow(blend(image, weights, alpha), interpolation="nearest")
         ax.set_title(str(word).replace("\u2581", ""), fontsize=8)
     for ax in axes.flat:
         ax.axis("off")

@@ -153,3 +153,21 @@ def test_unknown_words_decode_as_words_of_their_own():
     out = pieces.decode([pieces.encode("Das ist")[0], pieces.unk_id,
                          pieces.eos_id])
     assert out.endswith(" <unk>") and "<unk>" in out.split()
+
+
+def test_blend_keeps_the_image_where_there_is_no_weight():
+    """`(1 - a) gray + a tint`, `a = alpha w / max w`, in NumPy by hand."""
+    from kerattn.plot import blend
+
+    rng = np.random.default_rng(2)
+    image = rng.random((6, 8)) * 5 + 1                     # any range
+    weights = np.array([[0.0, 0.2, 0.0, 0.8]])              # a 1 x 4 grid
+    rgb = blend(image, weights, alpha=0.5)
+    gray = (image - image.min()) / (image.max() - image.min())
+    a = 0.5 * np.repeat(weights[0] / 0.8, 2)[None, :].repeat(6, 0)
+    want = (1 - a)[..., None] * gray[..., None] + a[..., None] * np.array(
+        [1.0, 0.45, 0.0])
+    np.testing.assert_allclose(rgb, want)
+    np.testing.assert_array_equal(rgb[:, 0:2], np.repeat(gray[:, 0:2, None], 3, -1))
+    with pytest.raises(ValueError, match="`alpha`"):
+        blend(image, weights, alpha=1.5)
