@@ -233,6 +233,15 @@ case("ReverseSequence", "mask of the wrong shape",
 case("ReverseSequence", "float ids without a mask",
      lambda: layers.ReverseSequence()(x(2, 3)), "`inputs` of rank 2 must hold integer")
 
+case("LearnedInitialState", "units 0", lambda: layers.LearnedInitialState(0), "`units`")
+case("LearnedInitialState", "units negative", lambda: layers.LearnedInitialState(-2),
+     "`units`")
+case("LearnedInitialState", "units a float", lambda: layers.LearnedInitialState(2.5),
+     "`units`")
+case("LearnedInitialState", "units a bool", lambda: layers.LearnedInitialState(True),
+     "`units`")
+case("LearnedInitialState", "inputs of rank 0",
+     lambda: layers.LearnedInitialState(3)(keras.ops.ones(())), "`inputs`")
 case("RepeatOverTime", "vector of rank 3",
      lambda: layers.RepeatOverTime()(x(2, 3, 4), x(2, 5, 4)), "`vector` must have rank 2")
 case("RepeatOverTime", "sequence of rank 1",
@@ -432,6 +441,8 @@ _SAT_MODEL = _once("show_attend_tell", lambda: zoo.show_attend_tell(12, **_SAT))
 case("show_attend_tell", "unknown attention",
      lambda: zoo.show_attend_tell(12, attention="glance", **_SAT), "`attention`")
 case("show_attend_tell", "vocab_size 0", lambda: zoo.show_attend_tell(0, **_SAT), "`vocab_size`")
+case("show_attend_tell", "unknown initial_state",
+     lambda: zoo.show_attend_tell(20, initial_state="image", **_SAT), "`initial_state`")
 case("show_attend_tell", "float caption ids",
      lambda: _SAT_MODEL()(
          {"images": _IMAGES, "caption_in_ids": x(2, 3)}), "`caption_in_ids` must hold integer")

@@ -123,10 +123,13 @@ def test_doubly_stochastic_penalty_is_in_the_loss(strips):
     np.testing.assert_allclose(float(to_numpy(model.losses[0])), expected, rtol=1e-4)
 
 
-@pytest.mark.parametrize("attention", ["soft", "hard"])
-def test_incremental_steps_equal_the_training_graph(strips, attention):
+@pytest.mark.parametrize("attention, initial_state", [
+    ("soft", "mean"), ("hard", "mean"), ("soft", "learned"), ("hard", "zeros")])
+def test_incremental_steps_equal_the_training_graph(strips, attention,
+                                                     initial_state):
     train, _, vocab = strips
-    model = build(vocab, attention=attention, dropout=0.0)
+    model = build(vocab, attention=attention, dropout=0.0,
+                  initial_state=initial_state)
     x, c_out = inputs_for(model, train["images"][:3], vocab, train["captions"][:3])
     full = to_numpy(model(x, training=False))
     inc = model
@@ -325,3 +328,32 @@ def test_first_step_against_the_papers_equations(strips):
     expected = (t @ w(get("output_projection"), "kernel")
                 + w(get("output_projection"), "bias"))                # eq. 7
     np.testing.assert_allclose(logits, expected, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("initial_state", ["learned", "zeros"])
+def test_an_initial_state_without_the_image(strips, tmp_path, initial_state):
+    """`initial_state="learned"` / `"zeros"`: h_0 and c_0 are the same vector
+    for every image (a trainable one, or zeros that stay zeros), so the
+    decoder sees the image through its attention only."""
+    train, _, vocab = strips
+    model = build(vocab, initial_state=initial_state)
+    layers = [model.get_layer("init_h"), model.get_layer("init_c")]
+    assert all(type(l).__name__ == "LearnedInitialState" for l in layers)
+    trainable = initial_state == "learned"
+    assert all(l.trainable is trainable for l in layers)
+    assert len(model.trainable_weights) == len(
+        build(vocab).trainable_weights) - 4 + 2 * trainable
+    h0, c0 = (to_numpy(s) for s in model.encode(train["images"][:4])["states"][:2])
+    np.testing.assert_array_equal(h0, np.broadcast_to(h0[:1], h0.shape))
+    if initial_state == "zeros":
+        assert not h0.any() and not c0.any()
+    x, y = inputs_for(model, train["images"][:8], vocab, train["captions"][:8])
+    model.compile(keras.optimizers.Adam(0.01), MaskedSparseCrossentropy())
+    before = [to_numpy(l.state) for l in layers]
+    model.fit(x, y, epochs=2, batch_size=8, verbose=0)
+    changed = [not np.allclose(b, to_numpy(l.state)) for b, l in zip(before, layers)]
+    assert changed == [trainable, trainable]
+    path = os.path.join(tmp_path, "sat.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    np.testing.assert_allclose(to_numpy(loaded(x)), to_numpy(model(x)), atol=1e-5)

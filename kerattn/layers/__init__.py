@@ -12,6 +12,7 @@ from kerattn.layers.hierarchical_attention import (
     HierarchicalAttention,
 )
 from kerattn.layers.local_attention import LocalAttention
+from kerattn.layers.learned_state import LearnedInitialState
 from kerattn.layers.luong_attention import LuongAttention
 from kerattn.layers.maxout import Maxout
 from kerattn.layers.multi_head_attention import MultiHeadAttention
@@ -69,6 +70,7 @@ __all__ = [
     "Maxout",
     "ReverseSequence",
     "RepeatOverTime",
+    "LearnedInitialState",
     "TransformerEmbedding",
     "TransformerEncoderBlock",
     "TransformerDecoderBlock",

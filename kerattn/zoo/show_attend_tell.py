@@ -53,6 +53,7 @@ from kerattn import checks
 from kerattn.layers import (
     AttentionRNN,
     DoublyStochasticRegularization,
+    LearnedInitialState,
     HardAttentionReinforce,
     HardVisualAttention,
     SoftVisualAttention,
@@ -60,6 +61,7 @@ from kerattn.layers import (
 from kerattn.zoo.model import GenerativeModel, from_preset
 
 ATTENTIONS = ("soft", "hard")
+INITIAL_STATES = ("mean", "learned", "zeros")
 
 
 def small_cnn(filters=(64, 128), pool_sizes=((2, 2), (1, 1)), name="encoder"):
@@ -96,6 +98,7 @@ def show_attend_tell(
     units=None,
     attention_units=None,
     selector=True,
+    initial_state="mean",
     dropout=None,
     doubly_stochastic=None,
     lambda_r=1.0,
@@ -123,6 +126,11 @@ def show_attend_tell(
         units: `n`, the LSTM units (1000).
         attention_units: the hidden size of the attention MLP `f_att` (512).
         selector: bool, the gating scalar `beta_t` (section 4.2.1).
+        initial_state: how the LSTM starts: "mean" (the paper, section
+            3.1.2: `h_0 = tanh(f_init,h(mean_i a_i))`, likewise `c_0`),
+            "learned" (a learned vector, the same for every image) or
+            "zeros". The last two give the decoder no view of the image
+            but through its attention (an ablation, not the paper).
         dropout: dropout before the output projection (0.5).
         doubly_stochastic: `lambda` of eq. 14 (1; 0 turns it off).
         lambda_r, lambda_e: hard attention's REINFORCE and entropy weights
@@ -149,6 +157,7 @@ def show_attend_tell(
     ('ShowAttendTell', (None, None, 20))
     """
     checks.one_of("attention", attention, ATTENTIONS)
+    checks.one_of("initial_state", initial_state, INITIAL_STATES)
     c = from_preset(PRESETS, preset, encoder_filters=encoder_filters,
                     encoder_pool_sizes=encoder_pool_sizes,
                     embedding_dim=embedding_dim, units=units,
@@ -183,8 +192,7 @@ def show_attend_tell(
                                               gating=selector, name="attention")
     layers = [
         keras.layers.GlobalAveragePooling1D(name="mean_annotation"),
-        keras.layers.Dense(n, activation="tanh", name="init_h"),
-        keras.layers.Dense(n, activation="tanh", name="init_c"),
+        *(initial_state_layers(n, initial_state)),
         keras.layers.Embedding(vocab_size, m, mask_zero=True, name="embedding"),
         AttentionRNN(n, attention_layer, cell="lstm", order="bahdanau",
                      output_state="current", name="decoder"),
@@ -235,8 +243,18 @@ def show_attend_tell(
     return ShowAttendTell(inputs, logits, name=name or f"show_attend_tell_{attention}")
 
 
+def initial_state_layers(n, kind):
+    """The `init_h` and `init_c` layers of `initial_state=kind`."""
+    if kind == "mean":
+        return [keras.layers.Dense(n, activation="tanh", name=f"init_{s}")
+                for s in "hc"]
+    return [LearnedInitialState(n, trainable=kind == "learned", name=f"init_{s}")
+            for s in "hc"]
+
+
 def initial_states(get, a):
-    """Annotations `(B, L, D)` -> `h_0`, `c_0` `(B, n)` from their mean."""
+    """Annotations `(B, L, D)` -> `h_0`, `c_0` `(B, n)` from their mean (or,
+    for a learned or zero initial state, the same vectors for every image)."""
     mean_a = get("mean_annotation")(a)                         # (B, D)
     return get("init_h")(mean_a), get("init_c")(mean_a)
 
