@@ -357,3 +357,40 @@ def test_an_initial_state_without_the_image(strips, tmp_path, initial_state):
     model.save(path)
     loaded = keras.saving.load_model(path)
     np.testing.assert_allclose(to_numpy(loaded(x)), to_numpy(model(x)), atol=1e-5)
+
+
+def test_fresh_compositions_every_epoch_from_the_training_digits(strips):
+    from kerattn.datasets.digits import DIGIT_SIZE, GAP
+    from kerattn.recipes.captioning import FreshStripBatches, train
+
+    _, _, vocab = strips
+    (digits, labels), (held_out, _) = split_digits()
+    known = {(d.tobytes(), int(l)) for d, l in zip(digits.astype("float32"), labels)}
+    unseen = {d.tobytes() for d in held_out.astype("float32")} - {
+        d.tobytes() for d in digits.astype("float32")}
+    batches = FreshStripBatches(vocab, count=24, batch_size=8, hard=True, seed=5)
+    epochs = []
+    for _ in range(3):
+        strips_now = batches.strips
+        epochs.append(list(strips_now["captions"]))
+        for image, digit_list in zip(strips_now["images"], strips_now["digits"]):
+            for k, label in enumerate(digit_list):
+                cell = image[:, k * (DIGIT_SIZE + GAP):][:, :DIGIT_SIZE, 0]
+                assert (cell.tobytes(), label) in known
+                assert cell.tobytes() not in unseen
+        x, y = batches[0]
+        assert set(x) == {"images", "caption_in_ids", "caption_out_ids"}
+        assert x["caption_in_ids"].shape == y.shape == (8, 6)
+        c_in, c_out = caption_arrays(strips_now["captions"], vocab, 6)
+        rows = batches.order[:8]
+        np.testing.assert_array_equal(y, c_out[rows])
+        np.testing.assert_array_equal(x["caption_in_ids"], c_in[rows])
+        batches.on_epoch_end()
+    assert epochs[0] != epochs[1] != epochs[2]
+    again = FreshStripBatches(vocab, count=24, batch_size=8, hard=True, seed=5)
+    assert again.strips["captions"] == epochs[0]
+    # The recipe trains on them.
+    model = build(vocab)
+    summary = train(model, {"captions": epochs[0][:16]}, vocab, epochs=2,
+                    batch_size=8, fresh=True, verbose=0)
+    assert summary["epochs"] == 2 and np.isfinite(summary["final_loss"])

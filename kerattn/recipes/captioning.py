@@ -15,7 +15,7 @@ import keras
 import numpy as np
 
 from kerattn.datasets import WordVocabulary, attention_on_own_digit, digit_strips
-from kerattn import distribute
+from kerattn import checks, distribute
 from kerattn.recipes.common import compile_and_fit, write_results
 
 PRESET = "base"   # the model's named sizes (kerattn.zoo.presets)
@@ -29,10 +29,11 @@ def sizes(preset=PRESET):
     return dict(named["paper"], **named[preset])
 
 
-def caption_arrays(captions, vocab):
-    """`(caption_in_ids, caption_out_ids)`: BOS y_1 ... and y_1 ... EOS."""
+def caption_arrays(captions, vocab, length=None):
+    """`(caption_in_ids, caption_out_ids)`: BOS y_1 ... and y_1 ... EOS,
+    padded to the longest caption (or to `length`)."""
     ids = [vocab.encode(c, add_eos=True) for c in captions]
-    length = max(map(len, ids))
+    length = max(max(map(len, ids)), length or 0)
     c_in = np.zeros((len(ids), length), "int32")
     c_out = np.zeros((len(ids), length), "int32")
     for row, x in enumerate(ids):
@@ -104,16 +105,85 @@ def pretrained_encoder(shape, seed=1, epochs=6, copies=10):
     return encoder
 
 
+def _model_inputs(strips, vocab, hard, length=None):
+    c_in, c_out = caption_arrays(strips["captions"], vocab, length)
+    x = {"images": strips["images"], "caption_in_ids": c_in}
+    if hard:                              # hard attention: REINFORCE needs
+        x["caption_out_ids"] = c_out      # the targets inside the graph
+    return x, c_out
+
+
+class FreshStripBatches(distribute.ArrayBatches):
+    """Training strips composed anew every epoch, from the training digits.
+
+    The fixed training set of `digit_strips` repeats the same compositions
+    every epoch; here epoch `e` composes `count` new strips
+    (`compose_strips` with seed `(seed, e)`) from the same 1,437 training
+    digits (`split_digits`), so that no composition can be memorised. The
+    held-out digits are never used.
+
+    Args:
+        vocab: the caption vocabulary.
+        count: strips per epoch.
+        batch_size: strips per batch.
+        hard: also give `caption_out_ids` (hard attention's REINFORCE).
+        seed: the composition and shuffling seed.
+        min_digits, max_digits, jitter: as `compose_strips`.
+
+    Example:
+
+    >>> from kerattn.datasets import WordVocabulary
+    >>> from kerattn.datasets.digits import DIGIT_WORDS
+    >>> vocab = WordVocabulary.build([" ".join(DIGIT_WORDS)])
+    >>> batches = FreshStripBatches(vocab, count=8, batch_size=4)
+    >>> first = batches.strips["captions"]
+    >>> batches.on_epoch_end()
+    >>> len(batches), batches.strips["captions"] != first
+    (2, True)
+    """
+
+    def __init__(self, vocab, count, batch_size, hard=False, seed=0,
+                 min_digits=3, max_digits=5, jitter=0):
+        from kerattn.datasets.digits import split_digits
+
+        checks.positive_int("count", count)
+        (self.digits, self.labels), _ = split_digits()
+        self.vocab, self.count, self.hard, self.seed = vocab, count, hard, seed
+        self.options = dict(min_digits=min_digits, max_digits=max_digits,
+                            jitter=jitter)
+        self.epoch = 0
+        x, y = self._compose()
+        super().__init__(x, y, batch_size, seed=seed)
+
+    def _compose(self):
+        from kerattn.datasets.digits import compose_strips
+
+        self.strips = compose_strips(self.digits, self.labels, self.count,
+                                     seed=self.seed * 1_000_003 + self.epoch,
+                                     **self.options)
+        return _model_inputs(self.strips, self.vocab, self.hard,
+                             self.options["max_digits"] + 1)
+
+    def on_epoch_end(self):
+        self.epoch += 1
+        self.x, self.y = self._compose()
+        super().on_epoch_end()
+
+
 def train(model, train, vocab, epochs, batch_size=64, minutes=None,
-          learning_rate=2e-3, strategy=None, seed=1, verbose=2):
-    """Fit a show_attend_tell model on `train` strips (`compile_and_fit`)."""
+          learning_rate=2e-3, strategy=None, seed=1, verbose=2, fresh=False):
+    """Fit a show_attend_tell model on `train` strips (`compile_and_fit`);
+    `fresh=True` composes as many new strips every epoch instead
+    (`FreshStripBatches`)."""
     from kerattn.losses import MaskedSparseCrossentropy
 
-    c_in, c_out = caption_arrays(train["captions"], vocab)
-    x = {"images": train["images"], "caption_in_ids": c_in}
-    if "caption_out_ids" in model.input:   # hard attention: REINFORCE needs
-        x["caption_out_ids"] = c_out      # the targets inside the graph
-    batches = distribute.ArrayBatches(x, c_out, batch_size, seed=seed)
+    hard = "caption_out_ids" in model.input
+    if fresh:
+        batches = FreshStripBatches(vocab, len(train["captions"]), batch_size,
+                                    hard=hard, seed=seed)
+    else:
+        x, c_out = _model_inputs(train, vocab, hard)
+        batches = distribute.ArrayBatches(x, c_out, batch_size, seed=seed)
     _, summary = compile_and_fit(
         model, batches, loss=MaskedSparseCrossentropy(pad_id=vocab.pad_id),
         learning_rate=learning_rate, clipnorm=5.0, epochs=epochs,
@@ -160,7 +230,7 @@ def fit(attention="soft", preset="small", epochs=8, batch_size=64,
 
 
 def run(attention, train_strips, test, vocab, epochs, minutes, out_dir, seed=1,
-        pretrain=True, strategy=None, preset=PRESET):
+        pretrain=True, strategy=None, preset=PRESET, fresh=False, **builder):
     from kerattn.zoo import show_attend_tell
 
     strategy = strategy or distribute.no_distribution()
@@ -170,9 +240,9 @@ def run(attention, train_strips, test, vocab, epochs, minutes, out_dir, seed=1,
     with strategy.scope():
         model = show_attend_tell(len(vocab), attention=attention,
                                  image_shape=image_shape, seed=seed,
-                                 encoder=encoder, preset=preset)
+                                 encoder=encoder, preset=preset, **builder)
         summary = train(model, train_strips, vocab, epochs, minutes=minutes,
-                        strategy=strategy, seed=seed)
+                        strategy=strategy, seed=seed, fresh=fresh)
     if not strategy.is_chief:   # torch DDP: rank 0 evaluates and writes
         return None
     train_info = {k: summary[k] for k in ("epochs", "train_minutes", "final_loss",
@@ -199,6 +269,8 @@ def report(results, meta):
              "(scikit-learn's UCI digits), 3-5 digits per strip"
              + (f"; training digits jittered by up to {meta['jitter']} pixel(s) in "
                 "their cells, test strips plain" if meta.get("jitter") else "")
+             + ("; new training strips composed every epoch from the same "
+                "training digits" if meta.get("fresh_compositions") else "")
              + ".", "",
              "| attention | decoding | exact-caption accuracy | attention on own digit "
              "(correct captions) | (all captions) |",
@@ -227,6 +299,8 @@ def report(results, meta):
         lines += [f"| {r['run']} | {r['soft'][0]:.3f} | {r['soft'][1]:.3f} | "
                   f"{r['hard'][0]:.3f} | {r['hard'][1]:.3f} |" for r in meta["other_runs"]]
     lines += ["", f"Encoder: {meta.get('encoder', 'trained with the captioner')}. "
+              f"Initial LSTM state: {meta.get('initial_state', 'mean')} "
+              "(`initial_state`; the paper's is the mean annotation). "
               f"Sizes: preset {meta['preset']!r}, `{meta['sizes']}` (a 1 x 22 annotation grid: each location "
               "covers two image columns).", ""]
     return "\n".join(lines)
@@ -247,6 +321,11 @@ def main(argv=None, out_dir=None):
                              "instead of training it with the captioner")
     parser.add_argument("--preset", choices=("tiny", "small", "base", "paper"),
                         default=PRESET, help="the model's named sizes")
+    parser.add_argument("--fresh-compositions", action="store_true",
+                        help="compose new training strips every epoch")
+    parser.add_argument("--initial-state", choices=("mean", "learned", "zeros"),
+                        default="mean", help="how the LSTM starts (the paper: "
+                        "from the mean annotation)")
     parser.add_argument("--out", default=out_dir or ".")
     distribute.add_arguments(parser)
     args = parser.parse_args(argv)
@@ -260,14 +339,16 @@ def main(argv=None, out_dir=None):
     attentions = ["soft", "hard"] if args.attention == "both" else [args.attention]
     results = {a: run(a, train, test, vocab, args.epochs, args.minutes, args.out,
                       pretrain=args.pretrain_encoder, strategy=strategy,
-                      preset=args.preset)
+                      preset=args.preset, fresh=args.fresh_compositions,
+                      initial_state=args.initial_state)
                for a in attentions}
     if not strategy.is_chief:
         return None
     meta = {"backend": keras.backend.backend(), "beam_greedy_fallback": False,
             "train": args.train, "test": args.test,
             "preset": args.preset, "sizes": sizes(args.preset),
-            "jitter": args.jitter,
+            "jitter": args.jitter, "fresh_compositions": args.fresh_compositions,
+            "initial_state": args.initial_state,
             "encoder": "pretrained on single training digits, then fixed"
                        if args.pretrain_encoder else "trained with the captioner"}
     write_results(args.out, {"meta": meta, "results": results}, report(results, meta))
