@@ -89,6 +89,9 @@ def test_the_project_readme_shows_each_translation_result_as_recorded():
                    if line.startswith(f"| `{name}` |"))
         r = s.results_of(name)
         cell = row.split(" | ")[2]
-        greedy, beam = re.findall(r"\d+\.\d+", cell)[:2]
+        spreads = re.findall(r" ± (\d+\.\d+)", cell)   # over seeds, if any
+        assert spreads == [str(r[k]) for k in ("bleu_greedy_sd", "bleu_beam5_sd")
+                           if k in r]
+        greedy, beam = re.findall(r"\d+\.\d+", re.sub(r" ± \d+\.\d+", "", cell))[:2]
         assert (greedy, beam) == (str(r["bleu_greedy"]), str(r["bleu_beam5"]))
         assert ("the better" in cell) == r.get("beam_greedy_fallback", True)
