@@ -400,7 +400,7 @@ steps, {results['train_minutes']} minutes of training).
 {chr(10).join(rows)}
 
 {decoding}{seeds}
-{_ablation_section(directory)}
+{_ablation_section(directory, results)}
 ## BLEU by source length ({search})
 
 All {results['length_bucket_sentences']:,} test pairs of at most 50 source
@@ -417,9 +417,10 @@ words (the model trained on at most {config['max_tokens']} tokens).
     return text
 
 
-def _ablation_section(directory):
+def _ablation_section(directory, results=None):
     """The table of `ablation.json` (written by `zoo/ablation.py`), or
-    nothing."""
+    nothing; its last row is the recipe's own result (`results`), for
+    comparison at the recipe's budget."""
     path = os.path.join(directory, "ablation.json")
     if not os.path.exists(path):
         return ""
@@ -441,6 +442,17 @@ def _ablation_section(directory):
         lines.append(f"| {name} | {row['what']} | {row['epochs']} | "
                      f"{row['final_loss']} | {row['final_val_loss']} | "
                      f"{row['bleu_greedy']} | {bucket} | {row['minutes']} |")
+    if results and "bleu_greedy_by_source_length" in results:
+        bucket = results["bleu_greedy_by_source_length"].get("16-20")
+        bucket = (f"{_shown(bucket, 'bleu')} ({bucket['sentences']} sentences)"
+                  if bucket else "-")
+        seeds = results.get("seeds", 1)
+        lines.append(
+            f"| the recipe (above) | its result, {seeds} seed{'s' * (seeds > 1)} "
+            f"| {results['epochs']} | {_shown(results, 'final_loss')} | "
+            f"{_shown(results, 'final_val_loss')} | "
+            f"{_shown(results, 'bleu_greedy')} | {bucket} | "
+            f"{_shown(results, 'train_minutes')} |")
     return "\n".join(lines) + "\n"
 
 
@@ -504,7 +516,7 @@ def main(name, description, directory, argv=None):
         config = saved.pop("config")
         saved.pop("model")
         return report(output, name, description, config, saved,
-                      saved.pop("command", f"python zoo/{name}/recipe.py"))
+                      saved.get("command", f"python zoo/{name}/recipe.py"))
     checks.positive_int("seeds", args.seeds)
     strategy = distribute.from_arguments(args, name)   # before the backend starts
     print(f"backend {keras.backend.backend()}, {strategy.num_replicas} replica(s)")
