@@ -231,11 +231,11 @@ class Generator:
     >>> out["tokens"].shape
     (2, 4)
     >>> generator.buckets()       # batch sizes x source lengths
-    (9, 6)
+    (9, 8)
     """
 
     def __init__(self, model, jit_compile=True, max_batch=256,
-                 max_source_length=256, max_compiled=16):
+                 max_source_length=1024, max_compiled=16):
         _check_model(model)
         checks.boolean("jit_compile", jit_compile)
         for name, value in (("max_batch", max_batch),

@@ -25,7 +25,7 @@ class Translator:
         max_batch: the most texts decoded at once; a longer list runs in
             chunks (a power of two, 256).
         max_source_length: a text of more tokens is translated from its
-            first `max_source_length` tokens (a power of two, 256), as the
+            first `max_source_length` tokens (a power of two, 1024), as the
             exported SavedModel truncates at its own `max_source_length`.
 
     Call arguments:
@@ -64,7 +64,7 @@ class Translator:
     """
 
     def __init__(self, model, source_vocab, target_vocab, max_length=40,
-                 jit_compile=True, max_batch=256, max_source_length=256):
+                 jit_compile=True, max_batch=256, max_source_length=1024):
         self.generator = Generator(model, jit_compile, max_batch=max_batch,
                                    max_source_length=max_source_length)
         checks.require(model.inputs_are_ids, "model",
