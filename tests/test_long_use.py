@@ -129,3 +129,18 @@ def test_a_50_epoch_fit_traces_no_more_than_its_shapes():
         assert steps["traced"] == epochs * len(twin)
     else:
         assert 1 <= steps["traced"] <= len(shapes), (steps, len(shapes))
+
+
+def test_long_sources_are_cut_and_big_batches_chunked():
+    src = WordVocabulary.build([s for s, _ in PAIRS], 100)
+    model = kerattn.zoo.bahdanau_nmt(len(src), len(src), preset="tiny")
+    generator = kerattn.decoding.Generator(model, max_batch=2,
+                                           max_source_length=8)
+    rows = [[5 + i % 7] * (3 + 4 * i) for i in range(5)]      # 3..19 tokens
+    out = generator(rows, max_length=4)
+    assert out["tokens"].shape == (5, 4)
+    assert out["attention"].shape[-1] == 8                     # cut at 8
+    # Chunks of 2 rows: the first row alone matches itself in a chunk.
+    alone = generator(rows[:1], max_length=4)
+    np.testing.assert_array_equal(out["tokens"][:1], alone["tokens"])
+    assert {shape for (_, shape) in generator.traces} <= {(1, 8), (2, 8)}
