@@ -106,15 +106,21 @@ def _make_unsafe_switch(base, directory, marker):
     return _with_config(base, os.path.join(directory, "unsafe.keras"), edit)
 
 
-def _make_lambda(base, directory, marker):
+def _replace_dropout(class_name, layer_config):
+    """An edit turning the first Dropout into `class_name` with
+    `layer_config` (its name kept), in the functional graph's place."""
     def edit(config):
         layer = _first(config, "Dropout")
-        layer.update(module="keras.layers", class_name="Lambda",
+        layer.update(module="keras.layers", class_name=class_name,
                      registered_name=None)
-        layer["config"] = {"name": layer["config"]["name"],
-                           "function": _touch_code(marker),
-                           "arguments": {}}
-    return _with_config(base, os.path.join(directory, "lambda.keras"), edit)
+        layer["config"] = {"name": layer["config"]["name"], **layer_config}
+    return edit
+
+
+def _make_lambda(base, directory, marker):
+    return _with_config(base, os.path.join(directory, "lambda.keras"),
+                        _replace_dropout("Lambda", {
+                            "function": _touch_code(marker), "arguments": {}}))
 
 
 def _make_foreign_module(base, directory, marker):
@@ -132,13 +138,9 @@ def _make_foreign_module(base, directory, marker):
 
 def _make_tfsm(base, directory, marker):
     """CVE-2026-1462's shape: a layer that loads another SavedModel."""
-    def edit(config):
-        layer = _first(config, "Dropout")
-        layer.update(module="keras.layers", class_name="TFSMLayer",
-                     registered_name=None)
-        layer["config"] = {"name": layer["config"]["name"],
-                           "filepath": os.path.join(directory, "attacker_model")}
-    return _with_config(base, os.path.join(directory, "tfsm.keras"), edit)
+    return _with_config(base, os.path.join(directory, "tfsm.keras"),
+                        _replace_dropout("TFSMLayer", {
+                            "filepath": os.path.join(directory, "attacker_model")}))
 
 
 def _make_entry(name, data=b"owned"):

@@ -9,7 +9,6 @@ the Generator. Resident memory is printed (`-s`), not asserted.
 """
 
 import os
-import resource
 
 import keras
 import numpy as np

@@ -238,9 +238,9 @@ class Generator:
                  max_source_length=1024, max_compiled=16):
         _check_model(model)
         checks.boolean("jit_compile", jit_compile)
-        for name, value in (("max_batch", max_batch),
-                            ("max_source_length", max_source_length)):
-            checks.int_at_least(name, value, 1 if name == "max_batch" else 8)
+        for name, value, low in (("max_batch", max_batch, 1),
+                                 ("max_source_length", max_source_length, 8)):
+            checks.int_at_least(name, value, low)
             checks.require(value & (value - 1) == 0, name, "a power of two",
                            value)
         checks.positive_int("max_compiled", max_compiled)

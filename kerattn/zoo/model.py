@@ -341,10 +341,10 @@ class ZooModel(keras.Model):
         (`x`, and `validation_data` of `fit`)."""
         self._check_data(x)
         validation = kwargs.get("validation_data")
+        if not (_is_dataset(x) or _is_dataset(validation)):
+            return method(x, *args, **kwargs)
         if _is_dataset(validation):
             kwargs["validation_data"] = self.checked_dataset(validation)
-        elif not _is_dataset(x):
-            return method(x, *args, **kwargs)
         if _is_dataset(x):
             x = self.checked_dataset(x)
         values = _jax_values(self)
