@@ -498,6 +498,10 @@ class ArrayBatches(keras.utils.PyDataset):
         batch_size: rows per batch (the global batch).
         shuffle: reshuffle the rows every epoch.
         seed: the shuffling seed.
+        repeats: each row comes `repeats` times in a row in its batch
+            (`batch_size * repeats` rows a batch): several samples of one
+            example side by side, e.g. the N location samples per caption
+            of hard attention's estimator (Xu et al., 2015, eq. 11).
 
     Example:
 
@@ -506,11 +510,16 @@ class ArrayBatches(keras.utils.PyDataset):
     ...                        shuffle=False)
     >>> len(batches), batches[2][1].tolist()
     (3, [8, 9])
+    >>> ArrayBatches(np.arange(10), None, 4, shuffle=False, repeats=2)[2].tolist()
+    [8, 8, 9, 9]
     """
 
-    def __init__(self, x, y=None, batch_size=32, shuffle=True, seed=0):
+    def __init__(self, x, y=None, batch_size=32, shuffle=True, seed=0,
+                 repeats=1):
         super().__init__()
         checks.positive_int("batch_size", batch_size)
+        checks.positive_int("repeats", repeats)
+        self.repeats = repeats
         self.x, self.y = x, y
         self.rows = len(keras.tree.flatten(x)[0])
         checks.require(y is None or len(y) == self.rows, "y",
@@ -525,6 +534,7 @@ class ArrayBatches(keras.utils.PyDataset):
 
     def __getitem__(self, index):
         rows = self.order[index * self.batch_size:(index + 1) * self.batch_size]
+        rows = np.repeat(rows, self.repeats)
         x = keras.tree.map_structure(lambda a: np.asarray(a)[rows], self.x)
         return x if self.y is None else (x, np.asarray(self.y)[rows])
 

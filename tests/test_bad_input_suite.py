@@ -84,6 +84,12 @@ case("SoftVisualAttention", "gating not a bool",
      lambda: layers.SoftVisualAttention(3, gating="yes"), "`gating`")
 case("HardVisualAttention", "unknown inference",
      lambda: layers.HardVisualAttention(3, inference="mode"), "`inference`")
+case("HardVisualAttention", "expectation_rate above 1",
+     lambda: layers.HardVisualAttention(3, expectation_rate=1.5), "`expectation_rate`")
+case("HardVisualAttention", "expectation_rate a string",
+     lambda: layers.HardVisualAttention(3, expectation_rate="half"), "`expectation_rate`")
+case("HardVisualAttention", "expectation_rate a bool",
+     lambda: layers.HardVisualAttention(3, expectation_rate=True), "`expectation_rate`")
 
 
 # === Self-attention, pooling and hierarchical layers ===
@@ -433,6 +439,12 @@ case("luong_nmt", "initializer_range 0",
 case("luong_nmt", "layer_dropout not a bool",
      lambda: zoo.luong_nmt(20, 20, preset="tiny", layer_dropout="yes"),
      "`layer_dropout`")
+case("luong_nmt", "bidirectional_encoder not a bool",
+     lambda: zoo.luong_nmt(20, 20, preset="tiny", bidirectional_encoder=1),
+     "`bidirectional_encoder`")
+case("luong_nmt", "odd units with a bidirectional encoder",
+     lambda: zoo.luong_nmt(20, 20, preset="tiny", units=15, bidirectional_encoder=True),
+     "`units`")
 
 _SAT = dict(image_shape=(8, 20, 1), encoder_filters=(4,), encoder_pool_sizes=((2, 2),),
             embedding_dim=4, units=6, attention_units=4)
@@ -443,6 +455,9 @@ case("show_attend_tell", "unknown attention",
 case("show_attend_tell", "vocab_size 0", lambda: zoo.show_attend_tell(0, **_SAT), "`vocab_size`")
 case("show_attend_tell", "unknown initial_state",
      lambda: zoo.show_attend_tell(20, initial_state="image", **_SAT), "`initial_state`")
+case("show_attend_tell", "expectation_rate negative",
+     lambda: zoo.show_attend_tell(20, attention="hard", expectation_rate=-0.5, **_SAT),
+     "`expectation_rate`")
 case("show_attend_tell", "float caption ids",
      lambda: _SAT_MODEL()(
          {"images": _IMAGES, "caption_in_ids": x(2, 3)}), "`caption_in_ids` must hold integer")

@@ -187,3 +187,47 @@ def test_tied_transformer_trains_with_its_target_mask():
     logits = model.get_layer("target_embedding")(
         keras.ops.ones((2, 3, 16)), reverse=True)
     assert tuple(logits.shape) == (2, 3, 30)
+
+
+def test_luong_bidirectional_encoder():
+    """`bidirectional_encoder=True`: the first layer reads both ways with
+    units / 2 cells a direction, so each annotation depends on the words on
+    both sides (with the reversed source, one way reads only the words from
+    its own to the end); the decoder starts from the two directions' last
+    states, concatenated; step by step equals the full pass."""
+    def build(bi):
+        return zoo.luong_nmt(30, 40, preset="tiny", num_layers=2, units=16,
+                             embedding_dim=8, reverse_source=True,
+                             bidirectional_encoder=bi)
+
+    bi, uni = build(True), build(False)
+    # Parameters: 2 x 4 (n/2)(e + n/2 + 1) instead of 4 n (e + n + 1).
+    first = bi.get_layer("encoder_1")
+    assert sum(int(np.prod(w.shape)) for w in first.weights) == 2 * 4 * 8 * (8 + 8 + 1)
+    assert (bi.count_params() - uni.count_params()
+            == 2 * 4 * 8 * (8 + 8 + 1) - 4 * 16 * (8 + 16 + 1))
+    source = np.array([[5, 6, 7, 0], [7, 8, 9, 4], [10, 11, 12, 13]], "int32")
+    changed = source.copy()
+    changed[:, 0] = 20                                  # the first word
+    for model, depends in ((bi, True), (uni, False)):
+        h = to_numpy(model.encode(source, 3)["cache"]["values"])
+        h2 = to_numpy(model.encode(changed, 3)["cache"]["values"])
+        # The last word's annotation (position 2, 3, 3) and the first word.
+        last = np.stack([h[0, 2] - h2[0, 2], h[1, 3] - h2[1, 3], h[2, 3] - h2[2, 3]])
+        assert (np.abs(last).max() > 1e-4) == depends
+    states = bi.encode(source, 3)["states"]
+    fwd_bwd = first(bi.get_layer("source_embedding")(
+        bi.get_layer("reverse_source")(source)),
+        mask=source != 0)
+    np.testing.assert_allclose(
+        to_numpy(states[0]),
+        np.concatenate([to_numpy(fwd_bwd[1]), to_numpy(fwd_bwd[3])], -1), atol=1e-6)
+    target = np.array([[2, 5, 0], [2, 6, 7], [2, 8, 9]], "int32")
+    full = to_numpy(bi({"source_ids": source, "target_in_ids": target}))
+    state = bi.encode(source, 3)
+    for t in range(3):
+        logits, state, _ = bi.step(target[:, t], state, t)
+        keep = target[:, t] != 0
+        np.testing.assert_allclose(to_numpy(logits)[keep], full[keep, t], atol=1e-5)
+    with pytest.raises(ValueError, match="`units`"):
+        zoo.luong_nmt(30, 40, preset="tiny", units=15, bidirectional_encoder=True)

@@ -15,19 +15,37 @@ def test_captioning_recipe_end_to_end(tmp_path, monkeypatch):
     monkeypatch.setattr(captioning, "pretrained_encoder", pretrain)
     results = captioning.main(["--attention", "both", "--train", "32", "--test", "8",
                                "--epochs", "1", "--pretrain-encoder", "--preset", "tiny",
-                               "--out", str(tmp_path)])
+                               "--seeds", "2", "--out", str(tmp_path)])
     for attention in ("soft", "hard"):
         r = results[attention]
         for beam in ("beam1", "beam3"):
             assert 0.0 <= r[beam]["exact_caption_accuracy"] <= 1.0
             assert 0.0 <= r[beam]["own_digit_share_all"] <= 1.0
+        # Two seeds: the mean and standard deviation of the per-seed figures.
+        exact = [s["exact"] for s in r["by_seed"]]
+        assert [s["seed"] for s in r["by_seed"]] == [1, 2]
+        assert abs(r["beam1"]["exact_caption_accuracy"] - np.mean(exact)) < 1e-4
+        assert abs(r["beam1"]["exact_caption_accuracy_sd"] - np.std(exact, ddof=1)) < 1e-4
         assert os.path.exists(os.path.join(tmp_path, f"model_{attention}.keras"))
+    # A second command (hard only, the paper's expected context and two
+    # samples a caption) joins the study; with no run of the recipe's
+    # default settings, the headline is the latest run.
+    captioning.main(["--attention", "hard", "--train", "32", "--test", "8",
+                     "--epochs", "1", "--preset", "tiny", "--expectation-rate", "0.5",
+                     "--samples-per-caption", "2", "--out", str(tmp_path)])
     with open(os.path.join(tmp_path, "results.json")) as f:
-        assert set(json.load(f)["results"]) == {"soft", "hard"}
+        saved = json.load(f)
+    assert set(saved["results"]) == {"hard"} and saved["results"]["hard"]["seeds"] == 1
+    assert len(saved["study"]) == 2
+    first = [e for e in saved["study"].values() if "--seeds 2" in e["command"]]
+    assert set(first[0]["results"]) == {"soft", "hard"}
+    new = [e for e in saved["study"].values() if "--expectation-rate" in e["command"]]
+    assert set(new[0]["results"]) == {"hard"} and new[0]["results"]["hard"]["seeds"] == 1
     with open(os.path.join(tmp_path, "RESULTS.md")) as f:
         text = f.read()
-    assert "| soft | greedy |" in text and "| hard | beam 3 |" in text
-    assert "pretrained on single training digits, then fixed" in text
+    assert "| hard | greedy |" in text and "| hard | beam 3 |" in text
+    assert "| soft | 2 |" in text
+    assert "hard: expected context p=0.5, 2 samples per caption | hard | 1 |" in text
 
 
 def test_caption_arrays_shift_by_one():

@@ -181,3 +181,95 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="`value` must have rank 3"):
         SoftVisualAttention(units=3)(np.zeros((2, 4), "float32"),
                                      np.zeros((2, 4), "float32"))
+
+
+def test_expected_context_rows_match_numpy():
+    """`expectation_rate` (section 4.1): in training, a row whose coin is
+    below the rate takes the expected context `alpha @ a` (the soft
+    output) and samples nothing; the others take their sampled location."""
+    rng = np.random.default_rng(5)
+    h = rng.standard_normal((4, 3, 6)).astype("float32")
+    a = rng.standard_normal((4, 7, 5)).astype("float32")
+    mask = lengths_mask([7, 5, 6, 3], 7)
+    u = rng.random((4, 3, 7)).astype("float32")
+    coin = np.array([0.2, 0.7, 0.45, 0.9], "float32")   # rate 0.5: rows 0, 2
+    layer = HardVisualAttention(units=4, gating=False, expectation_rate=0.5, seed=1)
+    z, alpha, info = layer(h, a, value_mask=mask, training=True, sample_noise=u,
+                           expectation_noise=coin, return_attention_scores=True,
+                           return_sample=True)
+    z, alpha, sample = to_numpy(z), to_numpy(alpha), to_numpy(info["sample"])
+    ref_z, ref_alpha = np_soft(h, a, params(layer), False, mask[:, None])
+    np.testing.assert_allclose(alpha, ref_alpha, atol=1e-5)
+    logits = np.where(ref_alpha > 0, np.log(np.maximum(ref_alpha, 1e-12)), -1e9)
+    index = np.argmax(logits - np.log(-np.log(np.clip(u, 1e-7, 1 - 1e-7))), -1)
+    for row in range(4):
+        if coin[row] < 0.5:
+            np.testing.assert_allclose(z[row], ref_z[row], atol=1e-5)
+            assert np.all(sample[row] == 0)
+            assert np.all(to_numpy(info["log_prob"])[row] == 0)
+        else:
+            np.testing.assert_array_equal(sample[row].argmax(-1), index[row])
+            np.testing.assert_allclose(z[row], a[row][index[row]], atol=1e-6)
+    # Rate 0 always samples; at inference the coin plays no part.
+    layer.expectation_rate = 0.0
+    _, info = layer(h, a, value_mask=mask, training=True, sample_noise=u,
+                    expectation_noise=coin, return_sample=True)
+    np.testing.assert_array_equal(to_numpy(info["sample"]).sum(-1), 1.0)
+    layer.expectation_rate = 1.0
+    np.testing.assert_allclose(
+        to_numpy(layer(h, a, value_mask=mask, training=False)), ref_z, atol=1e-5)
+
+
+def test_expected_context_is_one_coin_per_caption():
+    """Inside AttentionRNN each caption takes the expected context at every
+    step or at none, about half of them at rate 0.5 (the coin drawn once
+    per row, outside the loop)."""
+    from kerattn.layers import AttentionRNN
+
+    rng = np.random.default_rng(6)
+    batch, steps = 96, 4
+    a = rng.standard_normal((batch, 5, 3)).astype("float32")
+    y = rng.standard_normal((batch, steps, 2)).astype("float32")
+    decoder = AttentionRNN(
+        6, HardVisualAttention(4, expectation_rate=0.5, seed=3), cell="lstm",
+        order="bahdanau", output_state="current")
+    _, alphas, samples = decoder(y, a, return_attention_scores=True,
+                                 return_attention_samples=True, training=True)
+    per_step = to_numpy(samples).sum(-1)                  # (batch, steps)
+    assert set(np.unique(per_step)) == {0.0, 1.0}
+    expected_rows = per_step.sum(-1) == 0
+    assert np.all(per_step[~expected_rows] == 1)          # all steps or none
+    assert 0.3 < expected_rows.mean() < 0.7, expected_rows.mean()
+    # At inference nothing is sampled per row: every row's context is soft.
+    _, _, samples = decoder(y, a, return_attention_scores=True,
+                            return_attention_samples=True, training=False)
+    np.testing.assert_array_equal(to_numpy(samples).sum(-1), 1.0)
+
+
+def test_reinforce_leaves_out_captions_without_samples():
+    """A caption that sampled nothing (expected context) gets no
+    score-function term and does not move the baseline (NumPy reference)."""
+    from kerattn.layers import HardAttentionReinforce
+
+    rng = np.random.default_rng(7)
+    logits = rng.standard_normal((3, 4, 6)).astype("float32")
+    targets = np.array([[1, 2, 3, 0], [4, 5, 0, 0], [2, 2, 2, 5]], "int32")
+    alphas = rng.random((3, 4, 5)).astype("float32")
+    alphas /= alphas.sum(-1, keepdims=True)
+    samples = np.eye(5, dtype="float32")[rng.integers(0, 5, (3, 4))]
+    samples[1] = 0.0                                    # row 1: expected context
+    layer = HardAttentionReinforce(lambda_r=1.0, lambda_e=0.0, decay=0.9)
+    layer(logits, targets, alphas, samples, training=True)
+    steps = (targets != 0).astype("float32")
+    log_softmax = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    reward = (np.take_along_axis(log_softmax, targets[..., None], -1)[..., 0]
+              * steps).sum(-1)
+    log_p_s = ((samples * np.log(alphas)).sum(-1) * steps).sum(-1)
+    ref_loss = -np.sum(reward * log_p_s) / steps.sum()   # the baseline was 0
+    np.testing.assert_allclose(float(to_numpy(layer.losses[0])), ref_loss, rtol=1e-4)
+    np.testing.assert_allclose(float(to_numpy(layer.baseline.baseline)),
+                               0.1 * reward[[0, 2]].mean(), rtol=1e-5)
+    baseline = MovingAverageBaseline(decay=0.9)
+    baseline(np.array([-1.0, -3.0], "float32"), training=True,
+             keep=np.array([False, False]))
+    assert float(to_numpy(baseline.baseline)) == 0.0    # none kept: no update

@@ -394,3 +394,27 @@ def test_fresh_compositions_every_epoch_from_the_training_digits(strips):
     summary = train(model, {"captions": epochs[0][:16]}, vocab, epochs=2,
                     batch_size=8, fresh=True, verbose=0)
     assert summary["epochs"] == 2 and np.isfinite(summary["final_loss"])
+
+
+def test_several_samples_per_caption_side_by_side(strips):
+    """`samples_per_caption` / `repeats`: each caption comes N times in a row
+    in its batch (N independent location samples of hard attention)."""
+    from kerattn.distribute import ArrayBatches
+    from kerattn.recipes.captioning import FreshStripBatches
+
+    _, _, vocab = strips
+    batches = FreshStripBatches(vocab, count=10, batch_size=4, hard=True, seed=2,
+                                repeats=3)
+    x, y = batches[1]
+    rows = batches.order[4:8]
+    c_in, c_out = caption_arrays(batches.strips["captions"], vocab, 6)
+    assert len(batches) == 3 and y.shape == (12, 6)
+    np.testing.assert_array_equal(y, np.repeat(c_out[rows], 3, axis=0))
+    np.testing.assert_array_equal(x["images"],
+                                  np.repeat(batches.strips["images"][rows], 3, axis=0))
+    plain = ArrayBatches(np.arange(5), np.arange(5) * 10, 2, seed=1, repeats=2)
+    seen = np.concatenate([plain[i][0] for i in range(len(plain))])
+    assert sorted(seen.tolist()) == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]
+    assert np.all(seen[::2] == seen[1::2])
+    with pytest.raises(ValueError, match="`repeats`"):
+        ArrayBatches(np.arange(5), None, 2, repeats=0)

@@ -83,6 +83,11 @@ VARIANTS = {"luong_nmt": {**_before({
                "attention, general score, input feeding", {}, {}),
     "local-p": ("the recipe now with local-p attention (D = 10, section 3.2)",
                 {"attention": "local-p"}, {}),
+    "bi-encoder": ("the recipe now with a bidirectional first encoder layer "
+                   "(128 cells a direction; OpenNMT's brnn, not the paper)",
+                   {"bidirectional_encoder": True}, {}),
+    "label-smoothing": ("the recipe now with label smoothing 0.1",
+                        {}, {"label_smoothing": 0.1}),
 }, "bahdanau_nmt": {
     "recipe": RECIPE,
     "paper-gru": ("the paper's GRU (reset_after=False) in encoder and decoder",

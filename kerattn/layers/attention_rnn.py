@@ -194,6 +194,12 @@ class AttentionRNNCell(keras.layers.Layer):
             kwargs["query_start"] = ops.cast(step[:, 0], "int32")  # per row
         if self.attention.samples_locations:
             kwargs["return_sample"] = True
+            if (sample_noise is not None and values.shape[1] is not None
+                    and sample_noise.shape[-1] == values.shape[1] + 1):
+                # AttentionRNN's packing: the last column is the row's coin
+                # for the expected context (the same at every step).
+                kwargs["expectation_noise"] = sample_noise[:, -1]
+                sample_noise = sample_noise[:, :-1]
             kwargs["sample_noise"] = sample_noise
         result = self.attention(
             query, values, projected_key=keys, value_mask=memory_mask,
@@ -228,7 +234,9 @@ class AttentionRNNCell(keras.layers.Layer):
             memory: `(keys, values, bool mask)` (`AttentionRNN.memory_of`).
             training: bool.
             sample_noise: optional uniform `(batch, S)` for an attention
-                that samples locations in training.
+                that samples locations in training, or `(batch, S + 1)`
+                whose last column is the row's `expectation_noise` (the
+                same at every step of a row).
 
         Returns:
             `(output (batch, output_dim), new_states, extras)`; `extras` has
@@ -583,6 +591,15 @@ class AttentionRNN(keras.layers.Layer):
                 noise = keras.random.uniform(
                     tuple(ops.shape(inputs)[:2]) + (int(memory.shape[1]),),
                     seed=self.attention.seed_generator, dtype=inputs.dtype)
+                if getattr(self.attention, "expectation_rate", 0) > 0:
+                    # One coin per row, for every step: a caption takes the
+                    # expected context throughout or samples throughout.
+                    coin = keras.random.uniform(
+                        (ops.shape(inputs)[0], 1, 1),
+                        seed=self.attention.seed_generator, dtype=inputs.dtype)
+                    coin = ops.broadcast_to(
+                        coin, tuple(ops.shape(inputs)[:2]) + (1,))
+                    noise = ops.concatenate([noise, coin], axis=-1)
             memory_args = self.memory_of(cache)
 
             def attend_step(x, states, noise_t):

@@ -155,10 +155,21 @@ class HardVisualAttention(SoftVisualAttention):
     (`inference="argmax"`). Sampling uses a Keras `SeedGenerator`, so it
     runs on every backend and is reproducible with `seed`.
 
+    With `expectation_rate` p > 0, each row (each image's caption) takes,
+    with probability p, the expected context `sum_i alpha_ti a_i` at every
+    step instead of a sample (section 4.1: "with probability 0.5 for a
+    given image, we set the sampled attention location s~ to its expected
+    value alpha", the deterministic attention of section 4.2). Such a row
+    trains through `alpha` by backpropagation and samples nothing: its
+    `sample` is all zeros and its `log_prob` 0, so REINFORCE
+    (`HardAttentionReinforce`) leaves it out.
+
     Args:
         units, gating, kernel_initializer, kernel_regularizer, dropout: as
             `SoftVisualAttention`.
         inference: "expectation" or "argmax".
+        expectation_rate: the probability p above, in [0, 1] (0: always
+            sample; the paper's 0.5).
         seed: optional int seed of the sampler.
         **kwargs: base layer keyword arguments.
 
@@ -173,6 +184,9 @@ class HardVisualAttention(SoftVisualAttention):
         Gumbel(noise))` (the same distribution) instead of a draw from the
         layer's seed generator. Loops pass it in (under JAX a seed
         generator cannot advance inside a scan).
+        `expectation_noise`: optional uniform `(batch,)`: in training, a
+        row whose value is below `expectation_rate` takes the expected
+        context (drawn from the seed generator when not given).
 
     Returns:
         `output`, then the weights `alpha` if `return_attention_scores`,
@@ -191,20 +205,28 @@ class HardVisualAttention(SoftVisualAttention):
 
     samples_locations = True  # AttentionRNN asks for the samples and noise
 
-    def __init__(self, units, inference="expectation", seed=None, **kwargs):
+    def __init__(self, units, inference="expectation", expectation_rate=0.0,
+                 seed=None, **kwargs):
         super().__init__(units, **kwargs)
         checks.one_of("inference", inference, ("expectation", "argmax"))
+        checks.require(
+            not isinstance(expectation_rate, bool)
+            and isinstance(expectation_rate, (int, float))
+            and 0 <= expectation_rate <= 1, "expectation_rate",
+            "a probability in [0, 1]", expectation_rate)
         self.inference = inference
+        self.expectation_rate = float(expectation_rate)
         self.seed = seed
         self.seed_generator = keras.random.SeedGenerator(seed, name="sampler")
 
     def call(self, query, value, key=None, query_mask=None, value_mask=None,
              attention_mask=None, projected_key=None,
              return_attention_scores=False, return_sample=False,
-             sample_noise=None, training=None):
+             sample_noise=None, expectation_noise=None, training=None):
         self._sample_info = None
         self._training = bool(training)
         self._noise = sample_noise
+        self._coin = expectation_noise
         result = super().call(
             query, value, key=key, query_mask=query_mask, value_mask=value_mask,
             attention_mask=attention_mask, projected_key=projected_key,
@@ -254,15 +276,34 @@ class HardVisualAttention(SoftVisualAttention):
         # Rows with nothing to attend to sample nothing.
         has_any = ops.sum(alpha, axis=-1, keepdims=True) > 0
         sample = ops.where(has_any, sample, ops.zeros_like(sample))
+        expected = self._expected_rows(alpha)   # (b, 1, 1) bool, or None
+        if expected is not None:   # these rows sample nothing
+            sample = ops.where(expected, ops.zeros_like(sample), sample)
         log_prob = ops.sum(sample * log_alpha, axis=-1)
         self._sample_info = {
             "sample": sample, "log_prob": log_prob, "entropy": entropy
         }
-        use = sample if (self._training or self.inference == "argmax") else alpha
-        output = ops.matmul(ops.stop_gradient(use) if use is sample else use, value)
+        if self._training or self.inference == "argmax":
+            output = ops.matmul(ops.stop_gradient(sample), value)
+            if expected is not None:
+                output = ops.where(expected, ops.matmul(alpha, value), output)
+        else:
+            output = ops.matmul(alpha, value)
         if self.gating:
             output = output * self.gate(query)
         return output, alpha
+
+    def _expected_rows(self, alpha):
+        """In training with `expectation_rate` > 0: which rows take the
+        expected context, `(b, 1, 1)` bool; else None."""
+        if not self._training or self.expectation_rate <= 0:
+            return None
+        batch = ops.shape(alpha)[0]
+        coin = self._coin
+        if coin is None:
+            coin = keras.random.uniform((batch,), seed=self.seed_generator)
+        coin = ops.reshape(ops.cast(coin, "float32"), (batch, 1, 1))
+        return coin < self.expectation_rate
 
     def compute_output_spec(self, query, value, key=None, return_sample=False,
                             return_attention_scores=False, **kwargs):
@@ -283,7 +324,8 @@ class HardVisualAttention(SoftVisualAttention):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"inference": self.inference, "seed": self.seed})
+        config.update({"inference": self.inference, "seed": self.seed,
+                       "expectation_rate": self.expectation_rate})
         return config
 
 
@@ -295,7 +337,8 @@ class MovingAverageBaseline(keras.layers.Layer):
 
     (decay 0.9 in the paper). Called on the batch's rewards (the
     log-likelihoods of the captions), it returns the baseline to subtract
-    and, in training, updates it with the batch mean.
+    and, in training, updates it with the batch mean (with `keep`, a
+    `(batch,)` bool, the mean of the rows it keeps; none kept, no update).
 
     Args:
         decay: float in [0, 1).
@@ -317,7 +360,7 @@ class MovingAverageBaseline(keras.layers.Layer):
             dtype="float32",
         )
 
-    def call(self, rewards, training=None):
+    def call(self, rewards, training=None, keep=None):
         checks.rank("rewards", rewards.shape, (1,), "(batch,)")
         checks.nonempty("rewards", rewards, (0,), "example")
         # A float32 copy read before the update (not an alias of the
@@ -326,8 +369,18 @@ class MovingAverageBaseline(keras.layers.Layer):
         current = ops.multiply(
             ops.cast(ops.convert_to_tensor(self.baseline), "float32"), 1.0)
         if training:
-            mean = ops.mean(ops.cast(ops.stop_gradient(rewards), "float32"))
-            self.baseline.assign(self.decay * current + (1.0 - self.decay) * mean)
+            rewards32 = ops.cast(ops.stop_gradient(rewards), "float32")
+            if keep is None:
+                mean = ops.mean(rewards32)
+                updated = self.decay * current + (1.0 - self.decay) * mean
+            else:   # the mean over the rows that count; none: no update
+                weight = ops.cast(keep, "float32")
+                count = ops.sum(weight)
+                mean = ops.sum(rewards32 * weight) / ops.maximum(count, 1.0)
+                updated = ops.where(
+                    count > 0, self.decay * current + (1.0 - self.decay) * mean,
+                    current)
+            self.baseline.assign(updated)
         return ops.cast(ops.broadcast_to(current, ops.shape(rewards)),
                         rewards.dtype)
 
@@ -483,8 +536,10 @@ class HardAttentionReinforce(keras.layers.Layer):
     first term of eq. 12, d log p(y | s, a) / dW). `log p(y | s, a)` is the
     caption's log-likelihood under the sampled locations (no gradient flows
     through the reward), and `b` is the moving-average baseline
-    (`MovingAverageBaseline`, decay 0.9), updated in training. It returns
-    the logits unchanged.
+    (`MovingAverageBaseline`, decay 0.9), updated in training. A caption
+    that sampled no location (the expected context of
+    `HardVisualAttention(expectation_rate=...)`) gets no score-function
+    term and does not move the baseline. It returns the logits unchanged.
 
     Args:
         lambda_r: the weight of the score-function term (1 in the paper).
@@ -553,7 +608,12 @@ class HardAttentionReinforce(keras.layers.Layer):
         entropy = -ops.sum(alphas * log_alpha, axis=-1)
         log_p_s = ops.sum(log_p_s * step_mask, axis=-1)  # (b,)
         entropy = ops.sum(entropy * step_mask, axis=-1)
-        advantage = ops.stop_gradient(reward - self.baseline(reward, training=True))
+        # Rows that sampled nothing (expected context, or no steps) have no
+        # REINFORCE term and do not move the baseline.
+        sampled = ops.sum(ops.cast(samples, "float32") * step_mask[..., None],
+                          axis=(1, 2)) > 0
+        advantage = ops.stop_gradient(
+            reward - self.baseline(reward, training=True, keep=sampled))
         tokens = ops.maximum(ops.sum(step_mask), 1.0)
         objective = self.lambda_r * advantage * log_p_s + self.lambda_e * entropy
         self.add_loss(-ops.sum(objective) / tokens)

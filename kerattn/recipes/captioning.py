@@ -9,7 +9,9 @@ single digits, then measures on strips of held-out digits:
 """
 
 import argparse
+import json
 import os
+import sys
 
 import keras
 import numpy as np
@@ -129,6 +131,7 @@ class FreshStripBatches(distribute.ArrayBatches):
         hard: also give `caption_out_ids` (hard attention's REINFORCE).
         seed: the composition and shuffling seed.
         min_digits, max_digits, jitter: as `compose_strips`.
+        repeats: as `ArrayBatches` (each strip that many times a batch).
 
     Example:
 
@@ -143,7 +146,7 @@ class FreshStripBatches(distribute.ArrayBatches):
     """
 
     def __init__(self, vocab, count, batch_size, hard=False, seed=0,
-                 min_digits=3, max_digits=5, jitter=0):
+                 min_digits=3, max_digits=5, jitter=0, repeats=1):
         from kerattn.datasets.digits import split_digits
 
         checks.positive_int("count", count)
@@ -153,7 +156,7 @@ class FreshStripBatches(distribute.ArrayBatches):
                             jitter=jitter)
         self.epoch = 0
         x, y = self._compose()
-        super().__init__(x, y, batch_size, seed=seed)
+        super().__init__(x, y, batch_size, seed=seed, repeats=repeats)
 
     def _compose(self):
         from kerattn.datasets.digits import compose_strips
@@ -171,19 +174,24 @@ class FreshStripBatches(distribute.ArrayBatches):
 
 
 def train(model, train, vocab, epochs, batch_size=64, minutes=None,
-          learning_rate=2e-3, strategy=None, seed=1, verbose=2, fresh=False):
+          learning_rate=2e-3, strategy=None, seed=1, verbose=2, fresh=False,
+          samples_per_caption=1):
     """Fit a show_attend_tell model on `train` strips (`compile_and_fit`);
     `fresh=True` composes as many new strips every epoch instead
-    (`FreshStripBatches`)."""
+    (`FreshStripBatches`). A hard-attention model sees each caption
+    `samples_per_caption` times side by side in its batch: as many
+    independent location samples, the Monte Carlo average of eq. 11."""
     from kerattn.losses import MaskedSparseCrossentropy
 
     hard = "caption_out_ids" in model.input
+    repeats = samples_per_caption if hard else 1
     if fresh:
         batches = FreshStripBatches(vocab, len(train["captions"]), batch_size,
-                                    hard=hard, seed=seed)
+                                    hard=hard, seed=seed, repeats=repeats)
     else:
         x, c_out = _model_inputs(train, vocab, hard)
-        batches = distribute.ArrayBatches(x, c_out, batch_size, seed=seed)
+        batches = distribute.ArrayBatches(x, c_out, batch_size, seed=seed,
+                                          repeats=repeats)
     _, summary = compile_and_fit(
         model, batches, loss=MaskedSparseCrossentropy(pad_id=vocab.pad_id),
         learning_rate=learning_rate, clipnorm=5.0, epochs=epochs,
@@ -230,7 +238,10 @@ def fit(attention="soft", preset="small", epochs=8, batch_size=64,
 
 
 def run(attention, train_strips, test, vocab, epochs, minutes, out_dir, seed=1,
-        pretrain=True, strategy=None, preset=PRESET, fresh=False, **builder):
+        pretrain=True, strategy=None, preset=PRESET, fresh=False,
+        samples_per_caption=1, save=True, **builder):
+    """Train and evaluate one model (one seed); `save` writes its
+    `model_<attention>.keras` and attention overlay into `out_dir`."""
     from kerattn.zoo import show_attend_tell
 
     strategy = strategy or distribute.no_distribution()
@@ -242,27 +253,81 @@ def run(attention, train_strips, test, vocab, epochs, minutes, out_dir, seed=1,
                                  image_shape=image_shape, seed=seed,
                                  encoder=encoder, preset=preset, **builder)
         summary = train(model, train_strips, vocab, epochs, minutes=minutes,
-                        strategy=strategy, seed=seed, fresh=fresh)
+                        strategy=strategy, seed=seed, fresh=fresh,
+                        samples_per_caption=samples_per_caption)
     if not strategy.is_chief:   # torch DDP: rank 0 evaluates and writes
         return None
     train_info = {k: summary[k] for k in ("epochs", "train_minutes", "final_loss",
                                           "parameters")}
-    model.save(os.path.join(out_dir, f"model_{attention}.keras"))
     result = evaluate(model, vocab, test)
     maps, words = result.pop("_maps"), result.pop("_words")
-    try:
-        from kerattn.plot import attention_overlay
+    if save:
+        model.save(os.path.join(out_dir, f"model_{attention}.keras"))
+        try:
+            from kerattn.plot import attention_overlay
 
-        attention_overlay(test["images"][0], maps[0], words[0],
-                          os.path.join(out_dir, f"attention_{attention}.png"))
-    except ImportError:
-        pass
+            attention_overlay(test["images"][0], maps[0], words[0],
+                              os.path.join(out_dir, f"attention_{attention}.png"))
+        except ImportError:
+            pass
     return {"train": train_info, **result}
 
 
-def report(results, meta):
+# The figures of a run, as (results key, beam, name in the tables).
+FIGURES = (("exact_caption_accuracy", "beam1", "exact"),
+           ("own_digit_share_all", "beam1", "own digit"),
+           ("own_digit_share_correct", "beam1", "own digit (correct)"))
+
+
+def combine_seeds(runs):
+    """One result from several seeds' results of one attention: each
+    figure's mean with its standard deviation (`<figure>_sd`), the first
+    seed's examples and `by_seed`."""
+    result = json.loads(json.dumps(runs[0]))
+    for beam in ("beam1", "beam3"):
+        for key in runs[0][beam]:
+            values = [r[beam][key] for r in runs]
+            result[beam][key] = round(float(np.mean(values)), 4)
+            if len(runs) > 1:
+                result[beam][key + "_sd"] = round(float(np.std(values, ddof=1)), 4)
+    for key in ("train_minutes", "final_loss"):
+        result["train"][key] = round(float(np.mean([r["train"][key] for r in runs])), 4)
+    result["seeds"] = len(runs)
+    result["by_seed"] = [{"seed": r["seed"], **{name: r["beam1"][key]
+                                               for key, _, name in FIGURES}}
+                         for r in runs]
+    return result
+
+
+def run_name(settings):
+    """The study table's name of a run: what its settings are."""
+    parts = [f"{settings['train']:,} strips x {settings['epochs']} epochs",
+             f"initial state {settings['initial_state']}"]
+    if settings["fresh_compositions"]:
+        parts.append("new compositions every epoch")
+    if settings["pretrain_encoder"]:
+        parts.append("encoder pretrained and fixed")
+    if settings["jitter"]:
+        parts.append(f"jitter {settings['jitter']}")
+    if settings["preset"] != PRESET:
+        parts.append(f"preset {settings['preset']}")
+    hard = []
+    if settings["expectation_rate"]:
+        hard.append(f"expected context p={settings['expectation_rate']}")
+    if settings["samples_per_caption"] > 1:
+        hard.append(f"{settings['samples_per_caption']} samples per caption")
+    return ", ".join(parts) + ("; hard: " + ", ".join(hard) if hard else "")
+
+
+def _figure(m, key):
+    sd = m.get(key + "_sd")
+    return f"{m[key]:.3f}" + (f" ± {sd:.3f}" if sd is not None else "")
+
+
+def report(results, meta, study=None):
+    seeds = max(r.get("seeds", 1) for r in results.values())
     lines = ["# show_attend_tell on digit-strip captions", "",
-             "Measured by `python zoo/show_attend_tell/recipe.py` "
+             f"Measured by `{meta.get('command', 'python zoo/show_attend_tell/recipe.py')}` "
              f"(backend {meta['backend']}, this 2-core CPU). Data: "
              f"{meta['train']} training strips composed from 1,437 training "
              f"digits, {meta['test']} test strips from the 360 held-out digits "
@@ -271,7 +336,9 @@ def report(results, meta):
                 "their cells, test strips plain" if meta.get("jitter") else "")
              + ("; new training strips composed every epoch from the same "
                 "training digits" if meta.get("fresh_compositions") else "")
-             + ".", "",
+             + "."
+             + (f" Every figure is the mean ± standard deviation of {seeds} seeds."
+                if seeds > 1 else ""), "",
              "| attention | decoding | exact-caption accuracy | attention on own digit "
              "(correct captions) | (all captions) |",
              "|---|---|---|---|---|"]
@@ -283,17 +350,44 @@ def report(results, meta):
             m = r[beam]
             lines.append(
                 f"| {attention} | {'greedy' if beam == 'beam1' else beam3} | "
-                f"{m['exact_caption_accuracy']:.3f} | {m['own_digit_share_correct']:.3f} "
-                f"| {m['own_digit_share_all']:.3f} |")
-    lines += ["", "Targets: exact-caption accuracy >= 0.95; attention share on "
-              "the word's own digit >= 0.70.", "", "Training:", ""]
+                f"{_figure(m, 'exact_caption_accuracy')} | "
+                f"{_figure(m, 'own_digit_share_correct')} "
+                f"| {_figure(m, 'own_digit_share_all')} |")
+    lines += ["", "Targets (3-seed means): soft >= 0.95 exact captions and >= 0.70 "
+              "of each word's attention on its own digit; hard >= 0.90 and >= 0.50.",
+              "", "Training:", ""]
     for attention, r in results.items():
         t = r["train"]
-        lines.append(f"- {attention}: {t['epochs']} epochs, {t['train_minutes']} min, "
-                     f"final loss {t['final_loss']}, {t['parameters']:,} parameters.")
+        per_seed = ""
+        if r.get("by_seed") and len(r["by_seed"]) > 1:
+            per_seed = " Per seed (exact / own digit): " + ", ".join(
+                f"seed {x['seed']}: {x['exact']:.3f} / {x['own digit']:.3f}"
+                for x in r["by_seed"]) + "."
+        lines.append(f"- {attention}: {t['epochs']} epochs, {t['train_minutes']} min "
+                     f"a seed, final loss {t['final_loss']}, {t['parameters']:,} "
+                     f"parameters.{per_seed}")
+    if study:
+        lines += ["", "## What each change bought", "",
+                  "Each row is one command of this recipe (greedy decoding, the "
+                  f"same {meta['test']:,} test strips), its figures the mean ± standard "
+                  "deviation over its seeds; the table above is the row of the "
+                  "recipe's defaults.", "",
+                  "| run | attention | seeds | exact | own digit (all captions) "
+                  "| minutes a seed |", "|---|---|---|---|---|---|"]
+        for name, entry in study.items():
+            for attention in ("soft", "hard"):
+                if attention not in entry["results"]:
+                    continue
+                r = entry["results"][attention]
+                lines.append(
+                    f"| {name} | {attention} | {r.get('seeds', 1)} | "
+                    f"{_figure(r['beam1'], 'exact_caption_accuracy')} | "
+                    f"{_figure(r['beam1'], 'own_digit_share_all')} | "
+                    f"{r['train']['train_minutes']} |")
+        lines += ["", "Each run's command is in results.json (`study`)."]
     if meta.get("other_runs"):
-        lines += ["", "Other runs of this recipe (same test strips; the table above "
-                  "is the default):", "",
+        lines += ["", "Earlier single-seed runs (same test strips; before the study "
+                  "above):", "",
                   "| run | soft exact | soft own-digit | hard exact | hard own-digit |",
                   "|---|---|---|---|---|"]
         lines += [f"| {r['run']} | {r['soft'][0]:.3f} | {r['soft'][1]:.3f} | "
@@ -326,30 +420,88 @@ def main(argv=None, out_dir=None):
     parser.add_argument("--initial-state", choices=("mean", "learned", "zeros"),
                         default="mean", help="how the LSTM starts (the paper: "
                         "from the mean annotation)")
+    parser.add_argument("--expectation-rate", type=float, default=0.0,
+                        help="hard attention: the probability that a caption "
+                        "trains on the expected context (the paper: 0.5)")
+    parser.add_argument("--samples-per-caption", type=int, default=1,
+                        help="hard attention: location samples per caption, "
+                        "side by side in a batch (the paper's N of eq. 11)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seeds", type=int, default=1,
+                        help="train this many seeds (from --seed); report means "
+                        "and standard deviations")
     parser.add_argument("--out", default=out_dir or ".")
     distribute.add_arguments(parser)
     args = parser.parse_args(argv)
     if args.pretrain_encoder and args.distribute != "none":
         parser.error("--pretrain-encoder trains on one device; leave out "
                      "--distribute with it")
+    checks.positive_int("seeds", args.seeds)
+    checks.positive_int("samples_per_caption", args.samples_per_caption)
     strategy = distribute.from_arguments(args, "show_attend_tell")
     os.makedirs(args.out, exist_ok=True)
     train, test = digit_strips(args.train, args.test, train_jitter=args.jitter)
     vocab = WordVocabulary.build(train["captions"])
     attentions = ["soft", "hard"] if args.attention == "both" else [args.attention]
-    results = {a: run(a, train, test, vocab, args.epochs, args.minutes, args.out,
-                      pretrain=args.pretrain_encoder, strategy=strategy,
-                      preset=args.preset, fresh=args.fresh_compositions,
-                      initial_state=args.initial_state)
-               for a in attentions}
+    results = {}
+    for a in attentions:
+        runs = []
+        for k, seed in enumerate(range(args.seed, args.seed + args.seeds)):
+            r = run(a, train, test, vocab, args.epochs, args.minutes, args.out,
+                    seed=seed, pretrain=args.pretrain_encoder, strategy=strategy,
+                    preset=args.preset, fresh=args.fresh_compositions,
+                    initial_state=args.initial_state,
+                    expectation_rate=args.expectation_rate,
+                    samples_per_caption=args.samples_per_caption, save=k == 0)
+            if r is None:
+                continue
+            runs.append({"seed": seed, **r})
+            print(f"{a} seed {seed}: {r['beam1']}", flush=True)
+        if runs:
+            results[a] = combine_seeds(runs)
     if not strategy.is_chief:
         return None
+    shown = list(sys.argv[1:] if argv is None else argv)
+    if "--out" in shown:   # where it wrote is not part of the run
+        at = shown.index("--out")
+        del shown[at:at + 2]
+    shown = [a for a in shown if not a.startswith("--out=")]
+    command = " ".join(["python zoo/show_attend_tell/recipe.py", *shown])
+    settings = {k: getattr(args, k) for k in (
+        "train", "epochs", "initial_state", "fresh_compositions", "pretrain_encoder",
+        "jitter", "preset", "expectation_rate", "samples_per_caption")}
     meta = {"backend": keras.backend.backend(), "beam_greedy_fallback": False,
             "train": args.train, "test": args.test,
             "preset": args.preset, "sizes": sizes(args.preset),
             "jitter": args.jitter, "fresh_compositions": args.fresh_compositions,
-            "initial_state": args.initial_state,
+            "initial_state": args.initial_state, "settings": settings,
+            "command": command.strip(),
             "encoder": "pretrained on single training digits, then fixed"
                        if args.pretrain_encoder else "trained with the captioner"}
-    write_results(args.out, {"meta": meta, "results": results}, report(results, meta))
+    # The study: every run of this recipe into this directory, by its
+    # settings; the headline is the run of the default settings when there
+    # is one, else this run.
+    previous = {}
+    path = os.path.join(args.out, "results.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            previous = json.load(f)
+    other_runs = previous.get("meta", {}).get("other_runs")
+    if other_runs:
+        meta["other_runs"] = other_runs
+    study = previous.get("study", {})
+    name = run_name(settings)
+    study[name] = {"command": meta["command"], "meta": meta, "results": {
+        **study.get(name, {}).get("results", {}), **results}}
+    headline = study.get(run_name(DEFAULTS), study[name])
+    headline_meta = dict(headline["meta"], other_runs=other_runs)
+    write_results(args.out, {"meta": headline_meta, "results": headline["results"],
+                             "study": study},
+                  report(headline["results"], headline_meta, study))
     return results
+
+
+# The recipe's default settings (`run_name` of the headline run).
+DEFAULTS = dict(train=40000, epochs=8, initial_state="mean",
+                fresh_compositions=False, pretrain_encoder=False, jitter=0,
+                preset=PRESET, expectation_rate=0.0, samples_per_caption=1)

@@ -58,6 +58,7 @@ def luong_nmt(
     layer_dropout=None,
     initializer_range=None,
     embeddings_initializer=None,
+    bidirectional_encoder=None,
     preset="paper",
     name="luong_nmt",
 ):
@@ -95,6 +96,12 @@ def luong_nmt(
             unit-variance embeddings give the LSTMs' gates inputs of about
             the scale that the paper's 1000-dimensional uniform(-0.1, 0.1)
             ones have.
+        bidirectional_encoder: the first encoder layer reads the source
+            both ways, `units / 2` cells a direction, concatenated (OpenNMT's
+            `brnn` encoder, GNMT's first layer; not in the paper, whose
+            encoder reads one way). Each `h_s` then knows the words on both
+            sides of its own; the decoder's first layer starts from the
+            concatenated last states of the two directions.
         preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
             "paper"); a size given above overrides the preset's.
         name: the model's name.
@@ -114,13 +121,20 @@ def luong_nmt(
                     embedding_dim=embedding_dim, dropout=dropout,
                     reverse_source=reverse_source, layer_dropout=layer_dropout,
                     initializer_range=initializer_range,
-                    embeddings_initializer=embeddings_initializer)
+                    embeddings_initializer=embeddings_initializer,
+                    bidirectional_encoder=bidirectional_encoder)
     options = {k: c.pop(k) for k in ("reverse_source", "layer_dropout",
-                                     "initializer_range", "embeddings_initializer")}
+                                     "initializer_range", "embeddings_initializer",
+                                     "bidirectional_encoder")}
     checks.sizes(source_vocab_size=source_vocab_size,
                  target_vocab_size=target_vocab_size, **c)
     checks.boolean("reverse_source", options["reverse_source"])
     checks.boolean("layer_dropout", options["layer_dropout"])
+    checks.boolean("bidirectional_encoder", options["bidirectional_encoder"])
+    checks.require(
+        not options["bidirectional_encoder"] or c["units"] % 2 == 0, "units",
+        "an even number with bidirectional_encoder=True (units / 2 cells a "
+        "direction)", c["units"])
     if options["initializer_range"] is not None:
         checks.positive_number("initializer_range", options["initializer_range"])
     checks.one_of("attention", attention, ATTENTIONS)
@@ -145,8 +159,7 @@ def luong_nmt(
     layers = [
         keras.layers.Embedding(source_vocab_size, e, mask_zero=True,
                                name="source_embedding", **embedding_kwargs),
-        *[keras.layers.LSTM(n, return_sequences=True, return_state=True,
-                            name=f"encoder_{k + 1}")
+        *[_encoder_layer(n, k, options["bidirectional_encoder"])
           for k in range(c["num_layers"])],
         keras.layers.Embedding(target_vocab_size, e, mask_zero=True,
                                name="target_embedding", **embedding_kwargs),
@@ -182,6 +195,17 @@ def luong_nmt(
     return model
 
 
+def _encoder_layer(n, k, bidirectional):
+    """The `k`-th (from 0) encoder LSTM: `n` cells, or the first one read
+    both ways with `n / 2` cells a direction."""
+    if bidirectional and k == 0:
+        return keras.layers.Bidirectional(
+            keras.layers.LSTM(n // 2, return_sequences=True, return_state=True),
+            name="encoder_1")
+    return keras.layers.LSTM(n, return_sequences=True, return_state=True,
+                             name=f"encoder_{k + 1}")
+
+
 def encode_source(by_name, encoders, source_ids):
     """`(B, S)` ids -> the top layer's `h_s` `(B, S, n)`, every layer's last
     `(h, c)` (the decoder's initial state) and the mask `(B, S)`.
@@ -198,8 +222,11 @@ def encode_source(by_name, encoders, source_ids):
     for k, encoder in enumerate(encoders):
         if k and "layer_dropout" in by_name:
             h_s = by_name["layer_dropout"](h_s)
-        h_s, h_last, c_last = encoder(h_s, mask=mask)          # (B, S, n)
-        states += [h_last, c_last]
+        h_s, *last = encoder(h_s, mask=mask)                   # (B, S, n)
+        if len(last) == 4:   # both ways: [h_fwd, c_fwd, h_bwd, c_bwd]
+            last = [ops.concatenate([last[0], last[2]], axis=-1),
+                    ops.concatenate([last[1], last[3]], axis=-1)]
+        states += last                                         # h, c (B, n)
     if reverse is not None:
         h_s = reverse(h_s, mask=mask)             # back in source order
     return h_s, states, mask
@@ -253,7 +280,8 @@ class LuongNMT(GenerativeModel):
 PRESETS = {
     "tiny": dict(num_layers=1, units=16, embedding_dim=8, dropout=0.0,
                  reverse_source=False, layer_dropout=False,
-                 initializer_range=None, embeddings_initializer=None),
+                 initializer_range=None, embeddings_initializer=None,
+                 bidirectional_encoder=False),
     # The CPU sizes read the source reversed and start from the paper's
     # uniform(-0.1, 0.1), with unit-variance embeddings (at 128 dimensions):
     # zoo/luong_nmt/RESULTS.md has the ablation that chose this.
@@ -265,5 +293,6 @@ PRESETS = {
                  initializer_range=0.1, embeddings_initializer="normal"),
     "paper": dict(num_layers=4, units=1000, embedding_dim=1000, dropout=0.2,
                   reverse_source=True, layer_dropout=True,
-                  initializer_range=0.1, embeddings_initializer=None),
+                  initializer_range=0.1, embeddings_initializer=None,
+                  bidirectional_encoder=False),
 }

@@ -31,10 +31,13 @@ Hard attention trains with the REINFORCE update of eq. 12: the training graph
 takes the target ids as a third input (`caption_out_ids`) and its
 `HardAttentionReinforce` layer adds the score-function term (with the
 moving-average baseline, decay 0.9) and the entropy term to the loss; the
-compiled token cross-entropy supplies the first term. Differences from the
-paper: one sample of the locations per caption (the paper's estimator
-averages N samples), and the "with probability 0.5 use the expected
-context" trick of section 4.1 is not applied. At inference the hard model
+compiled token cross-entropy supplies the first term. With
+`expectation_rate=0.5` (the paper preset) a caption takes the expected
+context instead of a sample with probability 0.5 (section 4.1). The graph
+draws one sample of the locations per caption; the paper's estimator
+averages N samples, which is the data's part (the captioning recipe's
+`--samples-per-caption N` repeats each caption N times in its batch). At
+inference the hard model
 uses the expected context (the paper's evaluation) through the
 `Captioner`.
 
@@ -103,6 +106,7 @@ def show_attend_tell(
     doubly_stochastic=None,
     lambda_r=1.0,
     lambda_e=None,
+    expectation_rate=None,
     baseline_decay=0.9,
     seed=None,
     preset="paper",
@@ -135,6 +139,10 @@ def show_attend_tell(
         doubly_stochastic: `lambda` of eq. 14 (1; 0 turns it off).
         lambda_r, lambda_e: hard attention's REINFORCE and entropy weights
             (1 and 0.01).
+        expectation_rate: hard attention: the probability that a caption
+            trains on the expected context instead of sampled locations
+            (section 4.1; 0.5 in the paper preset, 0 in the CPU presets:
+            always sample).
         baseline_decay: the moving-average baseline's decay (0.9).
         seed: the hard attention sampler's seed.
         preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
@@ -162,7 +170,8 @@ def show_attend_tell(
                     encoder_pool_sizes=encoder_pool_sizes,
                     embedding_dim=embedding_dim, units=units,
                     attention_units=attention_units, dropout=dropout,
-                    doubly_stochastic=doubly_stochastic, lambda_e=lambda_e)
+                    doubly_stochastic=doubly_stochastic, lambda_e=lambda_e,
+                    expectation_rate=expectation_rate)
     checks.sizes(dropout=c["dropout"], vocab_size=vocab_size,
                  embedding_dim=c["embedding_dim"], units=c["units"],
                  attention_units=c["attention_units"])
@@ -184,9 +193,9 @@ def show_attend_tell(
     if feature_shape is None and encoder is None:
         encoder = small_cnn(c["encoder_filters"], c["encoder_pool_sizes"])
     if hard:
-        attention_layer = HardVisualAttention(c["attention_units"],
-                                              gating=selector, seed=seed,
-                                              name="attention")
+        attention_layer = HardVisualAttention(
+            c["attention_units"], gating=selector, seed=seed,
+            expectation_rate=c["expectation_rate"], name="attention")
     else:
         attention_layer = SoftVisualAttention(c["attention_units"],
                                               gating=selector, name="attention")
@@ -343,14 +352,16 @@ class ShowAttendTell(GenerativeModel):
 
 PRESETS = {
     "tiny": dict(encoder_filters=(8,), encoder_pool_sizes=((2, 2),),
-                 embedding_dim=8, units=16, attention_units=8),
+                 embedding_dim=8, units=16, attention_units=8,
+                 expectation_rate=0.0),
     "small": dict(encoder_filters=(32, 64), encoder_pool_sizes=((2, 2), (4, 1)),
                   embedding_dim=64, units=128, attention_units=128, dropout=0.2,
-                  doubly_stochastic=0.01),
+                  doubly_stochastic=0.01, expectation_rate=0.0),
     "base": dict(encoder_filters=(32, 64), encoder_pool_sizes=((2, 2), (4, 1)),
                  embedding_dim=64, units=256, attention_units=128, dropout=0.2,
-                 doubly_stochastic=0.01, lambda_e=0.002),
+                 doubly_stochastic=0.01, lambda_e=0.002, expectation_rate=0.0),
     "paper": dict(encoder_filters=(64, 128), encoder_pool_sizes=((2, 2), (1, 1)),
                   embedding_dim=100, units=1000, attention_units=512,
-                  dropout=0.5, doubly_stochastic=1.0, lambda_e=0.01),
+                  dropout=0.5, doubly_stochastic=1.0, lambda_e=0.01,
+                  expectation_rate=0.5),
 }
