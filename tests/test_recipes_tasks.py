@@ -46,6 +46,29 @@ def test_captioning_recipe_end_to_end(tmp_path, monkeypatch):
     assert "| hard | greedy |" in text and "| hard | beam 3 |" in text
     assert "| soft | 2 |" in text
     assert "hard: expected context p=0.5, 2 samples per caption | hard | 1 |" in text
+    assert "![hard attention](attention_hard.png)" in text
+    # A results.json from before the study (one run of the defaults, no
+    # "study") becomes the study's defaults row and stays the headline;
+    # --report-only rewrites RESULTS.md from it and trains nothing.
+    old = {"meta": {"backend": "jax", "train": 40000, "test": 1000, "jitter": 0,
+                    "other_runs": [{"run": "an earlier run", "soft": [0.8, 0.5],
+                                    "hard": [0.7, 0.2]}]},
+           "results": {"soft": saved["results"]["hard"]}}
+    with open(os.path.join(tmp_path, "results.json"), "w") as f:
+        json.dump(old, f)
+    captioning.main(["--attention", "soft", "--train", "32", "--test", "8",
+                     "--epochs", "1", "--preset", "tiny", "--out", str(tmp_path)])
+    with open(os.path.join(tmp_path, "results.json")) as f:
+        saved = json.load(f)
+    assert len(saved["study"]) == 2
+    assert saved["results"] == old["results"]
+    assert saved["meta"]["other_runs"] == old["meta"]["other_runs"]
+    os.remove(os.path.join(tmp_path, "RESULTS.md"))
+    captioning.main(["--report-only", "--out", str(tmp_path)])
+    with open(os.path.join(tmp_path, "RESULTS.md")) as f:
+        text = f.read()
+    assert "| 40,000 strips x 8 epochs, initial state mean | soft | 1 |" in text
+    assert "| an earlier run | 0.800 | 0.500 | 0.700 | 0.200 |" in text
 
 
 def test_caption_arrays_shift_by_one():

@@ -392,6 +392,12 @@ def report(results, meta, study=None):
                   "|---|---|---|---|---|"]
         lines += [f"| {r['run']} | {r['soft'][0]:.3f} | {r['soft'][1]:.3f} | "
                   f"{r['hard'][0]:.3f} | {r['hard'][1]:.3f} |" for r in meta["other_runs"]]
+    overlays = [a for a in results if os.path.exists(os.path.join(
+        meta.get("_dir", "."), f"attention_{a}.png"))]
+    if overlays:
+        lines += ["", "Where each word looked (the first test strip; the tint's "
+                  "opacity follows the weight, so the digit stays visible):", ""]
+        lines += [f"![{a} attention](attention_{a}.png)" for a in overlays]
     lines += ["", f"Encoder: {meta.get('encoder', 'trained with the captioner')}. "
               f"Initial LSTM state: {meta.get('initial_state', 'mean')} "
               "(`initial_state`; the paper's is the mean annotation). "
@@ -431,8 +437,18 @@ def main(argv=None, out_dir=None):
                         help="train this many seeds (from --seed); report means "
                         "and standard deviations")
     parser.add_argument("--out", default=out_dir or ".")
+    parser.add_argument("--report-only", action="store_true",
+                        help="rewrite RESULTS.md from results.json, train nothing")
     distribute.add_arguments(parser)
     args = parser.parse_args(argv)
+    if args.report_only:
+        with open(os.path.join(args.out, "results.json")) as f:
+            saved = json.load(f)
+        markdown = report(saved["results"], dict(saved["meta"], _dir=args.out),
+                          saved.get("study"))
+        with open(os.path.join(args.out, "RESULTS.md"), "w") as f:
+            f.write(markdown)
+        return saved["results"]
     if args.pretrain_encoder and args.distribute != "none":
         parser.error("--pretrain-encoder trains on one device; leave out "
                      "--distribute with it")
@@ -489,7 +505,17 @@ def main(argv=None, out_dir=None):
     other_runs = previous.get("meta", {}).get("other_runs")
     if other_runs:
         meta["other_runs"] = other_runs
-    study = previous.get("study", {})
+    study = previous.get("study")
+    if study is None:
+        study = {}
+        if previous.get("results"):   # a run from before the study: the defaults
+            old = dict(previous["meta"])
+            old.setdefault("preset", PRESET)
+            old.setdefault("sizes", sizes(PRESET))
+            old.setdefault("command", "python zoo/show_attend_tell/recipe.py")
+            old.pop("other_runs", None)
+            study[run_name(DEFAULTS)] = {"command": old["command"], "meta": old,
+                                         "results": previous["results"]}
     name = run_name(settings)
     study[name] = {"command": meta["command"], "meta": meta, "results": {
         **study.get(name, {}).get("results", {}), **results}}
@@ -497,7 +523,8 @@ def main(argv=None, out_dir=None):
     headline_meta = dict(headline["meta"], other_runs=other_runs)
     write_results(args.out, {"meta": headline_meta, "results": headline["results"],
                              "study": study},
-                  report(headline["results"], headline_meta, study))
+                  report(headline["results"], dict(headline_meta, _dir=args.out),
+                         study))
     return results
 
 
