@@ -41,11 +41,21 @@ def test_captioning_recipe_end_to_end(tmp_path, monkeypatch):
     assert set(first[0]["results"]) == {"soft", "hard"}
     new = [e for e in saved["study"].values() if "--expectation-rate" in e["command"]]
     assert set(new[0]["results"]) == {"hard"} and new[0]["results"]["hard"]["seeds"] == 1
+    # The same settings with another seed add it: two seeds, one row.
+    captioning.main(["--attention", "hard", "--train", "32", "--test", "8",
+                     "--epochs", "1", "--preset", "tiny", "--expectation-rate", "0.5",
+                     "--samples-per-caption", "2", "--seed", "4", "--out", str(tmp_path)])
+    with open(os.path.join(tmp_path, "results.json")) as f:
+        saved = json.load(f)
+    assert len(saved["study"]) == 2
+    assert [s["seed"] for s in saved["results"]["hard"]["by_seed"]] == [1, 4]
+    assert len(saved["study"][next(k for k in saved["study"] if "p=0.5" in k)]
+               ["commands"]) == 2
     with open(os.path.join(tmp_path, "RESULTS.md")) as f:
         text = f.read()
     assert "| hard | greedy |" in text and "| hard | beam 3 |" in text
     assert "| soft | 2 |" in text
-    assert "hard: expected context p=0.5, 2 samples per caption | hard | 1 |" in text
+    assert "hard: expected context p=0.5, 2 samples per caption | hard | 2 |" in text
     assert "![hard attention](attention_hard.png)" in text
     # A results.json from before the study (one run of the defaults, no
     # "study") becomes the study's defaults row and stays the headline;
@@ -53,7 +63,7 @@ def test_captioning_recipe_end_to_end(tmp_path, monkeypatch):
     old = {"meta": {"backend": "jax", "train": 40000, "test": 1000, "jitter": 0,
                     "other_runs": [{"run": "an earlier run", "soft": [0.8, 0.5],
                                     "hard": [0.7, 0.2]}]},
-           "results": {"soft": saved["results"]["hard"]}}
+           "results": {"soft": saved["results"]["hard"]["per_seed"][0]}}
     with open(os.path.join(tmp_path, "results.json"), "w") as f:
         json.dump(old, f)
     captioning.main(["--attention", "soft", "--train", "32", "--test", "8",

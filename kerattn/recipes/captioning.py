@@ -282,7 +282,9 @@ FIGURES = (("exact_caption_accuracy", "beam1", "exact"),
 def combine_seeds(runs):
     """One result from several seeds' results of one attention: each
     figure's mean with its standard deviation (`<figure>_sd`), the first
-    seed's examples and `by_seed`."""
+    seed's examples, `by_seed` (the headline figures) and `per_seed` (the
+    seeds' own results, to combine with more seeds later)."""
+    runs = [{k: v for k, v in r.items() if k != "per_seed"} for r in runs]
     result = json.loads(json.dumps(runs[0]))
     for beam in ("beam1", "beam3"):
         for key in runs[0][beam]:
@@ -296,6 +298,7 @@ def combine_seeds(runs):
     result["by_seed"] = [{"seed": r["seed"], **{name: r["beam1"][key]
                                                for key, _, name in FIGURES}}
                          for r in runs]
+    result["per_seed"] = runs
     return result
 
 
@@ -384,7 +387,8 @@ def report(results, meta, study=None):
                     f"{_figure(r['beam1'], 'exact_caption_accuracy')} | "
                     f"{_figure(r['beam1'], 'own_digit_share_all')} | "
                     f"{r['train']['train_minutes']} |")
-        lines += ["", "Each run's command is in results.json (`study`)."]
+        lines += ["", "Each run's commands are in results.json (`study`); a "
+                  "run's seeds may come from several commands (`--seed`)."]
     if meta.get("other_runs"):
         lines += ["", "Earlier single-seed runs (same test strips; before the study "
                   "above):", "",
@@ -517,8 +521,20 @@ def main(argv=None, out_dir=None):
             study[run_name(DEFAULTS)] = {"command": old["command"], "meta": old,
                                          "results": previous["results"]}
     name = run_name(settings)
-    study[name] = {"command": meta["command"], "meta": meta, "results": {
-        **study.get(name, {}).get("results", {}), **results}}
+    # The same settings run again add their seeds (a seed run again
+    # replaces its earlier result).
+    entry = study.get(name, {})
+    merged = dict(entry.get("results", {}))
+    for attention, result in results.items():
+        now = {r["seed"] for r in result["per_seed"]}
+        earlier = [r for r in merged.get(attention, {}).get("per_seed", [])
+                   if r["seed"] not in now]
+        merged[attention] = combine_seeds(
+            sorted(earlier + result["per_seed"], key=lambda r: r["seed"]))
+    commands = [c for c in entry.get("commands", [entry.get("command")])
+                if c and c != meta["command"]] + [meta["command"]]
+    study[name] = {"command": meta["command"], "commands": commands, "meta": meta,
+                   "results": merged}
     headline = study.get(run_name(DEFAULTS), study[name])
     headline_meta = dict(headline["meta"], other_runs=other_runs)
     write_results(args.out, {"meta": headline_meta, "results": headline["results"],
