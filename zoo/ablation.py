@@ -88,6 +88,9 @@ VARIANTS = {"luong_nmt": {**_before({
                    {"bidirectional_encoder": True}, {}),
     "label-smoothing": ("the recipe now with label smoothing 0.1",
                         {}, {"label_smoothing": 0.1}),
+    "bi-encoder+label-smoothing": (
+        "the recipe now with a bidirectional first encoder layer and label "
+        "smoothing 0.1", {"bidirectional_encoder": True}, {"label_smoothing": 0.1}),
 }, "bahdanau_nmt": {
     "recipe": RECIPE,
     "paper-gru": ("the paper's GRU (reset_after=False) in encoder and decoder",
