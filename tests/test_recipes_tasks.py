@@ -57,6 +57,7 @@ def test_captioning_recipe_end_to_end(tmp_path, monkeypatch):
     assert "| soft | 2 |" in text
     assert "hard: expected context p=0.5, 2 samples per caption | hard | 2 |" in text
     assert "![hard attention](attention_hard.png)" in text
+    assert "- hard, run \"32 strips x 1 epochs, initial state mean, preset tiny; hard:" in text
     # A results.json from before the study (one run of the defaults, no
     # "study") becomes the study's defaults row and stays the headline;
     # --report-only rewrites RESULTS.md from it and trains nothing.

@@ -314,6 +314,8 @@ def run_name(settings):
         parts.append(f"jitter {settings['jitter']}")
     if settings["preset"] != PRESET:
         parts.append(f"preset {settings['preset']}")
+    if settings.get("doubly_stochastic") is not None:
+        parts.append(f"doubly stochastic lambda {settings['doubly_stochastic']}")
     hard = []
     if settings["expectation_rate"]:
         hard.append(f"expected context p={settings['expectation_rate']}")
@@ -396,12 +398,16 @@ def report(results, meta, study=None):
                   "|---|---|---|---|---|"]
         lines += [f"| {r['run']} | {r['soft'][0]:.3f} | {r['soft'][1]:.3f} | "
                   f"{r['hard'][0]:.3f} | {r['hard'][1]:.3f} |" for r in meta["other_runs"]]
-    overlays = [a for a in results if os.path.exists(os.path.join(
-        meta.get("_dir", "."), f"attention_{a}.png"))]
+    overlays = {a: run for a, run in meta.get("_overlays", {}).items()
+                if os.path.exists(os.path.join(meta.get("_dir", "."),
+                                               f"attention_{a}.png"))}
     if overlays:
-        lines += ["", "Where each word looked (the first test strip; the tint's "
-                  "opacity follows the weight, so the digit stays visible):", ""]
-        lines += [f"![{a} attention](attention_{a}.png)" for a in overlays]
+        lines += ["", "Where each word looked, on the first test strip (the "
+                  "tint's opacity follows the weight, so the digit stays "
+                  "visible); each picture is of the latest run that drew it:", ""]
+        for a, run in overlays.items():
+            lines += [f"- {a}, run \"{run}\" (its first seed):", "",
+                      f"  ![{a} attention](attention_{a}.png)", ""]
     lines += ["", f"Encoder: {meta.get('encoder', 'trained with the captioner')}. "
               f"Initial LSTM state: {meta.get('initial_state', 'mean')} "
               "(`initial_state`; the paper's is the mean annotation). "
@@ -436,6 +442,9 @@ def main(argv=None, out_dir=None):
     parser.add_argument("--samples-per-caption", type=int, default=1,
                         help="hard attention: location samples per caption, "
                         "side by side in a batch (the paper's N of eq. 11)")
+    parser.add_argument("--doubly-stochastic", type=float, default=None,
+                        help="lambda of eq. 14 (default: the preset's; 0 turns "
+                        "the penalty off)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--seeds", type=int, default=1,
                         help="train this many seeds (from --seed); report means "
@@ -448,8 +457,9 @@ def main(argv=None, out_dir=None):
     if args.report_only:
         with open(os.path.join(args.out, "results.json")) as f:
             saved = json.load(f)
-        markdown = report(saved["results"], dict(saved["meta"], _dir=args.out),
-                          saved.get("study"))
+        markdown = report(saved["results"], dict(
+            saved["meta"], _dir=args.out, _overlays=saved.get("overlays", {})),
+            saved.get("study"))
         with open(os.path.join(args.out, "RESULTS.md"), "w") as f:
             f.write(markdown)
         return saved["results"]
@@ -472,6 +482,7 @@ def main(argv=None, out_dir=None):
                     preset=args.preset, fresh=args.fresh_compositions,
                     initial_state=args.initial_state,
                     expectation_rate=args.expectation_rate,
+                    doubly_stochastic=args.doubly_stochastic,
                     samples_per_caption=args.samples_per_caption, save=k == 0)
             if r is None:
                 continue
@@ -489,7 +500,8 @@ def main(argv=None, out_dir=None):
     command = " ".join(["python zoo/show_attend_tell/recipe.py", *shown])
     settings = {k: getattr(args, k) for k in (
         "train", "epochs", "initial_state", "fresh_compositions", "pretrain_encoder",
-        "jitter", "preset", "expectation_rate", "samples_per_caption")}
+        "jitter", "preset", "expectation_rate", "samples_per_caption",
+        "doubly_stochastic")}
     meta = {"backend": keras.backend.backend(), "beam_greedy_fallback": False,
             "train": args.train, "test": args.test,
             "preset": args.preset, "sizes": sizes(args.preset),
@@ -537,14 +549,16 @@ def main(argv=None, out_dir=None):
                    "results": merged}
     headline = study.get(run_name(DEFAULTS), study[name])
     headline_meta = dict(headline["meta"], other_runs=other_runs)
+    overlays = dict(previous.get("overlays", {}), **{a: name for a in results})
     write_results(args.out, {"meta": headline_meta, "results": headline["results"],
-                             "study": study},
-                  report(headline["results"], dict(headline_meta, _dir=args.out),
-                         study))
+                             "study": study, "overlays": overlays},
+                  report(headline["results"], dict(headline_meta, _dir=args.out,
+                                                   _overlays=overlays), study))
     return results
 
 
 # The recipe's default settings (`run_name` of the headline run).
 DEFAULTS = dict(train=40000, epochs=8, initial_state="mean",
                 fresh_compositions=False, pretrain_encoder=False, jitter=0,
-                preset=PRESET, expectation_rate=0.0, samples_per_caption=1)
+                preset=PRESET, expectation_rate=0.0, samples_per_caption=1,
+                doubly_stochastic=None)
