@@ -314,6 +314,8 @@ def run_name(settings):
         parts.append(f"jitter {settings['jitter']}")
     if settings["preset"] != PRESET:
         parts.append(f"preset {settings['preset']}")
+    if settings.get("encoder_pool_sizes"):
+        parts.append(f"encoder pools {settings['encoder_pool_sizes']}")
     if settings.get("doubly_stochastic") is not None:
         parts.append(f"doubly stochastic lambda {settings['doubly_stochastic']}")
     hard = []
@@ -411,8 +413,10 @@ def report(results, meta, study=None):
     lines += ["", f"Encoder: {meta.get('encoder', 'trained with the captioner')}. "
               f"Initial LSTM state: {meta.get('initial_state', 'mean')} "
               "(`initial_state`; the paper's is the mean annotation). "
-              f"Sizes: preset {meta['preset']!r}, `{meta['sizes']}` (a 1 x 22 annotation grid: each location "
-              "covers two image columns).", ""]
+              f"Sizes: preset {meta['preset']!r}, `{meta['sizes']}`"
+              + (" (a 1 x 22 annotation grid: each location covers two image "
+                 "columns)." if tuple(map(tuple, meta["sizes"].get(
+                     "encoder_pool_sizes", ()))) == ((2, 2), (4, 1)) else "."), ""]
     return "\n".join(lines)
 
 
@@ -445,6 +449,9 @@ def main(argv=None, out_dir=None):
     parser.add_argument("--doubly-stochastic", type=float, default=None,
                         help="lambda of eq. 14 (default: the preset's; 0 turns "
                         "the penalty off)")
+    parser.add_argument("--encoder-pool-sizes", default=None,
+                        help="the CNN's pooling windows, e.g. '2x3,4x3' (a 1 x 5 "
+                        "grid: one location per digit cell); default: the preset's")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--seeds", type=int, default=1,
                         help="train this many seeds (from --seed); report means "
@@ -467,6 +474,16 @@ def main(argv=None, out_dir=None):
         parser.error("--pretrain-encoder trains on one device; leave out "
                      "--distribute with it")
     checks.positive_int("seeds", args.seeds)
+    pools = None
+    if args.encoder_pool_sizes:
+        try:
+            pools = tuple(tuple(int(v) for v in p.split("x"))
+                          for p in args.encoder_pool_sizes.split(","))
+        except ValueError:
+            pools = ()
+        checks.require(pools and all(len(p) == 2 and min(p) >= 1 for p in pools),
+                       "encoder_pool_sizes", "windows like '2x3,4x3'",
+                       args.encoder_pool_sizes)
     checks.positive_int("samples_per_caption", args.samples_per_caption)
     strategy = distribute.from_arguments(args, "show_attend_tell")
     os.makedirs(args.out, exist_ok=True)
@@ -483,6 +500,7 @@ def main(argv=None, out_dir=None):
                     initial_state=args.initial_state,
                     expectation_rate=args.expectation_rate,
                     doubly_stochastic=args.doubly_stochastic,
+                    encoder_pool_sizes=pools,
                     samples_per_caption=args.samples_per_caption, save=k == 0)
             if r is None:
                 continue
@@ -501,10 +519,14 @@ def main(argv=None, out_dir=None):
     settings = {k: getattr(args, k) for k in (
         "train", "epochs", "initial_state", "fresh_compositions", "pretrain_encoder",
         "jitter", "preset", "expectation_rate", "samples_per_caption",
-        "doubly_stochastic")}
+        "doubly_stochastic", "encoder_pool_sizes")}
     meta = {"backend": keras.backend.backend(), "beam_greedy_fallback": False,
             "train": args.train, "test": args.test,
-            "preset": args.preset, "sizes": sizes(args.preset),
+            "preset": args.preset, "sizes": dict(
+                sizes(args.preset),
+                **({"encoder_pool_sizes": pools} if pools else {}),
+                **({"doubly_stochastic": args.doubly_stochastic}
+                   if args.doubly_stochastic is not None else {})),
             "jitter": args.jitter, "fresh_compositions": args.fresh_compositions,
             "initial_state": args.initial_state, "settings": settings,
             "command": command.strip(),
@@ -561,4 +583,4 @@ def main(argv=None, out_dir=None):
 DEFAULTS = dict(train=40000, epochs=8, initial_state="mean",
                 fresh_compositions=False, pretrain_encoder=False, jitter=0,
                 preset=PRESET, expectation_rate=0.0, samples_per_caption=1,
-                doubly_stochastic=None)
+                doubly_stochastic=None, encoder_pool_sizes=None)
