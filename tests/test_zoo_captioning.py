@@ -200,9 +200,13 @@ def test_reinforce_term_against_numpy():
     assert not layer2.losses
 
 
-def test_hard_samples_are_one_hot_locations_of_positive_weight(strips):
+@pytest.mark.parametrize("expectation_rate", [0.0, 0.5])
+def test_hard_samples_are_one_hot_locations_of_positive_weight(strips, expectation_rate):
+    """Each real step samples one location of positive weight; with the
+    paper's `expectation_rate=0.5` (its preset) a caption samples at every
+    step or, taking the expected context, at none."""
     train, _, vocab = strips
-    model = build(vocab, attention="hard")
+    model = build(vocab, attention="hard", expectation_rate=expectation_rate)
     decoder = model.get_layer("decoder")
     x, c_out = inputs_for(model, train["images"][:4], vocab, train["captions"][:4])
     a = model.annotations(train["images"][:4])
@@ -212,7 +216,10 @@ def test_hard_samples_are_one_hot_locations_of_positive_weight(strips):
                                    return_attention_samples=True, training=True)
     samples, alphas = to_numpy(samples), to_numpy(alphas)
     real = x["caption_in_ids"] > 0
-    np.testing.assert_allclose(samples[real].sum(-1), 1.0)
+    per_step = samples.sum(-1)
+    sampling = per_step.sum(-1) > 0 if expectation_rate else np.ones(len(real), bool)
+    np.testing.assert_allclose(per_step[real & sampling[:, None]], 1.0)
+    assert np.all(per_step[real & ~sampling[:, None]] == 0)
     assert np.all(samples[~real] == 0)
     assert np.all(alphas[samples > 0.5] > 0)
 
