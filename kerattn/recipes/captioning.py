@@ -273,10 +273,10 @@ def run(attention, train_strips, test, vocab, epochs, minutes, out_dir, seed=1,
     return {"train": train_info, **result}
 
 
-# The figures of a run, as (results key, beam, name in the tables).
-FIGURES = (("exact_caption_accuracy", "beam1", "exact"),
-           ("own_digit_share_all", "beam1", "own digit"),
-           ("own_digit_share_correct", "beam1", "own digit (correct)"))
+# The greedy (beam1) figures of a run, as (results key, name in `by_seed`).
+FIGURES = (("exact_caption_accuracy", "exact"),
+           ("own_digit_share_all", "own digit"),
+           ("own_digit_share_correct", "own digit (correct)"))
 
 
 def combine_seeds(runs):
@@ -296,7 +296,7 @@ def combine_seeds(runs):
         result["train"][key] = round(float(np.mean([r["train"][key] for r in runs])), 4)
     result["seeds"] = len(runs)
     result["by_seed"] = [{"seed": r["seed"], **{name: r["beam1"][key]
-                                               for key, _, name in FIGURES}}
+                                               for key, name in FIGURES}}
                          for r in runs]
     result["per_seed"] = runs
     return result
@@ -314,9 +314,9 @@ def run_name(settings):
         parts.append(f"jitter {settings['jitter']}")
     if settings["preset"] != PRESET:
         parts.append(f"preset {settings['preset']}")
-    if settings.get("encoder_pool_sizes"):
+    if settings["encoder_pool_sizes"]:
         parts.append(f"encoder pools {settings['encoder_pool_sizes']}")
-    if settings.get("doubly_stochastic") is not None:
+    if settings["doubly_stochastic"] is not None:
         parts.append(f"doubly stochastic lambda {settings['doubly_stochastic']}")
     hard = []
     if settings["expectation_rate"]:
@@ -461,6 +461,7 @@ def main(argv=None, out_dir=None):
                         help="rewrite RESULTS.md from results.json, train nothing")
     distribute.add_arguments(parser)
     args = parser.parse_args(argv)
+    defaults = _settings(parser.parse_args([]))   # the headline run's
     if args.report_only:
         with open(os.path.join(args.out, "results.json")) as f:
             saved = json.load(f)
@@ -516,10 +517,7 @@ def main(argv=None, out_dir=None):
         del shown[at:at + 2]
     shown = [a for a in shown if not a.startswith("--out=")]
     command = " ".join(["python zoo/show_attend_tell/recipe.py", *shown])
-    settings = {k: getattr(args, k) for k in (
-        "train", "epochs", "initial_state", "fresh_compositions", "pretrain_encoder",
-        "jitter", "preset", "expectation_rate", "samples_per_caption",
-        "doubly_stochastic", "encoder_pool_sizes")}
+    settings = _settings(args)
     meta = {"backend": keras.backend.backend(), "beam_greedy_fallback": False,
             "train": args.train, "test": args.test,
             "preset": args.preset, "sizes": dict(
@@ -552,7 +550,7 @@ def main(argv=None, out_dir=None):
             old.setdefault("sizes", sizes(PRESET))
             old.setdefault("command", "python zoo/show_attend_tell/recipe.py")
             old.pop("other_runs", None)
-            study[run_name(DEFAULTS)] = {"command": old["command"], "meta": old,
+            study[run_name(defaults)] = {"command": old["command"], "meta": old,
                                          "results": previous["results"]}
     name = run_name(settings)
     # The same settings run again add their seeds (a seed run again
@@ -569,7 +567,7 @@ def main(argv=None, out_dir=None):
                 if c and c != meta["command"]] + [meta["command"]]
     study[name] = {"command": meta["command"], "commands": commands, "meta": meta,
                    "results": merged}
-    headline = study.get(run_name(DEFAULTS), study[name])
+    headline = study.get(run_name(defaults), study[name])
     headline_meta = dict(headline["meta"], other_runs=other_runs)
     overlays = dict(previous.get("overlays", {}), **{a: name for a in results})
     write_results(args.out, {"meta": headline_meta, "results": headline["results"],
@@ -579,8 +577,9 @@ def main(argv=None, out_dir=None):
     return results
 
 
-# The recipe's default settings (`run_name` of the headline run).
-DEFAULTS = dict(train=40000, epochs=8, initial_state="mean",
-                fresh_compositions=False, pretrain_encoder=False, jitter=0,
-                preset=PRESET, expectation_rate=0.0, samples_per_caption=1,
-                doubly_stochastic=None, encoder_pool_sizes=None)
+def _settings(args):
+    """What names a run in the study (`run_name`), from the parsed flags."""
+    return {k: getattr(args, k) for k in (
+        "train", "epochs", "initial_state", "fresh_compositions", "pretrain_encoder",
+        "jitter", "preset", "expectation_rate", "samples_per_caption",
+        "doubly_stochastic", "encoder_pool_sizes")}
