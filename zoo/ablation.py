@@ -81,15 +81,18 @@ VARIANTS = {"luong_nmt": {**_before({
         {"learning_rate": 1e-2, "warmup_steps": 300}),
 }), "global": ("the recipe now (the preset the study chose): global "
                "attention, general score, input feeding", {}, {}),
-    "local-p": ("the recipe now with local-p attention (D = 10, section 3.2)",
-                {"attention": "local-p"}, {}),
-    "bi-encoder": ("the recipe now with a bidirectional first encoder layer "
-                   "(128 cells a direction; OpenNMT's brnn, not the paper)",
-                   {"bidirectional_encoder": True}, {}),
+    "local-p": ("the recipe then (one-way encoder) with local-p attention "
+                "(D = 10, section 3.2)",
+                {"attention": "local-p", "bidirectional_encoder": False}, {}),
+    "bi-encoder": ("the recipe then with a bidirectional first encoder layer "
+                   "(128 cells a direction; OpenNMT's brnn, not the paper): "
+                   "the recipe now", {"bidirectional_encoder": True}, {}),
+    "local-p+bi-encoder": ("the recipe now with local-p attention (D = 10, "
+                           "section 3.2)", {"attention": "local-p"}, {}),
     "label-smoothing": ("the recipe now with label smoothing 0.1",
                         {}, {"label_smoothing": 0.1}),
     "bi-encoder+label-smoothing": (
-        "the recipe now with a bidirectional first encoder layer and label "
+        "the recipe now (bidirectional first encoder layer) with label "
         "smoothing 0.1", {"bidirectional_encoder": True}, {"label_smoothing": 0.1}),
 }, "bahdanau_nmt": {
     "recipe": RECIPE,

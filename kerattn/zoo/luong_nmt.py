@@ -283,14 +283,17 @@ PRESETS = {
                  initializer_range=None, embeddings_initializer=None,
                  bidirectional_encoder=False),
     # The CPU sizes read the source reversed and start from the paper's
-    # uniform(-0.1, 0.1), with unit-variance embeddings (at 128 dimensions):
-    # zoo/luong_nmt/RESULTS.md has the ablation that chose this.
+    # uniform(-0.1, 0.1), with unit-variance embeddings (at 128 dimensions),
+    # and their first encoder layer reads both ways (OpenNMT's brnn, not the
+    # paper): zoo/luong_nmt/RESULTS.md has the ablation that chose this.
     "small": dict(num_layers=2, units=128, embedding_dim=128,
                   reverse_source=True, layer_dropout=False,
-                  initializer_range=0.1, embeddings_initializer="normal"),
+                  initializer_range=0.1, embeddings_initializer="normal",
+                  bidirectional_encoder=True),
     "base": dict(num_layers=2, units=256, embedding_dim=128,
                  reverse_source=True, layer_dropout=False,
-                 initializer_range=0.1, embeddings_initializer="normal"),
+                 initializer_range=0.1, embeddings_initializer="normal",
+                 bidirectional_encoder=True),
     "paper": dict(num_layers=4, units=1000, embedding_dim=1000, dropout=0.2,
                   reverse_source=True, layer_dropout=True,
                   initializer_range=0.1, embeddings_initializer=None,
