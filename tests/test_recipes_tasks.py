@@ -117,4 +117,29 @@ def test_classification_and_reading_reports():
 def test_pretrained_encoder_is_fixed():
     encoder = captioning.pretrained_encoder((8, 45, 1), epochs=2, copies=2)
     assert not encoder.trainable and encoder.trainable_weights == []
-    assert tuple(encoder.compute_output_shape((None, 8, 45, 1))) == (None, 1, 22, 64)
+    # The base preset's grid: one location per 9-pixel digit cell.
+    assert tuple(encoder.compute_output_shape((None, 8, 45, 1))) == (None, 1, 5, 64)
+
+
+def test_captioning_run_names_say_where_a_run_leaves_its_preset():
+    """A flag set to its preset's value names the same run as leaving it
+    out (so their seeds join one study row); soft-only runs are not named
+    by settings of hard attention."""
+    parser_defaults = ["--train", "40000", "--epochs", "8"]
+
+    def name(*flags):
+        args = captioning._parser().parse_args([*parser_defaults, *flags])
+        return captioning.run_name(captioning._settings(args))
+
+    base = captioning.sizes("base")
+    pools = captioning.pools_text(base["encoder_pool_sizes"])
+    assert pools == "1x1,8x9"
+    assert name() == "40,000 strips x 8 epochs, initial state mean"
+    assert name("--encoder-pool-sizes", pools, "--expectation-rate",
+                str(base["expectation_rate"])) == name()
+    assert name("--encoder-pool-sizes", "2x2,4x1") == (
+        "40,000 strips x 8 epochs, initial state mean, encoder pools 2x2,4x1")
+    assert name("--expectation-rate", "0") == (
+        "40,000 strips x 8 epochs, initial state mean; hard: expected context p=0.0")
+    assert name("--attention", "soft", "--expectation-rate", "0") == name()
+    assert name("--preset", "tiny").endswith("preset tiny")

@@ -201,11 +201,16 @@ def train(model, train, vocab, epochs, batch_size=64, minutes=None,
 
 def fit(attention="soft", preset="small", epochs=8, batch_size=64,
         learning_rate=None, max_train=None, max_test=None, seed=0, strategy=None,
-        verbose=2):
+        verbose=2, samples_per_caption=1, **builder):
     """`examples/fit.py show_attend_tell`: the recipe's method, its data.
 
     Digit strips of scikit-learn's digits (`max_train` strips, 8,000 by
     default; `max_test`, 1,000); the CNN encoder trains with the captioner.
+    The preset carries the recipe's choices (one annotation per digit cell;
+    hard attention with the expected context half of the time); `builder`
+    keywords (`encoder_pool_sizes=`, `expectation_rate=`, `initial_state=`,
+    ...) override them, and `samples_per_caption` repeats each caption in
+    its batch for hard attention, as the recipe's flags do.
 
     Returns:
         `(model, summary, results, draw)`: `results` holds the greedy
@@ -222,10 +227,11 @@ def fit(attention="soft", preset="small", epochs=8, batch_size=64,
     with strategy.scope():
         model = show_attend_tell(len(vocab), attention=attention,
                                  image_shape=train_strips["images"].shape[1:],
-                                 seed=seed, preset=preset)
+                                 seed=seed, preset=preset, **builder)
         summary = train(model, train_strips, vocab, epochs, batch_size,
                         learning_rate=learning_rate or 2e-3, strategy=strategy,
-                        seed=seed, verbose=verbose)
+                        seed=seed, verbose=verbose,
+                        samples_per_caption=samples_per_caption)
     if not strategy.is_chief:
         return model, summary, None, None
     result = evaluate(model, vocab, test)
@@ -302,8 +308,16 @@ def combine_seeds(runs):
     return result
 
 
+def pools_text(pools):
+    """`((1, 1), (8, 9))` -> `"1x1,8x9"` (the `--encoder-pool-sizes` form)."""
+    return ",".join(f"{h}x{w}" for h, w in pools)
+
+
 def run_name(settings):
-    """The study table's name of a run: what its settings are."""
+    """The study table's name of a run: its settings where they differ from
+    its preset's (`settings` as `_settings` resolves them). Settings of
+    hard attention alone are named for runs that train it."""
+    preset = sizes(settings["preset"])
     parts = [f"{settings['train']:,} strips x {settings['epochs']} epochs",
              f"initial state {settings['initial_state']}"]
     if settings["fresh_compositions"]:
@@ -314,16 +328,24 @@ def run_name(settings):
         parts.append(f"jitter {settings['jitter']}")
     if settings["preset"] != PRESET:
         parts.append(f"preset {settings['preset']}")
-    if settings["encoder_pool_sizes"]:
+    if settings["encoder_pool_sizes"] != pools_text(preset["encoder_pool_sizes"]):
         parts.append(f"encoder pools {settings['encoder_pool_sizes']}")
-    if settings["doubly_stochastic"] is not None:
+    if settings["doubly_stochastic"] != preset["doubly_stochastic"]:
         parts.append(f"doubly stochastic lambda {settings['doubly_stochastic']}")
     hard = []
-    if settings["expectation_rate"]:
-        hard.append(f"expected context p={settings['expectation_rate']}")
-    if settings["samples_per_caption"] > 1:
-        hard.append(f"{settings['samples_per_caption']} samples per caption")
+    if settings.get("attention", "both") != "soft":
+        if settings["expectation_rate"] != preset["expectation_rate"]:
+            hard.append(f"expected context p={settings['expectation_rate']}")
+        if settings["samples_per_caption"] > 1:
+            hard.append(f"{settings['samples_per_caption']} samples per caption")
     return ", ".join(parts) + ("; hard: " + ", ".join(hard) if hard else "")
+
+
+# What the encoder's pooling makes of a 8 x 45 strip, for RESULTS.md.
+GRIDS = {"2x2,4x1": " (a 1 x 22 annotation grid: each location covers two "
+                    "image columns).",
+         "1x1,8x9": " (a 1 x 5 annotation grid: one location per 9-pixel "
+                    "digit cell)."}
 
 
 def _figure(m, key):
@@ -333,8 +355,10 @@ def _figure(m, key):
 
 def report(results, meta, study=None):
     seeds = max(r.get("seeds", 1) for r in results.values())
+    commands = meta.get("commands") or [
+        meta.get("command", "python zoo/show_attend_tell/recipe.py")]
     lines = ["# show_attend_tell on digit-strip captions", "",
-             f"Measured by `{meta.get('command', 'python zoo/show_attend_tell/recipe.py')}` "
+             "Measured by " + " and ".join(f"`{c}`" for c in commands) + " "
              f"(backend {meta['backend']}, this 2-core CPU). Data: "
              f"{meta['train']} training strips composed from 1,437 training "
              f"digits, {meta['test']} test strips from the 360 held-out digits "
@@ -378,7 +402,8 @@ def report(results, meta, study=None):
                   "Each row is one command of this recipe (greedy decoding, the "
                   f"same {meta['test']:,} test strips), its figures the mean ± standard "
                   "deviation over its seeds; the table above is the row of the "
-                  "recipe's defaults.", "",
+                  "recipe's defaults. A run is named by where its settings "
+                  "differ from the preset's (the sizes at the end).", "",
                   "| run | attention | seeds | exact | own digit (all captions) "
                   "| minutes a seed |", "|---|---|---|---|---|---|"]
         for name, entry in study.items():
@@ -414,13 +439,13 @@ def report(results, meta, study=None):
               f"Initial LSTM state: {meta.get('initial_state', 'mean')} "
               "(`initial_state`; the paper's is the mean annotation). "
               f"Sizes: preset {meta['preset']!r}, `{meta['sizes']}`"
-              + (" (a 1 x 22 annotation grid: each location covers two image "
-                 "columns)." if tuple(map(tuple, meta["sizes"].get(
-                     "encoder_pool_sizes", ()))) == ((2, 2), (4, 1)) else "."), ""]
+              + GRIDS.get(pools_text(meta["sizes"].get("encoder_pool_sizes", ())),
+                          "."), ""]
     return "\n".join(lines)
 
 
-def main(argv=None, out_dir=None):
+def _parser(out_dir=None):
+    """The recipe's command line (`main`'s)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[1])
     parser.add_argument("--attention", choices=["soft", "hard", "both"], default="both")
     parser.add_argument("--train", type=int, default=40000)
@@ -440,9 +465,10 @@ def main(argv=None, out_dir=None):
     parser.add_argument("--initial-state", choices=("mean", "learned", "zeros"),
                         default="mean", help="how the LSTM starts (the paper: "
                         "from the mean annotation)")
-    parser.add_argument("--expectation-rate", type=float, default=0.0,
+    parser.add_argument("--expectation-rate", type=float, default=None,
                         help="hard attention: the probability that a caption "
-                        "trains on the expected context (the paper: 0.5)")
+                        "trains on the expected context (default: the "
+                        "preset's; the paper's is 0.5)")
     parser.add_argument("--samples-per-caption", type=int, default=1,
                         help="hard attention: location samples per caption, "
                         "side by side in a batch (the paper's N of eq. 11)")
@@ -450,8 +476,9 @@ def main(argv=None, out_dir=None):
                         help="lambda of eq. 14 (default: the preset's; 0 turns "
                         "the penalty off)")
     parser.add_argument("--encoder-pool-sizes", default=None,
-                        help="the CNN's pooling windows, e.g. '2x3,4x3' (a 1 x 5 "
-                        "grid: one location per digit cell); default: the preset's")
+                        help="the CNN's pooling windows, e.g. '2x2,4x1' (a 1 x 22 "
+                        "grid); default: the preset's (base: '1x1,8x9', a 1 x 5 "
+                        "grid, one location per digit cell)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--seeds", type=int, default=1,
                         help="train this many seeds (from --seed); report means "
@@ -460,6 +487,11 @@ def main(argv=None, out_dir=None):
     parser.add_argument("--report-only", action="store_true",
                         help="rewrite RESULTS.md from results.json, train nothing")
     distribute.add_arguments(parser)
+    return parser
+
+
+def main(argv=None, out_dir=None):
+    parser = _parser(out_dir)
     args = parser.parse_args(argv)
     defaults = _settings(parser.parse_args([]))   # the headline run's
     if args.report_only:
@@ -568,7 +600,8 @@ def main(argv=None, out_dir=None):
     study[name] = {"command": meta["command"], "commands": commands, "meta": meta,
                    "results": merged}
     headline = study.get(run_name(defaults), study[name])
-    headline_meta = dict(headline["meta"], other_runs=other_runs)
+    headline_meta = dict(headline["meta"], other_runs=other_runs,
+                         commands=headline.get("commands"))
     overlays = dict(previous.get("overlays", {}), **{a: name for a in results})
     write_results(args.out, {"meta": headline_meta, "results": headline["results"],
                              "study": study, "overlays": overlays},
@@ -578,8 +611,16 @@ def main(argv=None, out_dir=None):
 
 
 def _settings(args):
-    """What names a run in the study (`run_name`), from the parsed flags."""
-    return {k: getattr(args, k) for k in (
-        "train", "epochs", "initial_state", "fresh_compositions", "pretrain_encoder",
-        "jitter", "preset", "expectation_rate", "samples_per_caption",
-        "doubly_stochastic", "encoder_pool_sizes")}
+    """What names a run in the study (`run_name`), from the parsed flags;
+    a flag left out takes its preset's value."""
+    settings = {k: getattr(args, k) for k in (
+        "attention", "train", "epochs", "initial_state", "fresh_compositions",
+        "pretrain_encoder", "jitter", "preset", "expectation_rate",
+        "samples_per_caption", "doubly_stochastic", "encoder_pool_sizes")}
+    preset = sizes(args.preset)
+    for key in ("expectation_rate", "doubly_stochastic"):
+        if settings[key] is None:
+            settings[key] = preset[key]
+    if settings["encoder_pool_sizes"] is None:
+        settings["encoder_pool_sizes"] = pools_text(preset["encoder_pool_sizes"])
+    return settings
