@@ -5,6 +5,7 @@ import json
 import os
 
 import numpy as np
+import pytest
 
 from kerattn.datasets import WordVocabulary
 from kerattn.recipes import captioning, classification, reading
@@ -141,5 +142,16 @@ def test_captioning_run_names_say_where_a_run_leaves_its_preset():
         "40,000 strips x 8 epochs, initial state mean, encoder pools 2x2,4x1")
     assert name("--expectation-rate", "0") == (
         "40,000 strips x 8 epochs, initial state mean; hard: expected context p=0.0")
-    assert name("--attention", "soft", "--expectation-rate", "0") == name()
+    assert name("--attention", "soft", "--encoder-pool-sizes", "2x2,4x1").endswith(
+        "encoder pools 2x2,4x1")
     assert name("--preset", "tiny").endswith("preset tiny")
+
+
+@pytest.mark.parametrize("flags", [["--expectation-rate", "0.5"],
+                                   ["--samples-per-caption", "2"]])
+def test_captioning_recipe_refuses_hard_flags_for_soft(flags, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        captioning.main(["--attention", "soft", "--train", "8", "--test", "4",
+                         *flags, "--out", str(tmp_path)])
+    assert "hard attention's" in capsys.readouterr().err
+    assert not (tmp_path / "results.json").exists()

@@ -518,6 +518,10 @@ def main(argv=None, out_dir=None):
                        "encoder_pool_sizes", "windows like '2x3,4x3'",
                        args.encoder_pool_sizes)
     checks.positive_int("samples_per_caption", args.samples_per_caption)
+    if args.attention == "soft" and (args.expectation_rate is not None
+                                     or args.samples_per_caption > 1):
+        parser.error("--expectation-rate and --samples-per-caption are hard "
+                     "attention's; leave them out with --attention soft")
     strategy = distribute.from_arguments(args, "show_attend_tell")
     os.makedirs(args.out, exist_ok=True)
     train, test = digit_strips(args.train, args.test, train_jitter=args.jitter)
