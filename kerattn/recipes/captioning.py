@@ -18,7 +18,7 @@ import numpy as np
 
 from kerattn.datasets import WordVocabulary, attention_on_own_digit, digit_strips
 from kerattn import checks, distribute
-from kerattn.recipes.common import compile_and_fit, write_results
+from kerattn.recipes.common import compile_and_fit, mean_sd, write_results
 
 PRESET = "base"   # the model's named sizes (kerattn.zoo.presets)
 
@@ -294,12 +294,11 @@ def combine_seeds(runs):
     result = json.loads(json.dumps(runs[0]))
     for beam in ("beam1", "beam3"):
         for key in runs[0][beam]:
-            values = [r[beam][key] for r in runs]
-            result[beam][key] = round(float(np.mean(values)), 4)
-            if len(runs) > 1:
-                result[beam][key + "_sd"] = round(float(np.std(values, ddof=1)), 4)
+            result[beam][key], sd = mean_sd([r[beam][key] for r in runs], 4)
+            if sd is not None:
+                result[beam][key + "_sd"] = sd
     for key in ("train_minutes", "final_loss"):
-        result["train"][key] = round(float(np.mean([r["train"][key] for r in runs])), 4)
+        result["train"][key] = mean_sd([r["train"][key] for r in runs], 4)[0]
     result["seeds"] = len(runs)
     result["by_seed"] = [{"seed": r["seed"], **{name: r["beam1"][key]
                                                for key, name in FIGURES}}

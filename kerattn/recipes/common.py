@@ -102,6 +102,16 @@ def split(examples):
     return {"train": examples[:a], "valid": examples[a:b], "test": examples[b:]}
 
 
+def mean_sd(values, digits):
+    """`(mean, sample standard deviation)` of several seeds' figure, rounded
+    to `digits`; the deviation is None for a single value."""
+    import numpy as np
+
+    mean = round(float(np.mean(values)), digits)
+    sd = round(float(np.std(values, ddof=1)), digits) if len(values) > 1 else None
+    return mean, sd
+
+
 def write_results(directory, results, markdown):
     """Write `results.json` and `RESULTS.md` into `directory`; print the JSON."""
     with open(os.path.join(directory, "results.json"), "w") as handle:

@@ -30,7 +30,7 @@ from kerattn.datasets import (LengthBucketedBatches, WordPieceVocabulary,
                               translation_dataset)
 from kerattn.decoding import Translator
 from kerattn.losses import MaskedSparseCrossentropy
-from kerattn.recipes.common import compile_and_fit
+from kerattn.recipes.common import compile_and_fit, mean_sd
 
 # Source-length buckets in words, as in Bahdanau et al.'s Figure 2.
 LENGTH_BUCKETS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, 30), (31, 50))
@@ -298,23 +298,23 @@ def aggregate(runs):
     source length) and the training summary become their mean, with the
     sample standard deviation beside it in `<key>_sd`; everything else is
     the first seed's; `by_seed` keeps each seed's headline numbers."""
-    def mean_sd(key, values):
+    def averaged(key, values):
         if isinstance(values[0], dict):        # BLEU by source length
             out = {}
             for k in values[0]:
-                out.update(mean_sd(k, [v[k] for v in values]))
+                out.update(averaged(k, [v[k] for v in values]))
             return {key: out}
         if key == "sentences":
             return {key: values[0]}
-        return {key: round(float(np.mean(values)), 2),
-                f"{key}_sd": round(float(np.std(values, ddof=1)), 2)}
+        mean, sd = mean_sd(values, 2)
+        return {key: mean, f"{key}_sd": sd}
 
     result = dict(runs[0])
     headline = [k for k in runs[0] if k in AVERAGED or (
         k.startswith("bleu_") and not k.endswith("length"))]
     for key in runs[0]:
         if key in AVERAGED or key.startswith("bleu_"):
-            result.update(mean_sd(key, [r[key] for r in runs]))
+            result.update(averaged(key, [r[key] for r in runs]))
     result["seeds"] = len(runs)
     result["by_seed"] = [{k: r[k] for k in ["seed", *headline]} for r in runs]
     return result
