@@ -1,6 +1,6 @@
 """Train and evaluate any kerattn.zoo model with `model.fit`, on this machine's real data.
 
-    python examples/fit.py bahdanau_nmt                      # translation, 5 epochs
+    python examples/fit.py bahdanau_nmt                      # translation, 6 epochs
     python examples/fit.py transformer_nmt --backend jax --epochs 10 --size base
     python examples/fit.py show_attend_tell --attention hard --batch-size 32
     python examples/fit.py han_classifier --output-dir outputs/han
@@ -58,7 +58,10 @@ def parse_args(argv=None):
     p.add_argument("model", choices=MODELS, help="the kerattn.zoo builder")
     p.add_argument("--backend", choices=("tensorflow", "jax", "torch"), default=None,
                    help="Keras backend (default: KERAS_BACKEND or Keras' config)")
-    p.add_argument("--epochs", type=int, default=5)
+    p.add_argument("--epochs", type=int, default=None,
+                   help="default: the recipe's (translation 6, show_attend_tell "
+                        "8, han_classifier up to 30 a stage with early "
+                        "stopping, aoa_reader 3)")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--size", choices=("tiny", "small", "base", "paper"), default="small",
                    help="the model's preset (see above)")
@@ -126,9 +129,11 @@ def fit(args):
     """The recipe's `fit` for `args.model`: `(model, summary, results, draw)`."""
     from kerattn.recipes import captioning, classification, reading, translation
 
-    common = dict(preset=args.size, epochs=args.epochs, batch_size=args.batch_size,
+    common = dict(preset=args.size, batch_size=args.batch_size,
                   learning_rate=args.learning_rate, max_train=args.max_train,
                   max_test=args.max_test, seed=args.seed, strategy=args.strategy)
+    if args.epochs is not None:   # else the recipe's own
+        common["epochs"] = args.epochs
     if args.model in TRANSLATION:
         return translation.fit(args.model, args.data, beam_width=args.beam_width,
                                pipeline=args.pipeline, **common)
