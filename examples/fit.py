@@ -173,7 +173,36 @@ def main(argv=None):
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     print(json.dumps(results))
+    for line in beside_baselines(results):
+        print(line)
     return results
+
+
+def beside_baselines(results):
+    """Readable lines: the model's accuracy (with its 95% interval) beside
+    the baselines the recipe computed on the same test split, overall and
+    per word kind where the data has kinds."""
+    if "baselines" not in results:
+        return []
+    accuracy = results["accuracy"]
+    if not isinstance(accuracy, dict):   # one figure (han_classifier)
+        accuracy = {"all": accuracy}
+        baselines = {name: {"all": value}
+                     for name, value in results["baselines"].items()}
+        counts = {"all": results.get("test_documents")}
+    else:                                # per word kind (aoa_reader)
+        baselines = results["baselines"]
+        counts = results.get("test_per_kind", {})
+    lines = []
+    for kind, value in accuracy.items():
+        n = counts.get(kind)
+        interval = (f" ± {1.96 * (value * (1 - value) / n) ** 0.5:.3f} (95%, "
+                    f"{n} test examples)" if n else "")
+        others = ", ".join(f"{name.replace('_', ' ')} {b[kind]:.3f}"
+                           for name, b in baselines.items() if kind in b)
+        lines.append(f"{results['model']} {kind}: {value:.3f}{interval} | "
+                     f"baselines on the same split: {others}")
+    return lines
 
 
 if __name__ == "__main__":

@@ -104,3 +104,27 @@ BAD_FLAGS = [(["no_such_model"], "invalid choice"),
 def test_fit_script_rejects_bad_flags(tmp_path, args, message):
     result = run_script(args, tmp_path)
     assert result.returncode == 2 and message in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("results, expected", [
+    ({"model": "han_classifier", "accuracy": 0.7, "test_documents": 100,
+      "baselines": {"tfidf_logistic_regression": 0.65, "majority_class": 0.2}},
+     ["han_classifier all: 0.700 ± 0.090 (95%, 100 test examples) | baselines on "
+      "the same split: tfidf logistic regression 0.650, majority class 0.200"]),
+    ({"model": "aoa_reader", "accuracy": {"verbs": 0.5, "all": 0.6},
+      "test_per_kind": {"verbs": 400, "all": 1000},
+      "baselines": {"bigram": {"verbs": 0.4, "all": 0.45}}},
+     ["aoa_reader verbs: 0.500 ± 0.049 (95%, 400 test examples) | baselines on "
+      "the same split: bigram 0.400",
+      "aoa_reader all: 0.600 ± 0.030 (95%, 1000 test examples) | baselines on "
+      "the same split: bigram 0.450"]),
+    ({"model": "bahdanau_nmt", "bleu_greedy": 1.0}, []),
+])
+def test_fit_script_prints_the_baselines_beside_the_result(results, expected):
+    """The interval is the normal approximation, 1.96 sqrt(p (1 - p) / n)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fit_script", SCRIPT)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.beside_baselines(results) == expected

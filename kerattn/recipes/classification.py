@@ -175,6 +175,7 @@ def evaluate(model, data):
     probabilities = model.predict(data["x"]["test"], batch_size=256, verbose=0)
     accuracy = float(np.mean(np.argmax(probabilities, -1) == data["y"]["test"]))
     return {"accuracy": round(accuracy, 4),
+            "test_documents": int(len(data["y"]["test"])),
             "baselines": {k: round(v, 4) for k, v in data["baselines"].items()}}
 
 
