@@ -184,7 +184,7 @@ def beside_baselines(results):
     per word kind where the data has kinds."""
     if "baselines" not in results:
         return []
-    accuracy = results["accuracy"]
+    accuracy = results.get("accuracy_by_kind", results["accuracy"])
     if not isinstance(accuracy, dict):   # one figure (han_classifier)
         accuracy = {"all": accuracy}
         baselines = {name: {"all": value}

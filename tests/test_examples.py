@@ -111,7 +111,8 @@ def test_fit_script_rejects_bad_flags(tmp_path, args, message):
       "baselines": {"tfidf_logistic_regression": 0.65, "majority_class": 0.2}},
      ["han_classifier all: 0.700 ± 0.090 (95%, 100 test examples) | baselines on "
       "the same split: tfidf logistic regression 0.650, majority class 0.200"]),
-    ({"model": "aoa_reader", "accuracy": {"verbs": 0.5, "all": 0.6},
+    ({"model": "aoa_reader", "accuracy": 0.6,
+      "accuracy_by_kind": {"verbs": 0.5, "all": 0.6},
       "test_per_kind": {"verbs": 400, "all": 1000},
       "baselines": {"bigram": {"verbs": 0.4, "all": 0.45}}},
      ["aoa_reader verbs: 0.500 ± 0.049 (95%, 400 test examples) | baselines on "

@@ -188,6 +188,7 @@ def fit(data=None, preset="small", epochs=3, batch_size=32, learning_rate=None,
     evaluated = evaluate(model, prepared)
     results = {"accuracy": evaluated["accuracy"]["all"],
                "accuracy_by_kind": evaluated["accuracy"],
+               "test_per_kind": evaluated["test_per_kind"],
                "baselines": evaluated["baselines"]}
     return model, summary, results, lambda path: draw(model, prepared, path)
 
