@@ -14,6 +14,7 @@ import os
 import time
 
 import keras
+import numpy as np
 
 from kerattn import checks, distribute
 from kerattn.callbacks import TimeBudget
@@ -105,8 +106,6 @@ def split(examples):
 def mean_sd(values, digits):
     """`(mean, sample standard deviation)` of several seeds' figure, rounded
     to `digits`; the deviation is None for a single value."""
-    import numpy as np
-
     mean = round(float(np.mean(values)), digits)
     sd = round(float(np.std(values, ddof=1)), digits) if len(values) > 1 else None
     return mean, sd
