@@ -145,6 +145,24 @@ def test_captioning_run_names_say_where_a_run_leaves_its_preset():
     assert name("--attention", "soft", "--encoder-pool-sizes", "2x2,4x1").endswith(
         "encoder pools 2x2,4x1")
     assert name("--preset", "tiny").endswith("preset tiny")
+    # One grid, one spelling: spaces around the windows name the same run.
+    assert name("--encoder-pool-sizes", "2x2, 4x1") == name(
+        "--encoder-pool-sizes", "2x2,4x1")
+
+
+def test_captioning_grid_text_follows_the_pooling():
+    """RESULTS.md's grid sentence is computed from the pools (valid max
+    pooling: each stage floors the strip's size), for any pools."""
+    assert captioning.parse_pools(" 1x1 , 8x9") == ((1, 1), (8, 9))
+    assert "a 1 x 5 annotation grid" in captioning.grid_text(((1, 1), (8, 9)))
+    assert "pools 8 x 9 pixels" in captioning.grid_text(((1, 1), (8, 9)))
+    # 8 x 45 -> 4 x 22 -> 1 x 22; each location 8 x 2 pixels
+    assert "a 1 x 22 annotation grid: each location pools 8 x 2" in (
+        captioning.grid_text(((2, 2), (4, 1))))
+    assert "a 2 x 7 annotation grid" in captioning.grid_text(((2, 3), (2, 2)))
+    for bad in ("2x", "0x1", "2x2x2", "a,b"):
+        with pytest.raises(ValueError, match="encoder_pool_sizes"):
+            captioning.parse_pools(bad)
 
 
 @pytest.mark.parametrize("flags", [["--expectation-rate", "0.5"],

@@ -21,6 +21,7 @@ from kerattn import checks, distribute
 from kerattn.recipes.common import compile_and_fit, mean_sd, write_results
 
 PRESET = "base"   # the model's named sizes (kerattn.zoo.presets)
+STRIP_SHAPE = (8, 45)   # digit_strips: 8 x 9 pixels a digit, up to five
 
 
 def sizes(preset=PRESET):
@@ -340,11 +341,31 @@ def run_name(settings):
     return ", ".join(parts) + ("; hard: " + ", ".join(hard) if hard else "")
 
 
-# What the encoder's pooling makes of a 8 x 45 strip, for RESULTS.md.
-GRIDS = {"2x2,4x1": " (a 1 x 22 annotation grid: each location covers two "
-                    "image columns).",
-         "1x1,8x9": " (a 1 x 5 annotation grid: one location per 9-pixel "
-                    "digit cell)."}
+def parse_pools(text):
+    """`"1x1, 8x9"` -> `((1, 1), (8, 9))`: the `--encoder-pool-sizes` windows.
+
+    Raises:
+        ValueError: text that is not comma-separated `HxW` windows of
+            positive integers.
+    """
+    try:
+        pools = tuple(tuple(int(v) for v in p.strip().split("x"))
+                      for p in str(text).split(","))
+    except ValueError:
+        pools = ()
+    checks.require(pools and all(len(p) == 2 and min(p) >= 1 for p in pools),
+                   "encoder_pool_sizes", "windows like '2x3,4x3'", text)
+    return pools
+
+
+def grid_text(pools, image_shape=STRIP_SHAPE):
+    """What the encoder's max pooling (`pools`, no padding) makes of an
+    `image_shape` strip, for RESULTS.md: `" (a 1 x 5 annotation grid: ...)."`."""
+    (h, w), (ph, pw) = image_shape[:2], (1, 1)
+    for a, b in pools:
+        h, w, ph, pw = h // a, w // b, ph * a, pw * b
+    return (f" (a {h} x {w} annotation grid: each location pools {ph} x {pw} "
+            f"pixels of the {image_shape[0]} x {image_shape[1]} strip).")
 
 
 def _figure(m, key):
@@ -438,8 +459,8 @@ def report(results, meta, study=None):
               f"Initial LSTM state: {meta.get('initial_state', 'mean')} "
               "(`initial_state`; the paper's is the mean annotation). "
               f"Sizes: preset {meta['preset']!r}, `{meta['sizes']}`"
-              + GRIDS.get(pools_text(meta["sizes"].get("encoder_pool_sizes", ())),
-                          "."), ""]
+              + (grid_text(meta["sizes"]["encoder_pool_sizes"])
+                 if meta["sizes"].get("encoder_pool_sizes") else "."), ""]
     return "\n".join(lines)
 
 
@@ -506,16 +527,7 @@ def main(argv=None, out_dir=None):
         parser.error("--pretrain-encoder trains on one device; leave out "
                      "--distribute with it")
     checks.positive_int("seeds", args.seeds)
-    pools = None
-    if args.encoder_pool_sizes:
-        try:
-            pools = tuple(tuple(int(v) for v in p.split("x"))
-                          for p in args.encoder_pool_sizes.split(","))
-        except ValueError:
-            pools = ()
-        checks.require(pools and all(len(p) == 2 and min(p) >= 1 for p in pools),
-                       "encoder_pool_sizes", "windows like '2x3,4x3'",
-                       args.encoder_pool_sizes)
+    pools = parse_pools(args.encoder_pool_sizes) if args.encoder_pool_sizes else None
     checks.positive_int("samples_per_caption", args.samples_per_caption)
     if args.attention == "soft" and (args.expectation_rate is not None
                                      or args.samples_per_caption > 1):
@@ -624,6 +636,7 @@ def _settings(args):
     for key in ("expectation_rate", "doubly_stochastic"):
         if settings[key] is None:
             settings[key] = preset[key]
-    if settings["encoder_pool_sizes"] is None:
-        settings["encoder_pool_sizes"] = pools_text(preset["encoder_pool_sizes"])
+    settings["encoder_pool_sizes"] = pools_text(   # one spelling a grid
+        parse_pools(settings["encoder_pool_sizes"]) if settings["encoder_pool_sizes"]
+        else preset["encoder_pool_sizes"])
     return settings
