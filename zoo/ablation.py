@@ -91,6 +91,8 @@ VARIANTS = {"luong_nmt": {**_before({
                            "section 3.2)", {"attention": "local-p"}, {}),
     "label-smoothing": ("the recipe now with label smoothing 0.1",
                         {}, {"label_smoothing": 0.1}),
+    "wide": ("the recipe now with 384 cells a layer (192 a direction in the "
+             "bidirectional layer)", {"units": 384}, {}),
     "bi-encoder+label-smoothing": (
         "the recipe now (bidirectional first encoder layer) with label "
         "smoothing 0.1", {"bidirectional_encoder": True}, {"label_smoothing": 0.1}),
