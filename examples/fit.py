@@ -184,6 +184,8 @@ def beside_baselines(results):
     per word kind where the data has kinds."""
     if "baselines" not in results:
         return []
+    from kerattn.recipes.common import interval95
+
     accuracy = results.get("accuracy_by_kind", results["accuracy"])
     if not isinstance(accuracy, dict):   # one figure (han_classifier)
         accuracy = {"all": accuracy}
@@ -196,7 +198,7 @@ def beside_baselines(results):
     lines = []
     for kind, value in accuracy.items():
         n = counts.get(kind)
-        interval = (f" ± {1.96 * (value * (1 - value) / n) ** 0.5:.3f} (95%, "
+        interval = (f" ± {interval95(value, n):.3f} (95%, "
                     f"{n} test examples)" if n else "")
         others = ", ".join(f"{name.replace('_', ' ')} {b[kind]:.3f}"
                            for name, b in baselines.items() if kind in b)

@@ -113,6 +113,23 @@ def test_classification_and_reading_reports():
                      "final_val_accuracy": 0.5}}
     text = reading.report(aoa)
     assert "| **AoA Reader** (kerattn.zoo.aoa_reader) | 0.500 | 0.400 | 0.300 | 0.600 | 0.500 |" in text
+    assert "names +0.000 ± 1.386" in text   # one question: 1.96 * sqrt(2 * 0.25)
+
+
+def test_reading_difference_intervals_against_the_formula():
+    """AoA minus a baseline, with the 95% interval of a difference of two
+    independent proportions: 1.96 * sqrt(p(1-p)/n + q(1-q)/n)."""
+    r = {"meta": {"test_per_kind": {"verbs": 192, "all": 3994}},
+         "aoa_test_accuracy": {"verbs": 0.375, "all": 0.534, "names": 0.5},
+         "baselines": {"bigram": {"verbs": 0.401, "all": 0.423, "names": 0.44}}}
+    rows = {kind: (d, h) for kind, d, h in reading.difference_intervals(r, "bigram")}
+    assert set(rows) == {"verbs", "all"}   # names has no count: left out
+    for kind, (p, q) in {"verbs": (0.375, 0.401), "all": (0.534, 0.423)}.items():
+        n = r["meta"]["test_per_kind"][kind]
+        want = 1.96 * np.sqrt(p * (1 - p) / n + q * (1 - q) / n)
+        np.testing.assert_allclose(rows[kind], (p - q, want), rtol=1e-12)
+    assert rows["verbs"][1] > abs(rows["verbs"][0])      # not told apart
+    assert rows["all"][1] < rows["all"][0]               # ahead
 
 
 def test_pretrained_encoder_is_fixed():

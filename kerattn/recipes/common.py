@@ -111,6 +111,12 @@ def mean_sd(values, digits):
     return mean, sd
 
 
+def interval95(accuracy, count):
+    """Half the width of the 95% interval (normal approximation) of an
+    `accuracy` measured on `count` test examples."""
+    return 1.96 * (accuracy * (1 - accuracy) / count) ** 0.5
+
+
 def write_results(directory, results, markdown):
     """Write `results.json` and `RESULTS.md` into `directory`; print the JSON."""
     with open(os.path.join(directory, "results.json"), "w") as handle:
