@@ -86,6 +86,9 @@ def test_fit_script_trains_evaluates_and_writes(backend, model, extra, tmp_path)
         extra[i + 1] for i, flag in enumerate(extra) if flag == "--data"), None)
     loaded = kerattn.load_model(str(out / "model.keras"))
     assert loaded.count_params() == results["parameters"]
+    if model in ("han_classifier", "aoa_reader"):   # the baselines beside it
+        assert f"{model} all: {results['accuracy']:.3f} ± " in result.stdout
+        assert "baselines on the same split:" in result.stdout
 
 
 BAD_FLAGS = [(["no_such_model"], "invalid choice"),
