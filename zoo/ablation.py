@@ -89,7 +89,8 @@ VARIANTS = {"luong_nmt": {**_before({
                    "the recipe now", {"bidirectional_encoder": True}, {}),
     "local-p+bi-encoder": ("the recipe now with local-p attention (D = 10, "
                            "section 3.2)", {"attention": "local-p"}, {}),
-    "label-smoothing": ("the recipe now with label smoothing 0.1",
+    "label-smoothing": ("the recipe now with label smoothing 0.1 (its losses "
+                        "are the smoothed ones, not comparable)",
                         {}, {"label_smoothing": 0.1}),
     "wide": ("the recipe now with 384 cells a layer (192 a direction in the "
              "bidirectional layer)", {"units": 384}, {}),
