@@ -94,9 +94,6 @@ VARIANTS = {"luong_nmt": {**_before({
                         {}, {"label_smoothing": 0.1}),
     "wide": ("the recipe now with 384 cells a layer (192 a direction in the "
              "bidirectional layer)", {"units": 384}, {}),
-    "bi-encoder+label-smoothing": (
-        "the recipe now (bidirectional first encoder layer) with label "
-        "smoothing 0.1", {"bidirectional_encoder": True}, {"label_smoothing": 0.1}),
 }, "bahdanau_nmt": {
     "recipe": RECIPE,
     "paper-gru": ("the paper's GRU (reset_after=False) in encoder and decoder",
