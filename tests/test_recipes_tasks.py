@@ -132,6 +132,17 @@ def test_reading_difference_intervals_against_the_formula():
     assert rows["all"][1] < rows["all"][0]               # ahead
 
 
+def test_reading_report_only_rewrites_results_md_without_training(tmp_path):
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(repo, "zoo", "aoa_reader", "results.json")) as f:
+        results = json.load(f)
+    (tmp_path / "results.json").write_text(json.dumps(results))
+    assert reading.main(["--report-only", "--out", str(tmp_path)]) == results
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert text == reading.report(results)
+    assert "verbs -0.026 ± 0.097" in text   # the committed run's verbs
+
+
 def test_pretrained_encoder_is_fixed():
     encoder = captioning.pretrained_encoder((8, 45, 1), epochs=2, copies=2)
     assert not encoder.trainable and encoder.trainable_weights == []
