@@ -81,19 +81,21 @@ VARIANTS = {"luong_nmt": {**_before({
         {"learning_rate": 1e-2, "warmup_steps": 300}),
 }), "global": ("the recipe now (the preset the study chose): global "
                "attention, general score, input feeding", {}, {}),
-    "local-p": ("the recipe then (one-way encoder) with local-p attention "
-                "(D = 10, section 3.2)",
-                {"attention": "local-p", "bidirectional_encoder": False}, {}),
-    "bi-encoder": ("the recipe then with a bidirectional first encoder layer "
-                   "(128 cells a direction; OpenNMT's brnn, not the paper): "
-                   "the recipe now", {"bidirectional_encoder": True}, {}),
+    "local-p": ("the recipe then (one-way encoder, 256 cells) with local-p "
+                "attention (D = 10, section 3.2)",
+                {"attention": "local-p", "bidirectional_encoder": False,
+                 "units": 256}, {}),
+    "bi-encoder": ("the recipe then (256 cells) with a bidirectional first "
+                   "encoder layer (128 cells a direction; OpenNMT's brnn, not "
+                   "the paper)", {"bidirectional_encoder": True, "units": 256},
+                   {}),
     "local-p+bi-encoder": ("the recipe now with local-p attention (D = 10, "
                            "section 3.2)", {"attention": "local-p"}, {}),
-    "label-smoothing": ("the recipe now with label smoothing 0.1 (its losses "
+    "label-smoothing": ("bi-encoder with label smoothing 0.1 (its losses "
                         "are the smoothed ones, not comparable)",
-                        {}, {"label_smoothing": 0.1}),
-    "wide": ("the recipe now with 384 cells a layer (192 a direction in the "
-             "bidirectional layer)", {"units": 384}, {}),
+                        {"units": 256}, {"label_smoothing": 0.1}),
+    "wide": ("bi-encoder with 384 cells a layer (192 a direction in the "
+             "bidirectional layer): the recipe now", {"units": 384}, {}),
 }, "bahdanau_nmt": {
     "recipe": RECIPE,
     "paper-gru": ("the paper's GRU (reset_after=False) in encoder and decoder",

@@ -285,12 +285,13 @@ PRESETS = {
     # The CPU sizes read the source reversed and start from the paper's
     # uniform(-0.1, 0.1), with unit-variance embeddings (at 128 dimensions),
     # and their first encoder layer reads both ways (OpenNMT's brnn, not the
-    # paper): zoo/luong_nmt/RESULTS.md has the ablation that chose this.
+    # paper): zoo/luong_nmt/RESULTS.md has the ablation that chose this,
+    # 384 cells a layer in "base" included (its `wide` row).
     "small": dict(num_layers=2, units=128, embedding_dim=128,
                   reverse_source=True, layer_dropout=False,
                   initializer_range=0.1, embeddings_initializer="normal",
                   bidirectional_encoder=True),
-    "base": dict(num_layers=2, units=256, embedding_dim=128,
+    "base": dict(num_layers=2, units=384, embedding_dim=128,
                  reverse_source=True, layer_dropout=False,
                  initializer_range=0.1, embeddings_initializer="normal",
                  bidirectional_encoder=True),
