@@ -96,6 +96,10 @@ VARIANTS = {"luong_nmt": {**_before({
                         {"units": 256}, {"label_smoothing": 0.1}),
     "wide": ("bi-encoder with 384 cells a layer (192 a direction in the "
              "bidirectional layer): the recipe now", {"units": 384}, {}),
+    "lr5e-3-now": ("the recipe now with Adam's peak at 5e-3 (the same "
+                   "warm-up and cosine decay)", {}, {"learning_rate": 5e-3}),
+    "dropout0.1": ("the recipe now with dropout 0.1 (on the embeddings and "
+                   "h~)", {"dropout": 0.1}, {}),
 }, "bahdanau_nmt": {
     "recipe": RECIPE,
     "paper-gru": ("the paper's GRU (reset_after=False) in encoder and decoder",
