@@ -203,3 +203,23 @@ def test_translation_recipe_end_to_end(tmp_path):
         "kerattn.zoo.bahdanau_nmt(V_x, V_y, preset='tiny'): embedding_dim=8")
     assert "| bahdanau_nmt |" in (tmp_path / "RESULTS.md").read_text()
     assert (tmp_path / "model.keras").exists()
+    # A third seed from another command joins the first two (same settings).
+    args = ["--preset", "tiny", "--epochs", "1", "--max-train", "200",
+            "--max-test", "20", "--beam-width", "2"]
+    more = translation.main("bahdanau_nmt", "RNNsearch.", str(tmp_path),
+                            argv=args + ["--seed", "2"])
+    assert more["seeds"] == 3 and [r["seed"] for r in more["by_seed"]] == [0, 1, 2]
+    assert more["by_seed"][:2] == results["by_seed"]
+    greedy = [r["bleu_greedy"] for r in more["by_seed"]]
+    assert abs(more["bleu_greedy"] - np.mean(greedy)) < 0.006
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert "--seeds 2` and `python zoo/bahdanau_nmt/recipe.py --preset tiny" in text
+    assert text.count("--seed 2`") == 1
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert saved["config"]["seed"] == 0 and len(saved["per_seed"]) == 3
+    # Other settings start afresh: nothing joins them.
+    other = dict(saved["config"], learning_rate=0.5)
+    assert translation.earlier_seeds(str(tmp_path), other, more["per_seed"]) == ([], [])
+    same = translation.earlier_seeds(str(tmp_path), saved["config"],
+                                     [dict(more["per_seed"][0], seed=1)])
+    assert [r["seed"] for r in same[0]] == [0, 2] and len(same[1]) == 2

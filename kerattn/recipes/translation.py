@@ -321,8 +321,13 @@ def aggregate(runs):
 
 
 def report(directory, name, description, config, results, command):
-    """Write `results.json` and `RESULTS.md` into `directory`."""
+    """Write `results.json` and `RESULTS.md` into `directory`; `command`:
+    the command that measured `results`, or a list of those whose seeds
+    they join."""
     os.makedirs(directory, exist_ok=True)
+    if isinstance(command, str):
+        command = [command]
+    command = "` and `".join(command)
     with open(os.path.join(directory, "results.json"), "w") as f:
         json.dump({"model": name, "config": config, **results}, f, indent=1)
     baseline_path = os.path.join(os.path.dirname(os.path.abspath(directory)),
@@ -516,7 +521,8 @@ def main(name, description, directory, argv=None):
         config = saved.pop("config")
         saved.pop("model")
         return report(output, name, description, config, saved,
-                      saved.get("command", f"python zoo/{name}/recipe.py"))
+                      saved.get("commands") or saved.get(
+                          "command", f"python zoo/{name}/recipe.py"))
     checks.positive_int("seeds", args.seeds)
     strategy = distribute.from_arguments(args, name)   # before the backend starts
     print(f"backend {keras.backend.backend()}, {strategy.num_replicas} replica(s)")
@@ -549,20 +555,66 @@ def main(name, description, directory, argv=None):
                      **evaluate(model, data, beam_width=args.beam_width)})
         print(f"seed {seed}: greedy {runs[-1]['bleu_greedy']}", flush=True)
         first_model = first_model or model
-    results = aggregate(runs) if len(runs) > 1 else runs[0]
-    results.pop("seed")
     config = {"builder": builder_text, "lang": args.lang,
               "max_tokens": args.max_tokens, "vocab_size": args.vocab_size,
               "tokenizer": args.tokenizer,
               "batch_size": args.batch_size, "learning_rate": args.learning_rate,
               "label_smoothing": args.label_smoothing,
               "warmup_steps": args.warmup_steps, "seed": args.seed}
-    model = first_model
+    # Seeds of an earlier command with the same settings join these ones.
+    earlier, commands = earlier_seeds(output, config, runs)
+    runs = sorted(earlier + runs, key=lambda r: r["seed"])
+    results = aggregate(runs) if len(runs) > 1 else dict(runs[0])
+    if len(runs) > 1:
+        results["per_seed"] = runs
+    config["seed"] = results.pop("seed")
     os.makedirs(output, exist_ok=True)
-    model.save(os.path.join(output, "model.keras"))
+    if config["seed"] == args.seed:   # the model of the seed whose examples show
+        first_model.save(os.path.join(output, "model.keras"))
     for side in ("source", "target"):
         with open(os.path.join(output, f"{side}_vocab.json"), "w") as f:
             f.write(data[f"{side}_vocab"].to_json())
+    commands = [c for c in commands if c != command] + [command]
     results["command"] = command
-    print(report(output, name, description, config, results, command))
+    if len(commands) > 1:
+        results["commands"] = commands
+    print(report(output, name, description, config, results, commands))
     return results
+
+
+def earlier_seeds(output, config, runs):
+    """The runs of earlier commands that `runs` add seeds to: `(runs, commands)`.
+
+    A `results.json` in `output` whose config equals `config` but for the
+    seed, trained for the same epochs on the same pairs with the same
+    backend, gives its seeds (its `per_seed` runs, or the one run of a
+    single-seed command); a seed run again replaces its earlier result.
+    """
+    path = os.path.join(output, "results.json")
+    if not os.path.exists(path):
+        return [], []
+    with open(path) as f:
+        saved = json.load(f)
+
+    def settings(c):
+        return {k: v for k, v in c.items() if k != "seed"}
+
+    if settings(saved.get("config", {})) != settings(config):
+        return [], []
+    if "per_seed" in saved:
+        earlier = saved["per_seed"]
+    elif saved.get("seeds", 1) == 1:
+        earlier = [dict({k: v for k, v in saved.items()
+                         if k not in ("model", "config", "command", "commands")},
+                        seed=saved["config"]["seed"])]
+    else:   # several seeds from before per-seed runs were kept
+        return [], []
+
+    def same(r):
+        return all(r.get(k) == runs[0].get(k)
+                   for k in ("epochs", "train_pairs", "backend", "replicas"))
+
+    now = {r["seed"] for r in runs}
+    earlier = [r for r in earlier if r["seed"] not in now and same(r)]
+    commands = saved.get("commands", [saved.get("command")]) if earlier else []
+    return earlier, [c for c in commands if c]
