@@ -116,6 +116,37 @@ def test_classification_and_reading_reports():
     assert "names +0.000 ± 1.386" in text   # one question: 1.96 * sqrt(2 * 0.25)
 
 
+def test_classification_seeds_aggregate_and_report():
+    """Several seeds: the mean and sample deviation of the test accuracy
+    (NumPy's), each seed listed, the first seed's split figures kept."""
+    base = {"baselines": {"majority_class": 0.19, "tfidf_logistic_regression": 0.719},
+            "schedule": "two-stage", "parameters": 1000}
+    runs = [dict(base, seed=s, accuracy=a, best_valid_accuracy=v, epochs=e, minutes=m)
+            for s, a, v, e, m in [(1, 0.734, 0.73, 19, 11.6), (2, 0.751, 0.74, 16, 9.0),
+                                  (3, 0.722, 0.72, 22, 13.1)]]
+    r = classification.aggregate(runs)
+    accuracies = [0.734, 0.751, 0.722]
+    assert r["han_test_accuracy"] == round(np.mean(accuracies), 4)
+    assert r["han_test_accuracy_sd"] == round(np.std(accuracies, ddof=1), 4)
+    assert r["seeds"] == [1, 2, 3] and r["per_seed"] == runs
+    assert r["train"]["epochs"] == round(np.mean([19, 16, 22]), 1)
+    r["meta"] = {"backend": "jax", "embeddings": "lsa", "unlabelled_texts": 10,
+                 "documents": {"train": 7, "valid": 2, "test": 857},
+                 "vocabulary": 50, "max_sentences": 10, "max_words": 40,
+                 "sizes": {"embedding_dim": 200}}
+    text = classification.report(r)
+    assert "`python zoo/han_classifier/recipe.py --seeds 3`" in text
+    assert "mean ± sd of 3 seeds | **0.736 ± 0.015** |" in text
+    assert "seed 1: 0.734, seed 2: 0.751, seed 3: 0.722" in text
+    one = classification.aggregate(runs[1:2])
+    assert one["han_test_accuracy"] == 0.751 and "han_test_accuracy_sd" not in one
+    one["meta"] = r["meta"]
+    text = classification.report(one)
+    assert "`python zoo/han_classifier/recipe.py --seed 2`" in text
+    half = 1.96 * np.sqrt(0.751 * 0.249 / 857)
+    assert f"test documents is ± {half:.3f}." in text
+
+
 def test_reading_difference_intervals_against_the_formula():
     """AoA minus a baseline, with the 95% interval of a difference of two
     independent proportions: 1.96 * sqrt(p(1-p)/n + q(1-q)/n)."""

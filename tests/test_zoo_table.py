@@ -95,3 +95,15 @@ def test_the_project_readme_shows_each_translation_result_as_recorded():
         greedy, beam = re.findall(r"\d+\.\d+", re.sub(r" ± \d+\.\d+", "", cell))[:2]
         assert (greedy, beam) == (str(r["bleu_greedy"]), str(r["bleu_beam5"]))
         assert ("the better" in cell) == r.get("beam_greedy_fallback", True)
+
+
+def test_the_han_cell_shows_the_spread_of_its_seeds():
+    s = summarize()
+    b = {"tfidf_logistic_regression": 0.719, "majority_class": 0.189}
+    r = {"han_test_accuracy": 0.736, "han_test_accuracy_sd": 0.015,
+         "seeds": [1, 2, 3], "baselines": b}
+    assert s.result_cell("han_classifier", r) == (
+        "accuracy 0.736 ± 0.015, mean of 3 seeds (TF-IDF + LR 0.719, majority 0.189)")
+    one = {"han_test_accuracy": 0.734, "seed": 1, "baselines": b}
+    assert s.result_cell("han_classifier", one) == (
+        "accuracy 0.734 (TF-IDF + LR 0.719, majority 0.189)")

@@ -22,7 +22,8 @@ BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
 def _bleu(r, key):
-    """A BLEU with its spread over seeds when the recipe ran several."""
+    """A figure (a BLEU, an accuracy) with its spread over seeds when the
+    recipe ran several."""
     return f"{r[key]} ± {r[key + '_sd']}" if f"{key}_sd" in r else str(r[key])
 
 
@@ -46,7 +47,8 @@ def result_cell(name, r):
                 f"{hard['own_digit_share_correct']}")
     if name == "han_classifier":
         b = r["baselines"]
-        return (f"accuracy {r['han_test_accuracy']} (TF-IDF + LR "
+        seeds = (f", mean of {len(r['seeds'])} seeds" if "seeds" in r else "")
+        return (f"accuracy {_bleu(r, 'han_test_accuracy')}{seeds} (TF-IDF + LR "
                 f"{b['tfidf_logistic_regression']}, majority {b['majority_class']})")
     if name == "aoa_reader":
         b = r["baselines"]
