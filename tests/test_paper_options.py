@@ -172,6 +172,50 @@ def test_luong_uniform_initialisation_and_layer_dropout():
         zoo.luong_nmt(30, 40, preset="tiny", reverse_source="yes")
 
 
+def test_luong_forget_gate_bias():
+    """`forget_bias` sets the forget slice `[n:2n]` of every LSTM bias
+    (Keras' gate order `[i, f, c, o]`): both directions of the
+    bidirectional first layer, the second encoder layer and the decoder's
+    two cells; the other gates keep Keras' zeros. The paper preset starts it
+    at 0 (uniform(-0.1, 0.1) for every parameter), the CPU presets at
+    Keras' 1."""
+    from kerattn.zoo.model import set_forget_bias
+
+    model = zoo.luong_nmt(30, 40, preset="tiny", num_layers=2, units=16,
+                          embedding_dim=8, bidirectional_encoder=True,
+                          forget_bias=0.5)
+    first = model.get_layer("encoder_1")
+    cells = [first.forward_layer.cell, first.backward_layer.cell,
+             model.get_layer("encoder_2").cell,
+             *model.get_layer("decoder").cell.rnn_cells]
+    for cell in cells:
+        n = cell.units
+        want = np.zeros(4 * n, "float32")
+        want[n:2 * n] = 0.5
+        np.testing.assert_array_equal(to_numpy(cell.bias), want)
+    assert set_forget_bias(model, 0.5) == len(cells) == 5
+    # The forget gate at the first step of a cell with zero weights and
+    # zero state, by hand: c_1 = f * c_0 + i * g = 0 + sigmoid(0) * tanh(0);
+    # with c_0 = 1 instead, c_1 = sigmoid(b_f) (NumPy's).
+    cell = cells[2]
+    weights = [np.zeros(w.shape, "float32") for w in cell.weights[:2]]
+    cell.set_weights(weights + [to_numpy(cell.bias)])
+    x = np.zeros((1, cell.units), "float32")
+    _, (h1, c1) = cell(x, [np.zeros((1, cell.units), "float32"),
+                           np.ones((1, cell.units), "float32")])
+    np.testing.assert_allclose(to_numpy(c1), 1 / (1 + np.exp(-0.5)) * np.ones((1, 16)),
+                               rtol=1e-6)
+    plain = zoo.luong_nmt(30, 40, preset="tiny", num_layers=2, units=16,
+                          embedding_dim=8)
+    bias = to_numpy(plain.get_layer("encoder_1").cell.bias)
+    assert np.all(bias[16:32] == 1.0) and np.all(bias[:16] == 0.0)
+    presets = zoo.presets("luong_nmt")
+    assert presets["paper"]["forget_bias"] == 0.0
+    assert all(presets[p]["forget_bias"] == 1.0 for p in ("tiny", "small", "base"))
+    with pytest.raises(ValueError, match="forget_bias"):
+        zoo.luong_nmt(30, 40, preset="tiny", forget_bias="one")
+
+
 def test_tied_transformer_trains_with_its_target_mask():
     """The tied logits keep the target's `(B, T)` mask (not one made of the
     decoder's features): `fit` runs and PAD positions do not count."""

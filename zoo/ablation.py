@@ -82,6 +82,8 @@ VARIANTS = {"luong_nmt": {**_before({
         {"learning_rate": 1e-2, "warmup_steps": 300}),
 }), "global": ("the recipe now (the preset the study chose): global "
                "attention, general score, input feeding", {}, {}),
+    "no-feeding-now": ("the recipe now without input feeding",
+                       {"input_feeding": False}, {"learning_rate": 5e-3}),
     # Measured at Adam 1e-2 (the recipe then): pinned, so a re-run
     # reproduces the row.
     "local-p": ("the recipe then (one-way encoder, 256 cells, Adam 1e-2) with "
@@ -106,6 +108,9 @@ VARIANTS = {"luong_nmt": {**_before({
     "local-p-now": ("the recipe now with local-p attention (D = 10, "
                     "section 3.2)", {"attention": "local-p"},
                     {"learning_rate": 5e-3}),
+    "forget-bias0": ("the recipe now with every LSTM's forget-gate bias "
+                     "starting at 0 (the paper's initialisation) instead of "
+                     "Keras' 1", {"forget_bias": 0.0}, {"learning_rate": 5e-3}),
 }, "bahdanau_nmt": {
     "recipe": RECIPE,
     "paper-gru": ("the paper's GRU (reset_after=False) in encoder and decoder",

@@ -41,8 +41,8 @@ LENGTH_BUCKETS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, 30), (31, 50))
 DEFAULTS = dict(preset="base", learning_rate=2e-3, label_smoothing=0.0,
                 warmup_steps=0)
 SETTINGS = {
-    # The stacked LSTMs learn at this budget after a warm-up; 5e-3 beat the
-    # 1e-2 that ranked first after one epoch (zoo/luong_nmt/RESULTS.md).
+    # The stacked LSTMs learn at this budget after a warm-up; a peak of 5e-3
+    # beat 1e-2 over the 6 epochs (zoo/luong_nmt/RESULTS.md, `peak5e-3`).
     "luong_nmt": dict(learning_rate=5e-3, warmup_steps=300),
     "transformer_nmt": dict(learning_rate=1e-3, label_smoothing=0.1,
                             warmup_steps=600),
@@ -434,8 +434,8 @@ def _ablation_section(directory, results=None):
     lines = ["", "## Ablation", "",
              f"Written by `python zoo/ablation.py {os.path.basename(os.path.abspath(directory))} "
              "VARIANT ...`: changes to the recipe, each trained on the same data "
-             "with the same seed for the epochs shown (fewer than the recipe's "
-             "budget: these rank the changes, they are not the result), scored "
+             "with the same seed for the epochs shown (one seed; the 1-epoch rows "
+             "rank the changes, they are not the result), scored "
              "by greedy sacreBLEU on the test split.",
              "", "| variant | what changes | epochs | train loss | val loss | "
              "greedy BLEU | greedy BLEU, 16-20 source words | minutes |",

@@ -2,8 +2,9 @@
 
 "Effective Approaches to Attention-based Neural Machine Translation".
 Paper defaults (section 4.1, the "paper" preset): 4-layer stacked LSTMs of
-1000 cells, 1000-dimensional embeddings, dropout 0.2 (also between the
-stacked layers), every weight drawn from uniform(-0.1, 0.1), the source
+1000 cells, 1000-dimensional embeddings, dropout 0.2 (on the embeddings
+and h~, and between the encoder's stacked layers; the decoder's stack runs
+in one scanned cell), every weight drawn from uniform(-0.1, 0.1), the source
 read in reverse, 50,000-word vocabularies; global attention with any of the
 four scores, or local attention (local-m, local-p) with a window D = 10;
 input feeding (section 3.3). Named sizes and these choices (`PRESETS`, at
@@ -35,7 +36,7 @@ from kerattn import checks
 from kerattn.layers import (AttentionRNN, LocalAttention, LuongAttention,
                             ReverseSequence)
 from kerattn.zoo.model import (GenerativeModel, from_preset, initialize_uniform,
-                               numbered_layers)
+                               numbered_layers, set_forget_bias)
 
 ATTENTIONS = ("global", "local-m", "local-p")
 
@@ -59,6 +60,7 @@ def luong_nmt(
     initializer_range=None,
     embeddings_initializer=None,
     bidirectional_encoder=None,
+    forget_bias=None,
     preset="paper",
     name="luong_nmt",
 ):
@@ -102,6 +104,12 @@ def luong_nmt(
             encoder reads one way). Each `h_s` then knows the words on both
             sides of its own; the decoder's first layer starts from the
             concatenated last states of the two directions.
+        forget_bias: the forget-gate bias every LSTM (encoder and decoder)
+            starts from: the paper's 0.0 (its initialisation draws every
+            parameter from uniform(-0.1, 0.1), biases included, so they
+            start at 0 on average) or Keras' 1.0 (`unit_forget_bias=True`,
+            after Jozefowicz et al. 2015; the CPU presets keep it).
+            `initializer_range` leaves biases alone: this is the switch.
         preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
             "paper"); a size given above overrides the preset's.
         name: the model's name.
@@ -122,10 +130,11 @@ def luong_nmt(
                     reverse_source=reverse_source, layer_dropout=layer_dropout,
                     initializer_range=initializer_range,
                     embeddings_initializer=embeddings_initializer,
-                    bidirectional_encoder=bidirectional_encoder)
+                    bidirectional_encoder=bidirectional_encoder,
+                    forget_bias=forget_bias)
     options = {k: c.pop(k) for k in ("reverse_source", "layer_dropout",
                                      "initializer_range", "embeddings_initializer",
-                                     "bidirectional_encoder")}
+                                     "bidirectional_encoder", "forget_bias")}
     checks.sizes(source_vocab_size=source_vocab_size,
                  target_vocab_size=target_vocab_size, **c)
     checks.boolean("reverse_source", options["reverse_source"])
@@ -137,6 +146,7 @@ def luong_nmt(
         "direction)", c["units"])
     if options["initializer_range"] is not None:
         checks.positive_number("initializer_range", options["initializer_range"])
+    checks.number("forget_bias", options["forget_bias"])
     checks.one_of("attention", attention, ATTENTIONS)
     checks.require(
         attention == "global" or score != "location", "score",
@@ -192,6 +202,8 @@ def luong_nmt(
     if options["initializer_range"] is not None:
         initialize_uniform(model, options["initializer_range"],
                            skip="embeddings" if embedding_init is not None else None)
+    if options["forget_bias"] != 1.0:   # Keras' LSTMs start it at 1
+        set_forget_bias(model, options["forget_bias"])
     return model
 
 
@@ -281,7 +293,7 @@ PRESETS = {
     "tiny": dict(num_layers=1, units=16, embedding_dim=8, dropout=0.0,
                  reverse_source=False, layer_dropout=False,
                  initializer_range=None, embeddings_initializer=None,
-                 bidirectional_encoder=False),
+                 bidirectional_encoder=False, forget_bias=1.0),
     # The CPU sizes read the source reversed and start from the paper's
     # uniform(-0.1, 0.1), with unit-variance embeddings (at 128 dimensions),
     # and their first encoder layer reads both ways (OpenNMT's brnn, not the
@@ -290,13 +302,13 @@ PRESETS = {
     "small": dict(num_layers=2, units=128, embedding_dim=128,
                   reverse_source=True, layer_dropout=False,
                   initializer_range=0.1, embeddings_initializer="normal",
-                  bidirectional_encoder=True),
+                  bidirectional_encoder=True, forget_bias=1.0),
     "base": dict(num_layers=2, units=384, embedding_dim=128,
                  reverse_source=True, layer_dropout=False,
                  initializer_range=0.1, embeddings_initializer="normal",
-                 bidirectional_encoder=True),
+                 bidirectional_encoder=True, forget_bias=1.0),
     "paper": dict(num_layers=4, units=1000, embedding_dim=1000, dropout=0.2,
                   reverse_source=True, layer_dropout=True,
                   initializer_range=0.1, embeddings_initializer=None,
-                  bidirectional_encoder=False),
+                  bidirectional_encoder=False, forget_bias=0.0),
 }

@@ -88,6 +88,50 @@ def initialize_uniform(model, scale, seed=None, skip=None):
                                            dtype=weight.dtype, seed=generator))
 
 
+def set_forget_bias(model, value):
+    """Set the forget-gate bias of every LSTM cell in `model` to `value`.
+
+    Keras starts it at 1 (`unit_forget_bias=True`, after Jozefowicz et al.
+    2015); a paper that draws every parameter from uniform(-r, r), as
+    Luong et al. (2015) do, starts it near 0. The cells are found through
+    `LSTM`, `Bidirectional` and `AttentionRNN` (whose stack of cells is
+    its `cell.rnn_cells`); a Keras LSTM bias is `[i, f, c, o]`, `units`
+    each. Returns the number of cells set.
+
+    Example:
+
+    >>> model = keras.Sequential([keras.Input((4, 3)), keras.layers.LSTM(2)])
+    >>> set_forget_bias(model, 0.0)
+    1
+    >>> keras.ops.convert_to_numpy(model.layers[0].cell.bias).tolist()
+    [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    """
+    checks.number("forget_bias", value)
+    cells, seen = [], set()
+
+    def walk(layer):
+        if id(layer) in seen:
+            return
+        seen.add(id(layer))
+        if isinstance(layer, keras.layers.LSTMCell):
+            cells.append(layer)
+            return
+        children = list(getattr(layer, "layers", None) or [])
+        children += [getattr(layer, a, None)
+                     for a in ("cell", "forward_layer", "backward_layer")]
+        children += list(getattr(layer, "rnn_cells", None) or [])
+        for child in children:
+            if isinstance(child, keras.layers.Layer):
+                walk(child)
+
+    walk(model)
+    for cell in cells:
+        bias = keras.ops.convert_to_numpy(cell.bias).copy()
+        bias[cell.units:2 * cell.units] = value
+        cell.bias.assign(bias)
+    return len(cells)
+
+
 def _vocab_size(layer):
     if isinstance(layer, keras.layers.Embedding):
         return int(layer.input_dim)
