@@ -113,12 +113,16 @@ def test_tied_embeddings_check_their_vocabularies():
         zoo.transformer_nmt(30, 40, preset="tiny", tie_embeddings="all")
     with pytest.raises(ValueError, match="tie_embeddings"):
         zoo.transformer_nmt(30, 30, preset="tiny", tie_embeddings="both")
-    # The paper preset's "all" needs one joint vocabulary; with two sizes
-    # it ties the target's matrices.
-    model = zoo.transformer_nmt(30, 40, preset="paper", num_layers=1, d_model=16,
-                                num_heads=2, ff_dim=16)
-    names = {layer.name for layer in model.layers}
-    assert "source_embedding" in names and "output_projection" not in names
+    # The paper preset ties the target's matrices, also when the two sizes
+    # are equal (two separate vocabularies of one size are not one joint
+    # vocabulary): "all" is asked for by name.
+    for sizes in ((30, 40), (30, 30)):
+        model = zoo.transformer_nmt(*sizes, preset="paper", num_layers=1,
+                                    d_model=16, num_heads=2, ff_dim=16)
+        names = {layer.name for layer in model.layers}
+        assert "source_embedding" in names and "output_projection" not in names
+        assert (model.get_layer("source_embedding").weights[0].path
+                != model.get_layer("target_embedding").weights[0].path)
 
 
 def test_luong_reversed_source_reads_the_source_backwards():

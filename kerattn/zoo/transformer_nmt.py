@@ -53,15 +53,16 @@ def transformer_nmt(source_vocab_size=37000, target_vocab_size=37000,
         dropout: P_drop (0.1), on embeddings and every residual branch.
         tie_embeddings: section 3.4, "we share the same weight matrix between
             the two embedding layers and the pre-softmax linear
-            transformation": "all" does that (one matrix; it needs a joint
-            source/target vocabulary, so the two sizes must be equal, the
-            "paper" preset); "target" ties only the target embedding and the
-            pre-softmax weights (separate vocabularies, as our recipes
-            have); "none" keeps three matrices and an output bias (Keras'
-            usual `Dense`). Tied logits are `y E^T`, with no bias. The
-            "paper" preset says "all", which it takes as "target" when the
-            two vocabulary sizes differ (given explicitly, "all" needs equal
-            sizes); the CPU presets say "none".
+            transformation": "all" does that (one matrix; it needs one joint
+            source/target vocabulary, so the two sizes must be equal);
+            "target" ties only the target embedding and the pre-softmax
+            weights (separate vocabularies, as our recipes have); "none"
+            keeps three matrices and an output bias (Keras' usual `Dense`).
+            Tied logits are `y E^T`, with no bias. The "paper" preset says
+            "target": only the caller knows whether its two vocabularies
+            are one (two separate vocabularies of 8,000 words have equal
+            sizes too), so "all" is asked for by name. The CPU presets say
+            "none".
         preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
             "paper"); a size given above overrides the preset's.
         name: the model's name.
@@ -81,9 +82,6 @@ def transformer_nmt(source_vocab_size=37000, target_vocab_size=37000,
                     num_heads=num_heads, ff_dim=ff_dim, dropout=dropout,
                     tie_embeddings=tie_embeddings)
     tie = c.pop("tie_embeddings")
-    if tie_embeddings is None and tie == "all" and (
-            source_vocab_size != target_vocab_size):
-        tie = "target"   # the preset's "all" needs one joint vocabulary
     checks.sizes(source_vocab_size=source_vocab_size,
                  target_vocab_size=target_vocab_size, **c)
     checks.one_of("tie_embeddings", tie, ("none", "target", "all"))
@@ -250,6 +248,7 @@ PRESETS = {
                   tie_embeddings="none"),
     "base": dict(num_layers=3, d_model=256, num_heads=4, ff_dim=512,
                  tie_embeddings="none"),
+    # Section 3.4 ties all three with a joint vocabulary: tie_embeddings="all".
     "paper": dict(num_layers=6, d_model=512, num_heads=8, ff_dim=2048,
-                  dropout=0.1, tie_embeddings="all"),
+                  dropout=0.1, tie_embeddings="target"),
 }
