@@ -42,7 +42,8 @@ def result_cell(name, r):
     if name == "show_attend_tell":
         soft, hard = r["results"]["soft"]["beam1"], r["results"]["hard"]["beam1"]
         return (f"soft: exact caption {soft['exact_caption_accuracy']}, attention "
-                f"on the word's own digit {soft['own_digit_share_correct']}; hard: "
+                f"on the word's own digit {soft['own_digit_share_correct']} "
+                f"(in the correct captions); hard: "
                 f"{hard['exact_caption_accuracy']} / "
                 f"{hard['own_digit_share_correct']}")
     if name == "han_classifier":
