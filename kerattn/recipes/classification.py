@@ -309,10 +309,9 @@ def report(r):
     m = r["meta"]
     d = m["documents"]
     seeds = r.get("seeds", [r.get("seed", 1)])
-    command = "python zoo/han_classifier/recipe.py"
-    if len(seeds) > 1 or seeds[0] != 1:
-        command += (f" --seed {seeds[0]}" * (seeds[0] != 1)
-                    + f" --seeds {len(seeds)}" * (len(seeds) > 1))
+    command = ("python zoo/han_classifier/recipe.py"
+               + (f" --seed {seeds[0]}" if seeds[0] != 1 else "")
+               + (f" --seeds {len(seeds)}" if len(seeds) > 1 else ""))
     if len(seeds) > 1:
         han = (f"| **HAN** (kerattn.zoo.han_classifier), mean ± sd of "
                f"{len(seeds)} seeds | **{r['han_test_accuracy']:.3f} ± "
