@@ -232,3 +232,46 @@ def test_captioning_recipe_refuses_hard_flags_for_soft(flags, tmp_path, capsys):
                          *flags, "--out", str(tmp_path)])
     assert "hard attention's" in capsys.readouterr().err
     assert not (tmp_path / "results.json").exists()
+
+
+def test_classification_runs_are_kept_and_join_their_seeds():
+    """Every setting the HAN recipe trained stays in results.json's `runs`
+    (a results file from before `runs` becomes its first run); seeds of the
+    same settings join their run; the top level is the defaults' run."""
+    seed_row = {"baselines": {"majority_class": 0.19, "tfidf_logistic_regression": 0.719},
+                "schedule": "two-stage", "parameters": 1000, "best_valid_accuracy": 0.7,
+                "epochs": 10, "minutes": 5.0}
+    meta = {"backend": "jax", "embeddings": "lsa", "unlabelled_texts": 10,
+            "documents": {"train": 7, "valid": 2, "test": 857}, "vocabulary": 50,
+            "max_sentences": 10, "max_words": 40, "sizes": {"embedding_dim": 200}}
+    old = dict(classification.aggregate([dict(seed_row, seed=1, accuracy=0.75)]),
+               meta=dict(meta))   # written before `runs` existed: patience 3
+    longer = dict(classification.DEFAULTS, patience=classification.PATIENCE + 3)
+    r = classification.with_run(old, meta, longer,
+                                [dict(seed_row, seed=s, accuracy=a)
+                                 for s, a in [(1, 0.76), (2, 0.74)]])
+    assert [run["settings"]["patience"] for run in r["runs"]] == [3, longer["patience"]]
+    if classification.PATIENCE == 3:   # the defaults' run stays on top
+        assert r["han_test_accuracy"] == 0.75 and r["settings"]["patience"] == 3
+    again = classification.with_run(r, meta, longer,
+                                    [dict(seed_row, seed=3, accuracy=0.78),
+                                     dict(seed_row, seed=2, accuracy=0.72)])
+    joined = again["runs"][-1]
+    assert joined["seeds"] == [1, 2, 3]
+    assert joined["han_test_accuracy"] == round(np.mean([0.76, 0.72, 0.78]), 4)
+    assert joined["han_test_accuracy_sd"] == round(np.std([0.76, 0.72, 0.78], ddof=1), 4)
+    text = classification.report(again)
+    assert "## What each change bought" in text
+    assert (f"| lsa embeddings, two-stage, patience {longer['patience']}, at most 30 "
+            "epochs a stage | 3 | 0.753 ± 0.031 | 0.760, 0.720, 0.780 |") in text
+    assert "| lsa embeddings, two-stage, patience 3, at most 30 epochs a stage | 1 " \
+           "| 0.750 | 0.750 |" in text
+    # A run of other settings alone, without the defaults' run: it is the top.
+    alone = classification.with_run(None, meta, longer, [dict(seed_row, seed=1, accuracy=0.7)])
+    assert alone["settings"] == longer and len(alone["runs"]) == 1
+    assert f"recipe.py --patience {longer['patience']}`" in classification.report(alone)
+
+
+def test_classification_recipe_rejects_bad_patience(tmp_path):
+    with pytest.raises(ValueError, match="patience"):
+        classification.main(["--patience", "0", "--out", str(tmp_path)])

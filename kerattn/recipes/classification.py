@@ -9,6 +9,7 @@ baseline and the majority class, with a highlighted test document.
 
 import argparse
 import collections
+import json
 import os
 
 import keras
@@ -22,6 +23,13 @@ from kerattn.recipes.common import (compile_and_fit, interval95, mean_sd, split,
                                     write_results)
 
 PRESET = "base"   # the model's named sizes (kerattn.zoo.presets)
+# Each stage stops after this many epochs without a better validation
+# accuracy (and keeps its best weights).
+PATIENCE = 3
+# The recipe's settings that name a run (results.json's "runs"), and the
+# command-line defaults.
+DEFAULTS = {"embeddings": "lsa", "schedule": "two-stage", "patience": PATIENCE,
+            "epochs": 30}
 
 
 def sizes(preset=PRESET):
@@ -129,7 +137,7 @@ def build(data, preset=PRESET, **overrides):
 
 
 def train(model, data, epochs=30, embeddings="lsa", schedule="two-stage",
-          batch_size=64, learning_rate=1e-3, minutes=None, patience=3,
+          batch_size=64, learning_rate=1e-3, minutes=None, patience=PATIENCE,
           strategy=None, seed=1, verbose=2):
     """The recipe's method: LSA embeddings, two stages, early stopping.
 
@@ -229,14 +237,33 @@ def main(argv=None, out_dir=None):
                         default="two-stage",
                         help="LSA embeddings: fixed first, then fine-tuned; or "
                              "fine-tuned from the start")
+    parser.add_argument("--patience", type=int, default=PATIENCE,
+                        help="epochs without a better validation accuracy "
+                             "before a stage stops (it keeps its best weights)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--seeds", type=int, default=1,
                         help="train this many seeds (from --seed); report the "
                              "mean and standard deviation of their accuracy")
     parser.add_argument("--out", default=out_dir or ".")
+    parser.add_argument("--report-only", action="store_true",
+                        help="rewrite RESULTS.md from results.json, train nothing")
     distribute.add_arguments(parser)
     args = parser.parse_args(argv)
     checks.positive_int("seeds", args.seeds)
+    checks.positive_int("patience", args.patience)
+    checks.positive_int("epochs", args.epochs)
+    previous_path = os.path.join(args.out, "results.json")
+    previous = None
+    if os.path.exists(previous_path):
+        with open(previous_path) as f:
+            previous = json.load(f)
+    if args.report_only:
+        if previous is None:
+            raise ValueError(f"`--report-only`: no results.json in {args.out!r} "
+                             "to report (train first).")
+        previous = retop(previous)
+        write_results(args.out, previous, report(previous))
+        return previous
     strategy = distribute.from_arguments(args, "han_classifier")
     os.makedirs(args.out, exist_ok=True)
     data = prepare()
@@ -248,7 +275,7 @@ def main(argv=None, out_dir=None):
             model = build(data)
             summary = train(model, data, args.epochs, args.embeddings,
                             args.schedule, minutes=args.minutes,
-                            strategy=strategy, seed=seed)
+                            patience=args.patience, strategy=strategy, seed=seed)
         if not strategy.is_chief:   # torch DDP: rank 0 evaluates and writes
             continue
         evaluated = evaluate(model, data)
@@ -269,15 +296,67 @@ def main(argv=None, out_dir=None):
     if not strategy.is_chief:
         return None
     examples = data["examples"]
-    results = {
-        "meta": {"backend": keras.backend.backend(), "embeddings": args.embeddings,
-                 "unlabelled_texts": len(data["unlabelled"]),
-                 "documents": {k: len(examples[k]) for k in ("train", "valid", "test")},
-                 "vocabulary": len(data["vocab"]), "max_sentences": MAX_SENTENCES,
-                 "max_words": MAX_WORDS, "preset": PRESET, "sizes": sizes()},
-        **aggregate(runs)}
+    settings = {k: getattr(args, k) for k in DEFAULTS}
+    meta = {"backend": keras.backend.backend(), "embeddings": args.embeddings,
+            "unlabelled_texts": len(data["unlabelled"]),
+            "documents": {k: len(examples[k]) for k in ("train", "valid", "test")},
+            "vocabulary": len(data["vocab"]), "max_sentences": MAX_SENTENCES,
+            "max_words": MAX_WORDS, "preset": PRESET, "sizes": sizes()}
+    results = with_run(previous, meta, settings, runs)
     write_results(args.out, results, report(results))
     return results
+
+
+def _legacy_run(results):
+    """The one run of a results.json written before `runs` was kept, with
+    the defaults of its day (patience 3, 30 epochs a stage)."""
+    run = {k: v for k, v in results.items() if k != "meta"}
+    run["settings"] = dict(DEFAULTS, embeddings=results["meta"]["embeddings"],
+                           schedule=results["train"]["schedule"], patience=3,
+                           epochs=30)
+    return run
+
+
+def _seed_rows(run):
+    """A recorded run's seeds, one dict each (as `aggregate` takes them)."""
+    if "per_seed" in run:
+        return run["per_seed"]
+    train = run["train"]
+    return [{"seed": run.get("seed", 1), "accuracy": run["han_test_accuracy"],
+             "best_valid_accuracy": run["han_best_valid_accuracy"],
+             "epochs": train["epochs"], "minutes": train["minutes"],
+             "parameters": train["parameters"], "schedule": train["schedule"],
+             "baselines": run["baselines"]}]
+
+
+def with_run(previous, meta, settings, runs):
+    """results.json after training `runs` (one dict a seed) with `settings`.
+
+    Every run the recipe has recorded is kept under `"runs"`, one entry per
+    distinct `settings`: seeds trained again with the same settings join
+    their run (a seed trained twice keeps its newest result). The top level
+    is the run of the recipe's defaults (`DEFAULTS`), or the newest run
+    when the defaults have not been trained.
+    """
+    recorded = []
+    if previous is not None:
+        recorded = previous.get("runs") or [_legacy_run(previous)]
+    same = next((r for r in recorded if r["settings"] == settings), None)
+    seeds = {row["seed"]: row for row in (_seed_rows(same) if same else [])}
+    seeds.update({row["seed"]: row for row in runs})
+    joined = dict(aggregate([seeds[k] for k in sorted(seeds)]), settings=settings)
+    recorded = [r for r in recorded if r["settings"] != settings] + [joined]
+    return retop({"meta": meta, **joined, "runs": recorded})
+
+
+def retop(results):
+    """`results` with the run of today's `DEFAULTS` at the top level (kept
+    as it is when that run is not recorded)."""
+    runs = results.get("runs")
+    top = next((r for r in runs or [] if r["settings"] == DEFAULTS), None)
+    if top is None:
+        return results
+    return {"meta": results["meta"], **top, "runs": runs}
 
 
 def aggregate(runs):
@@ -305,11 +384,40 @@ def aggregate(runs):
     return results
 
 
+def _flags(settings):
+    """The command-line flags that differ from the recipe's defaults."""
+    return "".join(f" --{k} {v}" for k, v in settings.items() if v != DEFAULTS[k])
+
+
+def _run_name(settings):
+    return (f"{settings['embeddings']} embeddings, {settings['schedule']}, "
+            f"patience {settings['patience']}, at most {settings['epochs']} "
+            f"epochs a stage")
+
+
+def runs_table(r):
+    """Markdown rows of every recorded run (results.json's `runs`)."""
+    rows = ["| run | seeds | test accuracy, mean ± sd | per seed | epochs a seed "
+            "| minutes a seed |", "|---|---|---|---|---|---|"]
+    for run in r["runs"]:
+        seeds = _seed_rows(run)
+        sd = run.get("han_test_accuracy_sd")
+        rows.append(
+            f"| {_run_name(run['settings'])} | {len(seeds)} | "
+            f"{run['han_test_accuracy']:.3f}"
+            + (f" ± {sd:.3f}" if sd is not None else "") + " | "
+            + ", ".join(f"{x['accuracy']:.3f}" for x in seeds)
+            + f" | {run['train']['epochs']} | {run['train']['minutes']} |")
+    return "\n".join(rows)
+
+
 def report(r):
     m = r["meta"]
     d = m["documents"]
     seeds = r.get("seeds", [r.get("seed", 1)])
-    command = ("python zoo/han_classifier/recipe.py"
+    settings = r.get("settings", dict(DEFAULTS, embeddings=m["embeddings"],
+                                      patience=3))
+    command = ("python zoo/han_classifier/recipe.py" + _flags(settings)
                + (f" --seed {seeds[0]}" if seeds[0] != 1 else "")
                + (f" --seeds {len(seeds)}" if len(seeds) > 1 else ""))
     if len(seeds) > 1:
@@ -345,12 +453,13 @@ def report(r):
         "8,092 documents); targets: above the baseline, and 0.75 as the "
         "mean of 3 seeds.", "",
         f"Training: {r['train']['epochs']} epochs in all{a_seed} (early "
-        f"stopping on validation accuracy, patience 3, per stage; best "
+        f"stopping on validation accuracy, patience {settings['patience']}, per "
+        f"stage; best "
         f"{r['han_best_valid_accuracy']:.3f}), "
         f"{r['train']['minutes']} min{a_seed}, {r['train']['parameters']:,} "
         f"parameters, "
         f"Adam (the paper used SGD with momentum). Embeddings: "
-        f"{m['embeddings']}, schedule {r['train']['schedule']} (two-stage: fixed "
+        f"{settings['embeddings']}, schedule {r['train']['schedule']} (two-stage: fixed "
         f"while the rest trains at 1e-3, then everything at 2e-4) "
         f"(LSA: a {m['sizes']['embedding_dim']}-d truncated SVD of TF-IDF over "
         f"{m['unlabelled_texts']:,} unlabelled descriptions of training-split "
@@ -359,4 +468,9 @@ def report(r):
         f"in that text), "
         f"documents cut to {m['max_sentences']} sentences of {m['max_words']} words.",
         "", f"Sizes: `{m['sizes']}`.", "",
-        "`highlight.png`: word and sentence weights on a test document.", ""])
+        "`highlight.png`: word and sentence weights on a test document.", "",
+        *(["## What each change bought", "",
+           "Each row is one setting of this recipe (`--embeddings`, "
+           "`--schedule`, `--patience`, `--epochs`), on the same split; the "
+           "table above is the row of the recipe's defaults.", "",
+           runs_table(r), ""] if r.get("runs") else [])])
