@@ -202,8 +202,11 @@ def beside_baselines(results):
                     f"{n} test examples)" if n else "")
         others = ", ".join(f"{name.replace('_', ' ')} {b[kind]:.3f}"
                            for name, b in baselines.items() if kind in b)
+        paired = results.get("paired_vs_bigram", {}).get(kind)
+        minus = (f" | minus bigram: {paired[0]:+.3f} ± {paired[1]:.3f} (paired "
+                 f"95%)" if paired else "")
         lines.append(f"{results['model']} {kind}: {value:.3f}{interval} | "
-                     f"baselines on the same split: {others}")
+                     f"baselines on the same split: {others}{minus}")
     return lines
 
 

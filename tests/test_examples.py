@@ -122,6 +122,15 @@ def test_fit_script_rejects_bad_flags(tmp_path, args, message):
       "the same split: bigram 0.400",
       "aoa_reader all: 0.600 ± 0.030 (95%, 1000 test examples) | baselines on "
       "the same split: bigram 0.450"]),
+    ({"model": "aoa_reader", "accuracy": 0.6,
+      "accuracy_by_kind": {"verbs": 0.5, "all": 0.6},
+      "test_per_kind": {"verbs": 400, "all": 1000},
+      "paired_vs_bigram": {"verbs": [0.1, 0.041], "all": [0.15, 0.0213]},
+      "baselines": {"bigram": {"verbs": 0.4, "all": 0.45}}},
+     ["aoa_reader verbs: 0.500 ± 0.049 (95%, 400 test examples) | baselines on "
+      "the same split: bigram 0.400 | minus bigram: +0.100 ± 0.041 (paired 95%)",
+      "aoa_reader all: 0.600 ± 0.030 (95%, 1000 test examples) | baselines on "
+      "the same split: bigram 0.450 | minus bigram: +0.150 ± 0.021 (paired 95%)"]),
     ({"model": "bahdanau_nmt", "bleu_greedy": 1.0}, []),
 ])
 def test_fit_script_prints_the_baselines_beside_the_result(results, expected):

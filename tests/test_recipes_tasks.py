@@ -275,3 +275,38 @@ def test_classification_runs_are_kept_and_join_their_seeds():
 def test_classification_recipe_rejects_bad_patience(tmp_path):
     with pytest.raises(ValueError, match="patience"):
         classification.main(["--patience", "0", "--out", str(tmp_path)])
+
+
+def test_reading_paired_difference_and_earlier_question_sets():
+    """AoA minus bigram on the same questions: the mean per-question
+    difference and 1.96 x its sample sd / sqrt(n) (by hand in NumPy); the
+    report takes the paired interval when the results carry it and lists
+    runs on earlier question sets."""
+    rng = np.random.default_rng(3)
+    a, b = rng.random(500) < 0.6, rng.random(500) < 0.5
+    d, half = reading.paired_difference(a, b)
+    diff = a.astype(float) - b.astype(float)
+    assert d == round(diff.mean(), 4)
+    assert half == round(1.96 * np.sqrt(((diff - diff.mean()) ** 2).sum() / 499 / 500), 4)
+    kinds = {"names": 0.5, "nouns": 0.4, "verbs": 0.3, "prepositions": 0.6, "all": 0.5}
+    old = {"meta": {"backend": "jax", "questions": {"train": 1, "valid": 1, "test": 1},
+                    "test_per_kind": {"verbs": 192, "all": 3994}, "vocabulary": 5,
+                    "sizes": {}},
+           "aoa_test_accuracy": dict(kinds, verbs=0.375),
+           "baselines": {"most_frequent": kinds, "bigram": dict(kinds, verbs=0.401)},
+           "kinds": "the old rule"}
+    new = dict(old, command="python zoo/aoa_reader/recipe.py --minutes 30",
+               paired_vs_bigram={"verbs": [0.05, 0.03], "all": [0.1, 0.01]},
+               earlier=[old])
+    new["meta"] = dict(old["meta"], kinds="the SemCor rule",
+                       test_per_kind={"verbs": 1252, "all": 5411})
+    new["train"] = {"epochs": 1, "steps": 3, "minutes": 1.0, "parameters": 10,
+                    "final_val_accuracy": 0.5}
+    text = reading.report(new)
+    assert "`python zoo/aoa_reader/recipe.py --minutes 30`" in text
+    assert "(paired: both answer" in text and "verbs +0.050 ± 0.030, all +0.100 ± 0.010" in text
+    assert "the SemCor rule" in text and "the time budget ended it" in text
+    # The earlier set: its unpaired interval, as its own report gave it.
+    half_old = 1.96 * np.sqrt(0.375 * 0.625 / 192 + 0.401 * 0.599 / 192)
+    assert f"| the old rule | 0 / 0 / 192 / 0 |" in text
+    assert f"verbs -0.026 ± {half_old:.3f}" in text

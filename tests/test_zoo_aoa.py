@@ -99,6 +99,45 @@ def test_kjv_builder_on_a_fake_bible(tmp_path, monkeypatch):
         assert all(c in book for c in q["context"])
 
 
+def test_word_kinds_follow_semcor_counts(tmp_path):
+    """Nouns and verbs by the share of SemCor-tagged senses (cntlist.rev),
+    counted through the lemma a form inflects; untagged words fall back to
+    WordNet listing them under one part of speech only."""
+    wordnet = os.path.join(tmp_path, "wordnet")
+    os.makedirs(wordnet)
+    entries = {"noun": ["water", "waters", "love", "say", "tent"],
+               "verb": ["water", "love", "say", "beget", "go"],
+               "adj": [], "adv": []}
+    for pos, words in entries.items():
+        with open(os.path.join(wordnet, f"index.{pos}"), "w") as f:
+            f.writelines(f"{w} {pos[0]} 1 0\n" for w in sorted(words))
+    with open(os.path.join(wordnet, "verb.exc"), "w") as f:
+        f.write("said say\nwent go\nbegat beget\n")
+    # sense key, sense number, tagged count (1 noun, 2 verb)
+    counts = [("water%1:27:00::", 50), ("water%2:30:00::", 5), ("waters%1:17:00::", 1),
+              ("love%1:12:00::", 10), ("love%2:37:00::", 10),
+              ("say%2:32:00::", 99), ("say%1:07:00::", 1), ("go%2:38:00::", 80),
+              ("tent%1:06:00::", 3)]
+    with open(os.path.join(wordnet, "cntlist.rev"), "w") as f:
+        f.writelines(f"{key} 1 {n}\n" for key, n in counts)
+    text = "and he said the waters went over the tent and begat love and water"
+    verses = [("Genesis", 1, 1, text)]
+    kinds = cloze.word_kinds(verses, wordnet)
+    # said: say 99 of 100 verb; went: go 80 of 80; waters: water 50 noun of
+    # 55; tent: 3 of 3 noun; love: half and half, neither; begat: untagged,
+    # beget a verb only.
+    assert kinds["verbs"] == {"said", "went", "begat"}
+    assert kinds["nouns"] == {"waters", "water", "tent"}
+    assert not {"he", "and", "the"} & (kinds["nouns"] | kinds["verbs"])
+    # At a 0.95 share, "water" (50 of 55 as a noun) is of no kind.
+    assert "water" not in cloze.word_kinds(verses, wordnet, pos_share=0.95)["nouns"]
+    # Without cntlist.rev: WordNet's only-one-part-of-speech rule ("say"
+    # is listed as a noun too, so "said" is of no kind).
+    os.remove(os.path.join(wordnet, "cntlist.rev"))
+    kinds = cloze.word_kinds(verses, wordnet)
+    assert kinds["nouns"] == {"tent", "waters"} and kinds["verbs"] == {"begat", "went"}
+
+
 def test_baselines_on_hand_made_questions():
     q = {"context": ["the ox and the ass", "the ox ate", "an ass ate the ox"],
          "query": "the XXXXX ate grass", "answer": "ass",

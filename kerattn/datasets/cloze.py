@@ -15,8 +15,12 @@ the context (the answer among them). The kinds:
 
 - names: words capitalised at least 95% of the times they occur
   mid-sentence;
-- common nouns / verbs: words WordNet (Debian's `wordnet-base`) lists only
-  as a noun / only as a verb;
+- common nouns / verbs: words whose senses tagged in SemCor (WordNet's
+  `cntlist.rev`, Debian's `wordnet-base`) are at least 80% nouns / verbs,
+  counted through their lemmas ("said" and "went" are verbs, "waters" a
+  noun); a word SemCor never tagged counts when WordNet lists it only as a
+  noun / only as a verb (CBT tagged its words in context; this is the
+  type-level stand-in);
 - prepositions: a fixed list.
 
 A window step of one verse, one question per kind per window where the
@@ -274,8 +278,50 @@ def _only(lemmas, pos):
     return {w for w in lemmas[pos] - others if w.isalpha()}
 
 
-def word_kinds(verses, wordnet_dir, name_share=0.95, min_name_count=2):
-    """`{kind: set of words}` for the four kinds (names keep their case)."""
+_SENSE_TYPES = {"1": "noun", "2": "verb", "3": "adj", "4": "adv", "5": "adj"}
+
+
+def _semcor_counts(wordnet_dir):
+    """`{lemma: Counter({part of speech: SemCor-tagged count})}` from
+    WordNet's `cntlist.rev`, or None when the directory lacks it."""
+    path = os.path.join(wordnet_dir, "cntlist.rev")
+    if not os.path.exists(path):
+        return None
+    counts = collections.defaultdict(collections.Counter)
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            parts = line.split()
+            if len(parts) != 3 or "%" not in parts[0]:
+                continue
+            lemma, _, kind = parts[0].partition("%")
+            counts[lemma][_SENSE_TYPES.get(kind[:1], "other")] += int(parts[2])
+    return counts
+
+
+def _tagged(word, pos, lemmas, exceptions, counts):
+    """SemCor's count of `word` as `pos`: the largest count among the word
+    itself (when a lemma of `pos`) and the lemmas it inflects ("waters" is
+    a lemma of its own, rarely tagged, and the plural of "water")."""
+    candidates = {word} & lemmas
+    if exceptions and word in exceptions:
+        candidates.add(exceptions[word])
+    for suffix, replacement in _SUFFIXES.get(pos, ()):
+        if word.endswith(suffix) and len(word) > len(suffix) + 1:
+            base = word[: -len(suffix)] + replacement
+            if base in lemmas:
+                candidates.add(base)
+    return max((counts[c][pos] for c in candidates if c in counts), default=0)
+
+
+def word_kinds(verses, wordnet_dir, name_share=0.95, min_name_count=2,
+               pos_share=0.8):
+    """`{kind: set of words}` for the four kinds (names keep their case).
+
+    Nouns and verbs: at least `pos_share` of the word's SemCor-tagged
+    senses are of that part of speech (`cntlist.rev`); a word SemCor never
+    tagged, or a WordNet without `cntlist.rev`, falls back to WordNet
+    listing it under that part of speech only.
+    """
     tokens = [_TOKEN.findall(text) for _, _, _, text in verses]
     mid_upper, mid_total = collections.Counter(), collections.Counter()
     for words in tokens:
@@ -288,17 +334,28 @@ def word_kinds(verses, wordnet_dir, name_share=0.95, min_name_count=2):
              and len(w) > 1}  # not the pronoun "I" or the vocative "O"
     lower_names = {n.lower() for n in names}
     vocabulary = {w for words in tokens for w in words if w.isalpha() and w.islower()}
+    candidates = {w for w in vocabulary - lower_names - FUNCTION_WORDS if len(w) > 2}
     lemmas = _wordnet_lemmas(wordnet_dir)
     every_lemma = set().union(*lemmas.values())
-    kinds = {}
+    kinds, untagged = {}, candidates
+    counts = _semcor_counts(wordnet_dir)
+    if counts is not None:
+        exceptions = {pos: _inflections(wordnet_dir, pos, lemmas[pos])
+                      for pos in ("noun", "verb")}
+        tagged = {w: {pos: _tagged(w, pos, lemmas[pos], exceptions.get(pos), counts)
+                      for pos in _POS} for w in candidates}
+        untagged = {w for w in candidates if not any(tagged[w].values())}
+        for kind, pos in (("nouns", "noun"), ("verbs", "verb")):
+            kinds[kind] = {w for w in candidates - untagged
+                           if tagged[w][pos] >= pos_share * sum(tagged[w].values())}
     for kind, pos in (("nouns", "noun"), ("verbs", "verb")):
         only = _only(lemmas, pos)
         other = every_lemma - only
         exceptions = _inflections(wordnet_dir, pos, only)
         # An inflected form counts when its lemma is of this kind only and
         # the form itself is no lemma of another part of speech.
-        kinds[kind] = {w for w in vocabulary - lower_names - other - FUNCTION_WORDS
-                       if len(w) > 2 and _lemma(w, pos, only, exceptions)}
+        kinds[kind] = kinds.get(kind, set()) | {
+            w for w in untagged - other if _lemma(w, pos, only, exceptions)}
     nouns, verbs = kinds["nouns"], kinds["verbs"] - kinds["nouns"]
     return {"names": names, "nouns": nouns, "verbs": verbs,
             "prepositions": set(PREPOSITIONS)}

@@ -10,6 +10,7 @@ import argparse
 import collections
 import json
 import os
+import sys
 
 import keras
 import numpy as np
@@ -23,6 +24,10 @@ from kerattn import distribute
 from kerattn.recipes.common import compile_and_fit, interval95, split, write_results
 
 PRESET = "base"   # the model's named sizes (kerattn.zoo.presets)
+# How kjv_cloze tells nouns and verbs (results.json's meta.kinds): a run
+# with another rule measured another question set.
+KINDS_RULE = ("verbs and nouns: at least 80% of the word's SemCor-tagged senses "
+              "(WordNet's cntlist.rev), else WordNet lists it only as a verb / noun")
 KJV = os.path.expanduser("~/.kerattn/kjv")
 
 
@@ -138,15 +143,27 @@ def evaluate(model, data):
     probabilities = model.predict(batches, verbose=0)
     predicted = np.empty(len(test), "int64")
     predicted[np.concatenate(batches.batches)] = np.argmax(probabilities, -1)
-    hits = collections.defaultdict(list)
+    hits, bigram = collections.defaultdict(list), collections.defaultdict(list)
     for q, p, a in zip(test, predicted, data["arrays"]["test"]["answer_index"]):
-        if "kind" in q:
-            hits[q["kind"]].append(p == a)
-        hits["all"].append(p == a)
+        right = bigram_baseline(q) == q["answer"]
+        for kind in ([q["kind"]] if "kind" in q else []) + ["all"]:
+            hits[kind].append(p == a)
+            bigram[kind].append(right)
     return {"accuracy": {k: round(float(np.mean(v)), 4) for k, v in hits.items()},
             "test_per_kind": {k: len(v) for k, v in hits.items()},
+            "paired_vs_bigram": {k: paired_difference(hits[k], bigram[k])
+                                 for k in hits},
             "baselines": {b: {k: round(v, 4) for k, v in r.items()}
                           for b, r in data["baselines"].items()}}
+
+
+def paired_difference(a, b):
+    """`[mean(a - b), half-width of its 95% interval]` for two models'
+    per-question hits (0/1) on the same questions: the paired interval,
+    1.96 * sd(a - b) / sqrt(n), narrower than treating them as independent."""
+    d = np.asarray(a, "float64") - np.asarray(b, "float64")
+    half = 1.96 * float(np.std(d, ddof=1)) / len(d) ** 0.5 if len(d) > 1 else float("nan")
+    return [round(float(d.mean()), 4), round(half, 4)]
 
 
 def draw(model, data, path):
@@ -190,6 +207,7 @@ def fit(data=None, preset="small", epochs=3, batch_size=32, learning_rate=None,
     results = {"accuracy": evaluated["accuracy"]["all"],
                "accuracy_by_kind": evaluated["accuracy"],
                "test_per_kind": evaluated["test_per_kind"],
+               "paired_vs_bigram": evaluated["paired_vs_bigram"],
                "baselines": evaluated["baselines"]}
     return model, summary, results, lambda path: draw(model, prepared, path)
 
@@ -225,17 +243,32 @@ def main(argv=None, out_dir=None):
     model.save(os.path.join(args.out, "model.keras"))
     evaluated = evaluate(model, data)
     questions = data["questions"]
+    previous_path = os.path.join(args.out, "results.json")
+    earlier = []
+    if os.path.exists(previous_path):
+        with open(previous_path) as f:
+            previous = json.load(f)
+        earlier = previous.pop("earlier", [])
+        if previous.get("meta", {}).get("kinds") != KINDS_RULE:
+            # Another question set: kept whole, its rule named.
+            earlier.append(dict(previous, kinds=previous.get("meta", {}).get(
+                "kinds", "verbs and nouns: WordNet lists the word only as a "
+                         "verb / noun")))
+    flags = " ".join(argv if argv is not None else sys.argv[1:])
     results = {
-        "meta": {"backend": keras.backend.backend(),
+        "command": f"python zoo/aoa_reader/recipe.py {flags}".strip(),
+        "meta": {"backend": keras.backend.backend(), "kinds": KINDS_RULE,
                  "questions": {k: len(v) for k, v in questions.items()},
                  "test_per_kind": evaluated["test_per_kind"],
                  "vocabulary": len(data["vocab"]), "preset": PRESET,
                  "sizes": sizes()},
         "aoa_test_accuracy": evaluated["accuracy"],
+        "paired_vs_bigram": evaluated["paired_vs_bigram"],
         "baselines": evaluated["baselines"],
         "train": {"epochs": summary["epochs"], "minutes": summary["train_minutes"],
                   "steps": summary["steps"], "parameters": summary["parameters"],
                   "final_val_accuracy": summary["final_val_accuracy"]},
+        "earlier": earlier,
     }
     write_results(args.out, results, report(results))
     return results
@@ -243,8 +276,13 @@ def main(argv=None, out_dir=None):
 
 def difference_intervals(r, baseline):
     """`(kind, AoA - baseline, half-width of its 95% interval)` for each word
-    kind and "all", from a results.json of this recipe."""
+    kind and "all", from a results.json of this recipe: the paired interval
+    when the results have it (`paired_vs_bigram`), else the two accuracies
+    taken as independent."""
     n = r["meta"]["test_per_kind"]
+    paired = r.get(f"paired_vs_{baseline}")
+    if paired:
+        return [(k, *paired[k]) for k in KINDS + ("all",) if k in paired]
     rows = []
     for kind in KINDS + ("all",):
         a, b = r["aoa_test_accuracy"].get(kind), r["baselines"][baseline].get(kind)
@@ -262,10 +300,12 @@ def report(r):
             ("**AoA Reader** (kerattn.zoo.aoa_reader)", r["aoa_test_accuracy"])]
     lines = [
         "# aoa_reader on King James Bible cloze questions", "",
-        "Measured by `python zoo/aoa_reader/recipe.py` (backend "
-        f"{m['backend']}, this 2-core CPU). Data: CBT-style questions built from "
-        "Debian's bible-kjv (20 context verses, the 21st with one word blanked, "
-        "10 candidates of the same kind from the context), split by book (test: "
+        f"Measured by `{r.get('command', 'python zoo/aoa_reader/recipe.py')}` "
+        f"(backend {m['backend']}, this 2-core CPU). Data: CBT-style questions "
+        "built from Debian's bible-kjv (20 context verses, the 21st with one "
+        "word blanked, 10 candidates of the same kind from the context; "
+        f"{m.get('kinds', 'verbs and nouns: WordNet lists the word only as a verb / noun')}"
+        "), split by book (test: "
         "Joshua, Job, Mark, Hebrews; valid: Judges, Luke): "
         f"{m['questions']['train']:,} train / {m['questions']['valid']:,} valid / "
         f"{m['questions']['test']:,} test questions, read back through the CBT "
@@ -279,8 +319,12 @@ def report(r):
         "", "Test questions per kind: " + ", ".join(
             f"{k} {m['test_per_kind'].get(k, 0):,}" for k in KINDS) + ". Random is 0.100.",
         "", "AoA minus the bigram baseline, with the 95% interval of the "
-        "difference (two accuracies on the same questions, taken as "
-        "independent: a wider interval than a paired test's): "
+        "difference "
+        + ("(paired: both answer the same questions, 1.96 x the standard "
+           "deviation of the per-question difference / sqrt(n)): "
+           if r.get("paired_vs_bigram") else
+           "(two accuracies on the same questions, taken as independent: a "
+           "wider interval than a paired test's): ")
         + ", ".join(f"{k} {d:+.3f} ± {h:.3f}" for k, d, h in
                     difference_intervals(r, "bigram")) + ". A kind is ahead "
         "of the baseline where its interval excludes 0.",
@@ -290,9 +334,28 @@ def report(r):
         "set (above); the AoA row is to be read against those.", "",
         f"Training: {t['steps']:,} steps of 32 questions "
         f"({t['steps'] * 32 / m['questions']['train']:.1f} passes over the training "
-        f"questions; the time budget ended it), "
+        f"questions"
+        + ("; the time budget ended it" if "--minutes" in r.get("command", "--minutes")
+           else "") + "), "
         f"{t['minutes']} min, {t['parameters']:,} parameters, Adam 1e-3, clipnorm "
         f"5 (as the paper), vocabulary {m['vocabulary']:,} lower-cased words; "
         f"last validation accuracy {t['final_val_accuracy']:.3f}.", "",
         f"Sizes: `{m['sizes']}` (the paper: 384-d embeddings, 256 GRU units).", ""]
+    if r.get("earlier"):
+        lines += ["## Earlier runs, on other question sets", "",
+                  "| question set | test questions (names / nouns / verbs / "
+                  "prepositions) | AoA | bigram | AoA minus bigram, 95% |",
+                  "|---|---|---|---|---|"]
+        for e in r["earlier"]:
+            n = e["meta"]["test_per_kind"]
+            lines.append(
+                f"| {e['kinds']} | " + " / ".join(f"{n.get(k, 0):,}" for k in KINDS)
+                + " | " + " / ".join(f"{e['aoa_test_accuracy'].get(k, float('nan')):.3f}"
+                                     for k in KINDS + ("all",))
+                + " | " + " / ".join(f"{e['baselines']['bigram'].get(k, float('nan')):.3f}"
+                                     for k in KINDS + ("all",))
+                + " | " + ", ".join(f"{k} {d:+.3f} ± {h:.3f}"
+                                    for k, d, h in difference_intervals(e, "bigram"))
+                + " |")
+        lines += ["", "Accuracies are names / nouns / verbs / prepositions / all.", ""]
     return "\n".join(lines)
