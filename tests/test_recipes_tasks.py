@@ -310,3 +310,8 @@ def test_reading_paired_difference_and_earlier_question_sets():
     half_old = 1.96 * np.sqrt(0.375 * 0.625 / 192 + 0.401 * 0.599 / 192)
     assert f"| the old rule | 0 / 0 / 192 / 0 |" in text
     assert f"verbs -0.026 ± {half_old:.3f}" in text
+
+
+def test_reading_recipe_rejects_a_bad_batch_size(tmp_path):
+    with pytest.raises(ValueError, match="batch_size"):
+        reading.main(["--batch-size", "0", "--out", str(tmp_path)])

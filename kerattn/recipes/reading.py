@@ -20,7 +20,7 @@ from kerattn.datasets.cloze import (KINDS, baseline_accuracy, bigram_baseline,
                                     kjv_cloze, most_frequent_baseline, read_cbt,
                                     write_cbt)
 from kerattn.datasets.translation import free_first_width
-from kerattn import distribute
+from kerattn import checks, distribute
 from kerattn.recipes.common import compile_and_fit, interval95, split, write_results
 
 PRESET = "base"   # the model's named sizes (kerattn.zoo.presets)
@@ -219,11 +219,14 @@ def main(argv=None, out_dir=None):
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--minutes", type=float, default=None)
     parser.add_argument("--max-train", type=int, default=None)
+    parser.add_argument("--batch-size", type=int, default=32,
+                        help="questions a step (the paper: 32)")
     parser.add_argument("--out", default=out_dir or ".")
     parser.add_argument("--report-only", action="store_true",
                         help="rewrite RESULTS.md from results.json, no training")
     distribute.add_arguments(parser)
     args = parser.parse_args(argv)
+    checks.positive_int("batch_size", args.batch_size)
     if args.report_only:
         with open(os.path.join(args.out, "results.json")) as f:
             results = json.load(f)
@@ -236,8 +239,8 @@ def main(argv=None, out_dir=None):
     keras.utils.set_random_seed(1)
     with strategy.scope():
         model = build(data)
-        summary = train(model, data, args.epochs, minutes=args.minutes,
-                        strategy=strategy)
+        summary = train(model, data, args.epochs, args.batch_size,
+                        minutes=args.minutes, strategy=strategy)
     if not strategy.is_chief:   # torch DDP: rank 0 evaluates and writes
         return None
     model.save(os.path.join(args.out, "model.keras"))
@@ -266,7 +269,8 @@ def main(argv=None, out_dir=None):
         "paired_vs_bigram": evaluated["paired_vs_bigram"],
         "baselines": evaluated["baselines"],
         "train": {"epochs": summary["epochs"], "minutes": summary["train_minutes"],
-                  "steps": summary["steps"], "parameters": summary["parameters"],
+                  "steps": summary["steps"], "batch_size": args.batch_size,
+                  "parameters": summary["parameters"],
                   "final_val_accuracy": summary["final_val_accuracy"]},
         "earlier": earlier,
     }
@@ -332,8 +336,9 @@ def report(r):
         "0.292 / 0.239 / 0.372, bigram 0.511 / 0.450 / 0.356 / 0.440 (names / "
         "nouns / verbs / prepositions). The recipe recomputes both on this test "
         "set (above); the AoA row is to be read against those.", "",
-        f"Training: {t['steps']:,} steps of 32 questions "
-        f"({t['steps'] * 32 / m['questions']['train']:.1f} passes over the training "
+        f"Training: {t['steps']:,} steps of {t.get('batch_size', 32)} questions "
+        f"({t['steps'] * t.get('batch_size', 32) / m['questions']['train']:.1f} "
+        f"passes over the training "
         f"questions"
         + ("; the time budget ended it" if "--minutes" in r.get("command", "--minutes")
            else "") + "), "
