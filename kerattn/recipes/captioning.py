@@ -298,8 +298,8 @@ def combine_seeds(runs):
             result[beam][key], sd = mean_sd([r[beam][key] for r in runs], 4)
             if sd is not None:
                 result[beam][key + "_sd"] = sd
-    for key in ("train_minutes", "final_loss"):
-        result["train"][key] = mean_sd([r["train"][key] for r in runs], 4)[0]
+    for key, digits in (("train_minutes", 2), ("final_loss", 4)):
+        result["train"][key] = mean_sd([r["train"][key] for r in runs], digits)[0]
     result["seeds"] = len(runs)
     result["by_seed"] = [{"seed": r["seed"], **{name: r["beam1"][key]
                                                for key, name in FIGURES}}
@@ -414,7 +414,7 @@ def report(results, meta, study=None):
             per_seed = " Per seed (exact / own digit): " + ", ".join(
                 f"seed {x['seed']}: {x['exact']:.3f} / {x['own digit']:.3f}"
                 for x in r["by_seed"]) + "."
-        lines.append(f"- {attention}: {t['epochs']} epochs, {t['train_minutes']} min "
+        lines.append(f"- {attention}: {t['epochs']} epochs, {round(t['train_minutes'], 2)} min "
                      f"a seed, final loss {t['final_loss']}, {t['parameters']:,} "
                      f"parameters.{per_seed}")
     if study:
@@ -435,7 +435,7 @@ def report(results, meta, study=None):
                     f"| {name} | {attention} | {r.get('seeds', 1)} | "
                     f"{_figure(r['beam1'], 'exact_caption_accuracy')} | "
                     f"{_figure(r['beam1'], 'own_digit_share_all')} | "
-                    f"{r['train']['train_minutes']} |")
+                    f"{round(r['train']['train_minutes'], 2)} |")
         lines += ["", "Each run's commands are in results.json (`study`); a "
                   "run's seeds may come from several commands (`--seed`)."]
     if meta.get("other_runs"):
@@ -453,7 +453,7 @@ def report(results, meta, study=None):
                   "tint's opacity follows the weight, so the digit stays "
                   "visible); each picture is of the latest run that drew it:", ""]
         for a, run in overlays.items():
-            lines += [f"- {a}, run \"{run}\" (its first seed):", "",
+            lines += [f"- {a}, run \"{run}\" (the first seed of the command that drew it):", "",
                       f"  ![{a} attention](attention_{a}.png)", ""]
     lines += ["", f"Encoder: {meta.get('encoder', 'trained with the captioner')}. "
               f"Initial LSTM state: {meta.get('initial_state', 'mean')} "
