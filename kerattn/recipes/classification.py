@@ -259,8 +259,8 @@ def main(argv=None, out_dir=None):
             previous = json.load(f)
     if args.report_only:
         if previous is None:
-            raise ValueError(f"`--report-only`: no results.json in {args.out!r} "
-                             "to report (train first).")
+            raise FileNotFoundError(f"`--report-only`: no results.json in "
+                                    f"{args.out!r} to report (train first).")
         previous = retop(previous)
         write_results(args.out, previous, report(previous))
         return previous
