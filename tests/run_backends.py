@@ -28,14 +28,6 @@ import xml.etree.ElementTree as ET
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BACKENDS = ("tensorflow", "jax", "torch")
-# The JAX process carries the most work (its all-backend tests are mostly
-# XLA compiles: 1,859 s of junit time against TensorFlow's 1,425 and
-# torch's 1,113 in the 2026-11-26 run), so CI's wall time is the JAX
-# process's. Side by side at equal priority on 2 cores it got two thirds of
-# a core until torch ended, and the last 420 s ran alone with one core
-# idle. The other two run niced: JAX takes one core throughout, they share
-# the other, and the three end close together.
-NICE = {"jax": 0, "tensorflow": 5, "torch": 5}
 FAST_COMPILE = ("--xla_backend_optimization_level=0 "
                 "--xla_llvm_disable_expensive_passes=true")
 
@@ -102,10 +94,8 @@ def run_backend(backend, pytest_args, workdir):
     log_path = os.path.join(workdir, f"log_{backend}.txt")
     start = time.time()
     log = open(log_path, "w")
-    nice = NICE.get(backend, 0) if hasattr(os, "nice") else 0
     process = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log,
-                               stderr=subprocess.STDOUT,
-                               preexec_fn=(lambda: os.nice(nice)) if nice else None)
+                               stderr=subprocess.STDOUT)
     return process, log, log_path, junit, start
 
 
