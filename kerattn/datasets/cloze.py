@@ -393,7 +393,7 @@ def kjv_cloze(root, wordnet_dir=None, context_size=20, num_candidates=10,
     >>> root = download_kjv("kjv")  # doctest: +SKIP
     >>> splits = kjv_cloze(root)  # doctest: +SKIP
     >>> len(splits["test"]), splits["test"][0]["kind"]  # doctest: +SKIP
-    (3994, 'names')
+    (5411, 'names')
     """
     for name, value, low in (("context_size", context_size, 1),
                              ("num_candidates", num_candidates, 2), ("step", step, 1)):
