@@ -134,13 +134,14 @@ def test_classification_seeds_aggregate_and_report():
                  "documents": {"train": 7, "valid": 2, "test": 857},
                  "vocabulary": 50, "max_sentences": 10, "max_words": 40,
                  "sizes": {"embedding_dim": 200}}
+    r["settings"] = dict(classification.DEFAULTS)   # a run at today's defaults
     text = classification.report(r)
     assert "`python zoo/han_classifier/recipe.py --seeds 3`" in text
     assert "mean ± sd of 3 seeds | **0.736 ± 0.015** |" in text
     assert "seed 1: 0.734, seed 2: 0.751, seed 3: 0.722" in text
     one = classification.aggregate(runs[1:2])
     assert one["han_test_accuracy"] == 0.751 and "han_test_accuracy_sd" not in one
-    one["meta"] = r["meta"]
+    one["meta"], one["settings"] = r["meta"], r["settings"]
     text = classification.report(one)
     assert "`python zoo/han_classifier/recipe.py --seed 2`" in text
     half = 1.96 * np.sqrt(0.751 * 0.249 / 857)
