@@ -308,13 +308,17 @@ def main(argv=None, out_dir=None):
     return results
 
 
+def _legacy_settings(results):
+    """The settings of a results.json written before `runs` was kept: the
+    defaults of its day (patience 3, 30 epochs a stage)."""
+    return dict(DEFAULTS, embeddings=results["meta"]["embeddings"],
+                schedule=results["train"]["schedule"], patience=3, epochs=30)
+
+
 def _legacy_run(results):
-    """The one run of a results.json written before `runs` was kept, with
-    the defaults of its day (patience 3, 30 epochs a stage)."""
+    """The one run of a results.json written before `runs` was kept."""
     run = {k: v for k, v in results.items() if k != "meta"}
-    run["settings"] = dict(DEFAULTS, embeddings=results["meta"]["embeddings"],
-                           schedule=results["train"]["schedule"], patience=3,
-                           epochs=30)
+    run["settings"] = _legacy_settings(results)
     return run
 
 
@@ -416,8 +420,7 @@ def report(r):
     m = r["meta"]
     d = m["documents"]
     seeds = r.get("seeds", [r.get("seed", 1)])
-    settings = r.get("settings", dict(DEFAULTS, embeddings=m["embeddings"],
-                                      patience=3))
+    settings = r.get("settings") or _legacy_settings(r)
     command = ("python zoo/han_classifier/recipe.py" + _flags(settings)
                + (f" --seed {seeds[0]}" if seeds[0] != 1 else "")
                + (f" --seeds {len(seeds)}" if len(seeds) > 1 else ""))
