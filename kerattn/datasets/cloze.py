@@ -245,17 +245,22 @@ def _inflections(wordnet_dir, pos, lemmas):
     return forms
 
 
-def _lemma(word, pos, lemmas, exceptions):
+def _lemma_candidates(word, pos, lemmas, exceptions):
+    """The lemmas of `pos` that `word` may be, in order: the word itself, its
+    exception-list lemma, then each suffix rule's base."""
     if word in lemmas:
-        return word
-    if word in exceptions:
-        return exceptions[word]
-    for suffix, replacement in _SUFFIXES[pos]:
+        yield word
+    if exceptions and word in exceptions:
+        yield exceptions[word]
+    for suffix, replacement in _SUFFIXES.get(pos, ()):
         if word.endswith(suffix) and len(word) > len(suffix) + 1:
             base = word[: -len(suffix)] + replacement
             if base in lemmas:
-                return base
-    return None
+                yield base
+
+
+def _lemma(word, pos, lemmas, exceptions):
+    return next(_lemma_candidates(word, pos, lemmas, exceptions), None)
 
 
 _POS = ("noun", "verb", "adj", "adv")
@@ -302,14 +307,7 @@ def _tagged(word, pos, lemmas, exceptions, counts):
     """SemCor's count of `word` as `pos`: the largest count among the word
     itself (when a lemma of `pos`) and the lemmas it inflects ("waters" is
     a lemma of its own, rarely tagged, and the plural of "water")."""
-    candidates = {word} & lemmas
-    if exceptions and word in exceptions:
-        candidates.add(exceptions[word])
-    for suffix, replacement in _SUFFIXES.get(pos, ()):
-        if word.endswith(suffix) and len(word) > len(suffix) + 1:
-            base = word[: -len(suffix)] + replacement
-            if base in lemmas:
-                candidates.add(base)
+    candidates = set(_lemma_candidates(word, pos, lemmas, exceptions))
     return max((counts[c][pos] for c in candidates if c in counts), default=0)
 
 
