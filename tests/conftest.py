@@ -39,6 +39,33 @@ def _full_float32_matmuls():
 
 _full_float32_matmuls()
 
+
+def _jax_compilation_cache():
+    """JAX: compiled programs cached on disk for this run (a fresh folder).
+
+    Tests build the same tiny models again and again; each new model's
+    `jax.jit` functions trace to the same program, which JAX compiles
+    again (its in-memory cache is keyed by the Python function). The
+    persistent cache is keyed by the program, so the second build reuses
+    the first's executable. Off with `KERATTN_JAX_CACHE=0`.
+    """
+    if keras.backend.backend() != "jax" or os.environ.get("KERATTN_JAX_CACHE") == "0":
+        return
+    import atexit
+    import shutil
+    import tempfile
+
+    import jax
+
+    folder = tempfile.mkdtemp(prefix="kerattn_jax_cache_")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    jax.config.update("jax_compilation_cache_dir", folder)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+_jax_compilation_cache()
+
 sys.path.insert(0, os.path.dirname(__file__))
 
 from placement import full_only, placement  # noqa: E402

@@ -316,3 +316,65 @@ def test_reading_paired_difference_and_earlier_question_sets():
 def test_reading_recipe_rejects_a_bad_batch_size(tmp_path):
     with pytest.raises(ValueError, match="batch_size"):
         reading.main(["--batch-size", "0", "--out", str(tmp_path)])
+    with pytest.raises(ValueError, match="seeds"):
+        reading.main(["--seeds", "0", "--out", str(tmp_path)])
+
+
+def _aoa_seed(seed, accuracy, difference, half, steps):
+    kinds = ("names", "nouns", "verbs", "prepositions", "all")
+    return {"seed": seed,
+            "aoa_test_accuracy": {k: accuracy + 0.01 * i for i, k in enumerate(kinds)},
+            "paired_vs_bigram": {k: [difference, half] for k in kinds},
+            "train": {"epochs": 2, "minutes": 40.0 + seed, "steps": steps,
+                      "batch_size": 32, "parameters": 10,
+                      "final_val_accuracy": accuracy}}
+
+
+def test_reading_seeds_join_one_run_with_their_mean_and_spread():
+    """Seeds trained later with the same settings on the same question set
+    join the recorded seed: the mean and sample deviation per kind (by hand
+    in NumPy), the mean AoA-minus-bigram difference with the widest seed's
+    interval, one report row a seed. Other settings start a new run; another
+    question set moves to "earlier"."""
+    kinds = {"names": 0.5, "nouns": 0.4, "verbs": 0.3, "prepositions": 0.6, "all": 0.5}
+    meta = {"backend": "jax", "kinds": "rule A",
+            "questions": {"train": 100, "valid": 1, "test": 1},
+            "test_per_kind": {"verbs": 1252, "all": 5411}, "vocabulary": 5,
+            "sizes": {}}
+    first = _aoa_seed(1, 0.58, 0.15, 0.02, 3532)
+    recorded = {"command": "python zoo/aoa_reader/recipe.py --minutes 40",
+                "meta": meta, **{k: v for k, v in first.items() if k != "seed"},
+                "baselines": {"most_frequent": kinds, "bigram": kinds}, "earlier": []}
+    settings = reading.settings_of("python zoo/aoa_reader/recipe.py --minutes 40")
+    assert settings == {"epochs": 3, "minutes": 40.0, "max_train": None,
+                        "batch_size": 32}
+    later = [_aoa_seed(3, 0.55, 0.12, 0.03, 3000), _aoa_seed(2, 0.57, 0.13, 0.025, 3400)]
+    r = reading.with_seeds(recorded, meta, settings, later, recorded["baselines"])
+    assert r["seeds"] == [1, 2, 3] and r["command"] == (
+        "python zoo/aoa_reader/recipe.py --minutes 40 --seeds 3")
+    verbs = np.array([0.60, 0.59, 0.57])     # accuracy + 0.02, seeds 1, 2, 3
+    assert r["aoa_test_accuracy"]["verbs"] == round(verbs.mean(), 4)
+    assert r["aoa_test_accuracy_sd"]["verbs"] == round(verbs.std(ddof=1), 4)
+    assert r["paired_vs_bigram"]["all"] == [round(np.mean([0.15, 0.13, 0.12]), 4), 0.03]
+    assert r["train"]["steps"] == round(np.mean([3532, 3400, 3000]), 1)
+    text = reading.report(r)
+    assert "`python zoo/aoa_reader/recipe.py --minutes 40 --seeds 3`" in text
+    assert "mean of 3 seeds (1, 2, 3)" in text
+    assert "| 3 | 0.550 | 0.560 | 0.570 | 0.580 | 0.590 | 3,000 | 43.0 |" in text
+    assert "all +0.133 ± 0.030" in text
+    # A seed trained again keeps its newest result.
+    again = reading.with_seeds(r, meta, settings, [_aoa_seed(2, 0.50, 0.1, 0.02, 1)],
+                               r["baselines"])
+    assert again["seeds"] == [1, 2, 3]
+    assert again["per_seed"][1]["aoa_test_accuracy"]["names"] == 0.50
+    # Other settings: a run of their own (one seed, its command).
+    other = reading.with_seeds(r, meta, dict(settings, minutes=20.0),
+                               [_aoa_seed(1, 0.5, 0.1, 0.02, 9)], r["baselines"])
+    assert "per_seed" not in other and other["seed"] == 1
+    assert other["command"] == "python zoo/aoa_reader/recipe.py --minutes 20"
+    # Another question set: the recorded run, all its seeds, moves to earlier.
+    moved = reading.with_seeds(r, dict(meta, kinds="rule B"), settings,
+                               [_aoa_seed(1, 0.5, 0.1, 0.02, 9)], r["baselines"])
+    assert [e["kinds"] for e in moved["earlier"]] == ["rule A"]
+    assert moved["earlier"][0]["seeds"] == [1, 2, 3]
+    assert "| rule A |" in reading.report(moved)
