@@ -367,11 +367,14 @@ def test_reading_seeds_join_one_run_with_their_mean_and_spread():
                                r["baselines"])
     assert again["seeds"] == [1, 2, 3]
     assert again["per_seed"][1]["aoa_test_accuracy"]["names"] == 0.50
-    # Other settings: a run of their own (one seed, its command).
+    # Other settings: a run of their own (one seed, its command); the
+    # recorded run moves to earlier, its command named.
     other = reading.with_seeds(r, meta, dict(settings, minutes=20.0),
                                [_aoa_seed(1, 0.5, 0.1, 0.02, 9)], r["baselines"])
     assert "per_seed" not in other and other["seed"] == 1
     assert other["command"] == "python zoo/aoa_reader/recipe.py --minutes 20"
+    assert [e["kinds"] for e in other["earlier"]] == [
+        "rule A; `python zoo/aoa_reader/recipe.py --minutes 40 --seeds 3`"]
     # Another question set: the recorded run, all its seeds, moves to earlier.
     moved = reading.with_seeds(r, dict(meta, kinds="rule B"), settings,
                                [_aoa_seed(1, 0.5, 0.1, 0.02, 9)], r["baselines"])

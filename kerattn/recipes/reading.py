@@ -273,7 +273,7 @@ def with_seeds(previous, meta, settings, rows, baselines):
 
     Seeds trained before on the same question set with the same settings join
     them (a seed trained again keeps its newest result); results on another
-    question set move to `"earlier"`. The top level holds the mean over the
+    question set, or with other settings, move to `"earlier"`. The top level holds the mean over the
     seeds: test accuracy per kind (`aoa_test_accuracy_sd` their sample
     deviation), AoA minus bigram per kind as `[mean difference, the widest of
     the seeds' paired 95% half-widths]`, and the training summary.
@@ -289,6 +289,10 @@ def with_seeds(previous, meta, settings, rows, baselines):
                          "verb / noun"))]
         elif settings_of(previous.get("command", "python recipe.py")) == settings:
             seeds = {row["seed"]: row for row in _seed_rows(previous)}
+        else:
+            # The same questions, other settings: kept whole, its command named.
+            earlier = earlier + [dict(previous, kinds=f"{meta['kinds']}; "
+                                      f"`{previous.get('command', '')}`")]
     seeds.update({row["seed"]: row for row in rows})
     rows = [seeds[k] for k in sorted(seeds)]
     kinds = list(rows[0]["aoa_test_accuracy"])
@@ -459,7 +463,7 @@ def report(r):
         f"last validation accuracy {t['final_val_accuracy']:.3f}.", "",
         f"Sizes: `{m['sizes']}` (the paper: 384-d embeddings, 256 GRU units).", ""]
     if r.get("earlier"):
-        lines += ["## Earlier runs, on other question sets", "",
+        lines += ["## Earlier runs, on other question sets or settings", "",
                   "| question set | test questions (names / nouns / verbs / "
                   "prepositions) | AoA | bigram | AoA minus bigram, 95% |",
                   "|---|---|---|---|---|"]
