@@ -107,3 +107,15 @@ def test_the_han_cell_shows_the_spread_of_its_seeds():
     one = {"han_test_accuracy": 0.734, "seed": 1, "baselines": b}
     assert s.result_cell("han_classifier", one) == (
         "accuracy 0.734 (TF-IDF + LR 0.719, majority 0.189)")
+
+
+def test_the_aoa_cell_shows_the_spread_of_its_seeds():
+    s = summarize()
+    b = {"bigram": {"all": 0.426}, "most_frequent": {"all": 0.2883}}
+    r = {"aoa_test_accuracy": {"all": 0.58}, "aoa_test_accuracy_sd": {"all": 0.004},
+         "seeds": [1, 2, 3], "baselines": b}
+    assert s.result_cell("aoa_reader", r) == (
+        "accuracy 0.58 ± 0.004, mean of 3 seeds (bigram 0.426, most frequent 0.2883)")
+    one = {"aoa_test_accuracy": {"all": 0.5816}, "seed": 1, "baselines": b}
+    assert s.result_cell("aoa_reader", one) == (
+        "accuracy 0.5816 (bigram 0.426, most frequent 0.2883)")

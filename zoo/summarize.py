@@ -52,8 +52,10 @@ def result_cell(name, r):
         return (f"accuracy {_bleu(r, 'han_test_accuracy')}{seeds} (TF-IDF + LR "
                 f"{b['tfidf_logistic_regression']}, majority {b['majority_class']})")
     if name == "aoa_reader":
-        b = r["baselines"]
-        return (f"accuracy {r['aoa_test_accuracy']['all']} (bigram "
+        b, sd = r["baselines"], r.get("aoa_test_accuracy_sd", {})
+        spread = (f" ± {sd['all']}, mean of {len(r['seeds'])} seeds"
+                  if "seeds" in r else "")
+        return (f"accuracy {r['aoa_test_accuracy']['all']}{spread} (bigram "
                 f"{b['bigram']['all']}, most frequent {b['most_frequent']['all']})")
     raise KeyError(f"no result cell for {name}")
 
