@@ -149,6 +149,32 @@ def test_luong_reversed_source_reads_the_source_backwards():
         assert np.all(weights[row, length:] == 0)
 
 
+def test_luong_embeddings_initializer():
+    """"normal" draws both embeddings from N(0, 1) and wins over
+    `initializer_range` for them only; any Keras initializer passes through;
+    None takes `initializer_range`'s uniform(-r, r); anything else is a
+    ValueError naming the argument."""
+    def embeddings(model):
+        return [to_numpy(model.get_layer(name).embeddings)
+                for name in ("source_embedding", "target_embedding")]
+
+    normal = zoo.luong_nmt(300, 400, preset="tiny", embedding_dim=32,
+                           initializer_range=0.1, embeddings_initializer="normal")
+    for values in embeddings(normal):
+        assert abs(values.std() - 1.0) < 0.05 and abs(values.mean()) < 0.05
+    kernel = to_numpy(normal.get_layer("encoder_1").cell.kernel)
+    assert np.abs(kernel).max() <= 0.1
+    zeros = zoo.luong_nmt(300, 400, preset="tiny", embeddings_initializer="zeros")
+    assert all(np.all(values == 0) for values in embeddings(zeros))
+    uniform = zoo.luong_nmt(300, 400, preset="tiny", embedding_dim=32,
+                            initializer_range=0.1)
+    for values in embeddings(uniform):
+        assert np.abs(values).max() <= 0.1
+        assert abs(values.std() - 0.1 / np.sqrt(3)) < 0.005
+    with pytest.raises(ValueError, match="embeddings_initializer"):
+        zoo.luong_nmt(30, 40, preset="tiny", embeddings_initializer="bogus")
+
+
 def test_luong_uniform_initialisation_and_layer_dropout():
     model = zoo.luong_nmt(30, 40, preset="tiny", num_layers=2, units=32,
                           initializer_range=0.1, layer_dropout=True, dropout=0.3)

@@ -118,6 +118,12 @@ def test_compile_and_fit_is_the_one_training_path():
     schedule = model.optimizer.learning_rate if callable(
         getattr(model.optimizer, "learning_rate", None)) else model.optimizer._learning_rate
     assert np.isclose(float(schedule(2)), 0.5e-2)
+    # Then a cosine decay over the other 6 steps to a tenth of the rate at
+    # the last (the formula by hand: alpha + (1 - alpha) (1 + cos(pi t)) / 2).
+    for step in (4, 7, 9, 10):
+        t = (step - 4) / 6
+        expected = 1e-2 * (0.1 + 0.9 * 0.5 * (1 + np.cos(np.pi * t)))
+        assert np.isclose(float(schedule(step)), expected, rtol=1e-5), step
 
 
 def test_time_budget_reports_the_time_left(capsys):

@@ -156,6 +156,13 @@ def luong_nmt(
     n, e = c["units"], c["embedding_dim"]
     embedding_init = {"normal": keras.initializers.RandomNormal(stddev=1.0)}.get(
         options["embeddings_initializer"], options["embeddings_initializer"])
+    if embedding_init is not None:
+        try:
+            keras.initializers.get(embedding_init)
+        except (ValueError, TypeError):
+            checks.fail("embeddings_initializer", "None, 'normal' or a Keras "
+                        "initializer (a name such as 'uniform', or an object)",
+                        options["embeddings_initializer"])
     embedding_kwargs = ({} if embedding_init is None
                         else {"embeddings_initializer": embedding_init})
 
