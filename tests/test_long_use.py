@@ -1,4 +1,4 @@
-"""Long use without leaks: a compiled Translator serving 1,000 requests (500
+"""Long use without leaks: a compiled Translator serving 2,000 requests (500
 on torch, which runs eagerly: nothing is compiled, and 500 requests already
 reach every padded shape), and
 a 50-epoch `fit` on length-bucketed batches.
@@ -38,11 +38,9 @@ def _power_of_two(n, low):
 
 
 def _requests():
-    """1,000 on the compiling backends (each shape is traced once, then
-    served dozens of times: 2,000 cost TensorFlow's process 50 s of CI); 500
-    on torch, whose eager loop cost 4 minutes of CI for 2,000 (every request
-    runs the Python loop)."""
-    return 500 if keras.backend.backend() == "torch" else 1000
+    """2,000 on the compiling backends; 500 on torch, whose eager loop cost
+    4 minutes of CI for 2,000 (every request runs the Python loop)."""
+    return 500 if keras.backend.backend() == "torch" else 2000
 
 
 @pytest.mark.slow
