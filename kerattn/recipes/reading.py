@@ -246,10 +246,10 @@ def settings_of(command):
 
 def _command(settings, seeds):
     """The one command that trains `seeds` with `settings`."""
+    parser = _parser()
     flags = "".join(f" --{k.replace('_', '-')} {v:g}" if isinstance(v, float)
                     else f" --{k.replace('_', '-')} {v}"
-                    for k, v in settings.items()
-                    if v != _parser().get_default(k))
+                    for k, v in settings.items() if v != parser.get_default(k))
     if seeds[0] != 1:
         flags += f" --seed {seeds[0]}"
     if len(seeds) > 1:
@@ -273,10 +273,11 @@ def with_seeds(previous, meta, settings, rows, baselines):
 
     Seeds trained before on the same question set with the same settings join
     them (a seed trained again keeps its newest result); results on another
-    question set, or with other settings, move to `"earlier"`. The top level holds the mean over the
-    seeds: test accuracy per kind (`aoa_test_accuracy_sd` their sample
-    deviation), AoA minus bigram per kind as `[mean difference, the widest of
-    the seeds' paired 95% half-widths]`, and the training summary.
+    question set, or with other settings, move to `"earlier"`. The top level
+    holds the mean over the seeds: test accuracy per kind
+    (`aoa_test_accuracy_sd` their sample deviation), AoA minus bigram per
+    kind as `[mean difference, the widest of the seeds' paired 95%
+    half-widths]`, and the training summary.
     """
     earlier, seeds = [], {}
     if previous is not None:
