@@ -126,6 +126,99 @@ def test_compile_and_fit_is_the_one_training_path():
         assert np.isclose(float(schedule(step)), expected, rtol=1e-5), step
 
 
+def _ema_case(ema_momentum, callbacks=(), epochs=8):
+    """A small regression fitted by `compile_and_fit`, one full batch an
+    epoch (so each epoch is one Adam step), from fixed weights; returns
+    the model, its history and the weights recorded at each epoch's end."""
+    import keras
+
+    from kerattn.distribute import ArrayBatches
+    from kerattn.recipes.common import compile_and_fit
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(16, 3)).astype("float32")
+    y = (x @ np.array([[1.0], [-2.0], [0.5]]) + 0.3).astype("float32")
+    xv = rng.normal(size=(8, 3)).astype("float32")
+    yv = (xv @ np.array([[1.0], [-2.0], [0.5]]) + 0.3).astype("float32")
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, activation="tanh"),
+                              keras.layers.Dense(1)])
+    model.set_weights([np.linspace(-0.5, 0.5, w.size, dtype="float32").reshape(w.shape)
+                       for w in model.get_weights()])
+    seen = []
+    record = keras.callbacks.LambdaCallback(
+        on_epoch_end=lambda epoch, logs: seen.append(
+            [np.array(w) for w in model.get_weights()]))
+    history, _ = compile_and_fit(
+        model, ArrayBatches(x, y, 16, shuffle=False),
+        ArrayBatches(xv, yv, 8, shuffle=False), loss="mse", learning_rate=0.1,
+        epochs=epochs, callbacks=[record, *callbacks], verbose=0,
+        ema_momentum=ema_momentum)
+    return model, history, seen, (xv, yv)
+
+
+def test_averaged_weights_are_validated_kept_and_returned():
+    """`ema_momentum`: the Polyak average of each step's weights (by hand:
+    the first step's weights, then m * average + (1 - m) * weights) is
+    what validation scores, what callbacks see at an epoch's end, what
+    early stopping keeps, and what training ends on, also when a callback
+    stops it early."""
+    import keras
+
+    m = 0.6
+    _, plain, raw, (xv, yv) = _ema_case(None)        # each step's weights
+    average, by_hand = None, []
+    for weights in raw:
+        average = (weights if average is None else
+                   [m * a + (1 - m) * w for a, w in zip(average, weights)])
+        by_hand.append(average)
+    model, history, seen, _ = _ema_case(m)
+    for got, want in zip(seen, by_hand):
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    # Validation scores the average, not the weights being trained.
+    for epoch in (0, 3, 7):
+        model.set_weights(by_hand[epoch])
+        want = float(np.mean((np.array(model.predict(xv, verbose=0)) - yv) ** 2))
+        assert np.isclose(history.history["val_loss"][epoch], want, rtol=1e-4)
+    # (The plain run's validation, of the weights being trained, differs.)
+    assert not np.isclose(plain.history["val_loss"][7], want, rtol=1e-2)
+    # Training ends on the last average (all 8 epochs).
+    model, _, _, _ = _ema_case(m)
+    for g, w in zip(model.get_weights(), by_hand[-1]):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+    # Stopped by a callback after epoch 3 (of 8): it ends on that average.
+    class StopAfter(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            if epoch == 3:
+                self.model.stop_training = True
+
+    model, history, _, _ = _ema_case(m, [StopAfter()])
+    assert len(history.history["loss"]) == 4
+    for g, w in zip(model.get_weights(), by_hand[3]):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    # Early stopping that restores the best epoch restores its average.
+    stop = keras.callbacks.EarlyStopping("val_loss", patience=1,
+                                         restore_best_weights=True)
+    model, history, _, _ = _ema_case(m, [stop], epochs=40)
+    best = int(np.argmin(history.history["val_loss"]))
+    assert best < len(history.history["loss"]) - 1    # it did stop early
+    for g, w in zip(model.get_weights(), _ema_trajectory(m, best + 1)):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="ema_momentum"):
+        _ema_case(1.0)
+
+
+def _ema_trajectory(m, steps):
+    """The by-hand average after `steps` steps (a plain run that long)."""
+    _, _, raw, _ = _ema_case(None, epochs=steps)
+    average = None
+    for weights in raw:
+        average = (weights if average is None else
+                   [m * a + (1 - m) * w for a, w in zip(average, weights)])
+    return average
+
+
 def test_time_budget_reports_the_time_left(capsys):
     """The ETA: the mean epoch so far times the epochs left, or the rest of
     the budget if that comes first; printed as each epoch after the first

@@ -271,11 +271,32 @@ def test_classification_runs_are_kept_and_join_their_seeds():
     alone = classification.with_run(None, meta, longer, [dict(seed_row, seed=1, accuracy=0.7)])
     assert alone["settings"] == longer and len(alone["runs"]) == 1
     assert f"recipe.py --patience {longer['patience']}`" in classification.report(alone)
+    # A run recorded before `--ema` existed ran without averaging: seeds of
+    # EMA-off settings join it, an EMA run is a row of its own.
+    before = {k: v for k, v in longer.items() if k != "ema"}
+    recorded = dict(alone, settings=before,
+                    runs=[dict(alone["runs"][0], settings=before)])
+    off = classification.with_run(recorded, meta, dict(longer, ema=0.0),
+                                  [dict(seed_row, seed=2, accuracy=0.72)])
+    assert len(off["runs"]) == 1 and off["runs"][0]["seeds"] == [1, 2]
+    averaged = dict(classification.DEFAULTS, ema=0.99)
+    both = classification.with_run(off, meta, averaged,
+                                   [dict(seed_row, seed=1, accuracy=0.77)])
+    assert [run["settings"]["ema"] for run in both["runs"]] == [0.0, 0.99]
+    text = classification.report(classification.with_run(
+        None, meta, averaged, [dict(seed_row, seed=1, accuracy=0.77)]))
+    assert "recipe.py --ema 0.99`" in text
+    assert "weights averaged with momentum 0.99" in text
+    assert ("| lsa embeddings, two-stage, patience "
+            f"{classification.PATIENCE}, at most 30 epochs a stage, weights "
+            "averaged (EMA 0.99) | 1 | 0.770 |") in text
 
 
 def test_classification_recipe_rejects_bad_patience(tmp_path):
     with pytest.raises(ValueError, match="patience"):
         classification.main(["--patience", "0", "--out", str(tmp_path)])
+    with pytest.raises(ValueError, match="--ema"):
+        classification.main(["--ema", "1", "--out", str(tmp_path)])
 
 
 def test_reading_paired_difference_and_earlier_question_sets():

@@ -30,7 +30,9 @@ PATIENCE = 6
 # The recipe's settings that name a run (results.json's "runs"), and the
 # command-line defaults.
 DEFAULTS = {"embeddings": "lsa", "schedule": "two-stage", "patience": PATIENCE,
-            "epochs": 30}
+            "epochs": 30, "ema": 0.0}
+# A run recorded before a setting existed ran without it: EMA off.
+_BEFORE = {"ema": 0.0}
 
 
 def sizes(preset=PRESET):
@@ -139,14 +141,17 @@ def build(data, preset=PRESET, **overrides):
 
 def train(model, data, epochs=30, embeddings="lsa", schedule="two-stage",
           batch_size=64, learning_rate=1e-3, minutes=None, patience=PATIENCE,
-          strategy=None, seed=1, verbose=2):
+          strategy=None, seed=1, verbose=2, ema=DEFAULTS["ema"]):
     """The recipe's method: LSA embeddings, two stages, early stopping.
 
     Stage 1 (two-stage): the LSA embeddings fixed, the rest trained at
     `learning_rate`. Stage 2 (or the only stage): everything, the
     embeddings included, at a fifth of it. Fine-tuning the embeddings from
     the start overfits within 3 epochs. Each stage stops early on the
-    validation accuracy (`patience`) and keeps its best weights.
+    validation accuracy (`patience`) and keeps its best weights. With
+    `ema` (a momentum in (0, 1); 0 is off) both stages average the weights
+    (Polyak averaging): validation, early stopping and the result use the
+    average.
     """
     if embeddings == "lsa":
         dim = model.get_layer("embedding").output_dim
@@ -168,7 +173,8 @@ def train(model, data, epochs=30, embeddings="lsa", schedule="two-stage",
                                     shuffle=False),
             loss="sparse_categorical_crossentropy", metrics=["accuracy"],
             learning_rate=rate, clipnorm=5.0, epochs=epochs, minutes=minutes,
-            callbacks=[stop], strategy=strategy, verbose=verbose)
+            callbacks=[stop], strategy=strategy, verbose=verbose,
+            ema_momentum=ema or None)
         for key in history:
             history[key] += fitted.history[key]
         for key in ("epochs", "steps", "train_minutes"):
@@ -222,7 +228,7 @@ def fit(data=None, preset="small", epochs=30, batch_size=64, learning_rate=None,
         model = build(prepared, preset)
         summary = train(model, prepared, epochs, batch_size=batch_size,
                         learning_rate=learning_rate or 1e-3, strategy=strategy,
-                        seed=seed, verbose=verbose)
+                        seed=seed, verbose=verbose)   # DEFAULTS' settings
     if not strategy.is_chief:
         return model, summary, None, None
     return (model, summary, evaluate(model, prepared),
@@ -241,6 +247,9 @@ def main(argv=None, out_dir=None):
     parser.add_argument("--patience", type=int, default=PATIENCE,
                         help="epochs without a better validation accuracy "
                              "before a stage stops (it keeps its best weights)")
+    parser.add_argument("--ema", type=float, default=DEFAULTS["ema"],
+                        help="average the weights with this momentum (Polyak "
+                             "averaging; 0: off)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--seeds", type=int, default=1,
                         help="train this many seeds (from --seed); report the "
@@ -250,6 +259,9 @@ def main(argv=None, out_dir=None):
                         help="rewrite RESULTS.md from results.json, train nothing")
     distribute.add_arguments(parser)
     args = parser.parse_args(argv)
+    if not 0.0 <= args.ema < 1.0:
+        raise ValueError(f"`--ema` must be a momentum in [0, 1) (0: off); "
+                         f"received: {args.ema!r}")
     checks.positive_int("seeds", args.seeds)
     checks.positive_int("patience", args.patience)
     checks.positive_int("epochs", args.epochs)
@@ -276,7 +288,8 @@ def main(argv=None, out_dir=None):
             model = build(data)
             summary = train(model, data, args.epochs, args.embeddings,
                             args.schedule, minutes=args.minutes,
-                            patience=args.patience, strategy=strategy, seed=seed)
+                            patience=args.patience, strategy=strategy, seed=seed,
+                            ema=args.ema)
         if not strategy.is_chief:   # torch DDP: rank 0 evaluates and writes
             continue
         evaluated = evaluate(model, data)
@@ -312,7 +325,8 @@ def _legacy_settings(results):
     """The settings of a results.json written before `runs` was kept: the
     defaults of its day (patience 3, 30 epochs a stage)."""
     return dict(DEFAULTS, embeddings=results["meta"]["embeddings"],
-                schedule=results["train"]["schedule"], patience=3, epochs=30)
+                schedule=results["train"]["schedule"], patience=3, epochs=30,
+                **_BEFORE)
 
 
 def _legacy_run(results):
@@ -320,6 +334,14 @@ def _legacy_run(results):
     run = {k: v for k, v in results.items() if k != "meta"}
     run["settings"] = _legacy_settings(results)
     return run
+
+
+def _complete(runs):
+    """`runs` with the settings added since each was recorded, at what that
+    run used (`_BEFORE`)."""
+    return [dict(r, settings={**r["settings"],
+                              **{k: v for k, v in _BEFORE.items()
+                                 if k not in r["settings"]}}) for r in runs]
 
 
 def _seed_rows(run):
@@ -345,7 +367,7 @@ def with_run(previous, meta, settings, runs):
     """
     recorded = []
     if previous is not None:
-        recorded = previous.get("runs") or [_legacy_run(previous)]
+        recorded = _complete(previous.get("runs") or [_legacy_run(previous)])
     same = next((r for r in recorded if r["settings"] == settings), None)
     seeds = {row["seed"]: row for row in (_seed_rows(same) if same else [])}
     seeds.update({row["seed"]: row for row in runs})
@@ -358,6 +380,7 @@ def retop(results):
     """`results` with the run of today's `DEFAULTS` at the top level (kept
     as it is when that run is not recorded)."""
     runs = results.get("runs")
+    runs = None if runs is None else _complete(runs)
     top = next((r for r in runs or [] if r["settings"] == DEFAULTS), None)
     if top is None:
         return results
@@ -397,7 +420,9 @@ def _flags(settings):
 def _run_name(settings):
     return (f"{settings['embeddings']} embeddings, {settings['schedule']}, "
             f"patience {settings['patience']}, at most {settings['epochs']} "
-            f"epochs a stage")
+            f"epochs a stage"
+            + (f", weights averaged (EMA {settings['ema']})"
+               if settings.get("ema") else ""))
 
 
 def runs_table(r):
@@ -462,7 +487,11 @@ def report(r):
         f"{r['han_best_valid_accuracy']:.3f}), "
         f"{r['train']['minutes']} min{a_seed}, {r['train']['parameters']:,} "
         f"parameters, "
-        f"Adam (the paper used SGD with momentum). Embeddings: "
+        f"Adam (the paper used SGD with momentum)"
+        + (f", weights averaged with momentum {settings['ema']} (Polyak "
+           f"averaging: validation, early stopping and the result use the "
+           f"average)" if settings.get("ema") else "")
+        + ". Embeddings: "
         f"{settings['embeddings']}, schedule {r['train']['schedule']} (two-stage: fixed "
         f"while the rest trains at 1e-3, then everything at 2e-4) "
         f"(LSA: a {m['sizes']['embedding_dim']}-d truncated SVD of TF-IDF over "
@@ -475,6 +504,7 @@ def report(r):
         "`highlight.png`: word and sentence weights on a test document.", "",
         *(["## What each change bought", "",
            "Each row is one setting of this recipe (`--embeddings`, "
-           "`--schedule`, `--patience`, `--epochs`), on the same split; the "
+           "`--schedule`, `--patience`, `--epochs`, `--ema`), on the same "
+           "split; the "
            "table above is the row of the recipe's defaults.", "",
            runs_table(r), ""] if r.get("runs") else [])])

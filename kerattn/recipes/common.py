@@ -23,7 +23,7 @@ from kerattn.callbacks import TimeBudget
 def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
                     epochs, clipnorm=1.0, metrics=None, warmup_steps=0,
                     minutes=None, callbacks=(), strategy=None, verbose=2,
-                    eta=False):
+                    eta=False, ema_momentum=None):
     """Compile `model` with Adam and fit it; returns `(history, summary)`.
 
     Args:
@@ -45,6 +45,11 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
         strategy: a `kerattn.distribute` strategy; None trains on one device.
         verbose: `fit`'s verbosity.
         eta: print the time left after each epoch (`TimeBudget`).
+        ema_momentum: None, or Polyak averaging: Adam keeps an exponential
+            moving average of the weights with this momentum (Keras'
+            `use_ema`), validation sees the averaged weights, and so do
+            `callbacks` at each epoch's end (early stopping keeps the best
+            average); training ends on the average.
 
     Returns:
         `(history, summary)`: Keras' `History` and a dict with `epochs`,
@@ -54,6 +59,9 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
     checks.positive_number("learning_rate", learning_rate)
     checks.nonnegative_int("epochs", epochs)
     checks.nonnegative_int("warmup_steps", warmup_steps)
+    if ema_momentum is not None and not 0.0 < ema_momentum < 1.0:
+        raise ValueError(f"`ema_momentum` must be None or a number in (0, 1); "
+                         f"received: ema_momentum={ema_momentum!r}")
     strategy = strategy or distribute.no_distribution()
     train, validation = _batches(train), _batches(validation, shuffle=False)
     schedule = learning_rate
@@ -62,7 +70,10 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
         schedule = keras.optimizers.schedules.CosineDecay(
             0.0, max(total - warmup_steps, 1), alpha=0.1,
             warmup_target=learning_rate, warmup_steps=warmup_steps)
-    model.compile(optimizer=keras.optimizers.Adam(schedule, clipnorm=clipnorm),
+    ema = {} if ema_momentum is None else {"use_ema": True,
+                                           "ema_momentum": ema_momentum}
+    model.compile(optimizer=keras.optimizers.Adam(schedule, clipnorm=clipnorm,
+                                                  **ema),
                   loss=loss, metrics=metrics)
     strategy.prepare(model)
     if strategy.kind != "none":
@@ -70,8 +81,12 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
         validation = None if validation is None else strategy.shard(validation)
     budget = TimeBudget(None if minutes is None else 60 * minutes, eta=eta)
     start = time.time()
+    callbacks = [budget, *callbacks]
+    if ema:
+        swap = keras.callbacks.SwapEMAWeights(swap_on_epoch=True)
+        callbacks = [swap, *callbacks, _KeepAverage(swap)]
     history = model.fit(train, validation_data=validation, epochs=epochs,
-                        callbacks=[budget, *callbacks], verbose=verbose)
+                        callbacks=callbacks, verbose=verbose)
     summary = {"epochs": len(history.history.get("loss", [])),
                "steps": budget.steps,
                "train_minutes": round((time.time() - start) / 60, 2),
@@ -80,6 +95,28 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
         if history.history.get(key):
             summary[f"final_{key}"] = round(float(history.history[key][-1]), 4)
     return history, summary
+
+
+class _KeepAverage(keras.callbacks.Callback):
+    """The averaged weights survive a stop before the last epoch.
+
+    `SwapEMAWeights(swap_on_epoch=True)` puts the average into the model at
+    each epoch's end (so that early stopping records it) and the model's
+    own weights into the average's slots. At the end of `fit` Keras writes
+    the slots into the model; the swap copies the average back into them
+    only after the last of `epochs`. This callback, after every other,
+    does the same when a callback (early stopping, the time budget) has
+    stopped training sooner.
+    """
+
+    def __init__(self, swap):
+        super().__init__()
+        self.swap = swap
+
+    def on_epoch_end(self, epoch, logs=None):
+        if (self.model.stop_training and self.swap._ema_weights_in_model
+                and epoch != self.params["epochs"] - 1):
+            self.swap._finalize_ema_values()
 
 
 def _batches(data, shuffle=True):
