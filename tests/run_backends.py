@@ -28,8 +28,12 @@ import xml.etree.ElementTree as ET
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BACKENDS = ("tensorflow", "jax", "torch")
+# XLA on the CPU: LLVM's optimisations off, and the loop emitters instead
+# of the fusion emitters (about 40% less time per compile of one eager op
+# under JAX; test_attention_rnn + test_legacy_files on JAX 170 s -> 115 s).
 FAST_COMPILE = ("--xla_backend_optimization_level=0 "
-                "--xla_llvm_disable_expensive_passes=true")
+                "--xla_llvm_disable_expensive_passes=true "
+                "--xla_cpu_use_fusion_emitters=false")
 
 
 def _counts(junit_path):
