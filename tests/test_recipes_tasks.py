@@ -295,7 +295,7 @@ def test_classification_runs_are_kept_and_join_their_seeds():
 def test_classification_recipe_rejects_bad_patience(tmp_path):
     with pytest.raises(ValueError, match="patience"):
         classification.main(["--patience", "0", "--out", str(tmp_path)])
-    with pytest.raises(ValueError, match="--ema"):
+    with pytest.raises(ValueError, match="ema"):
         classification.main(["--ema", "1", "--out", str(tmp_path)])
 
 

@@ -259,9 +259,7 @@ def main(argv=None, out_dir=None):
                         help="rewrite RESULTS.md from results.json, train nothing")
     distribute.add_arguments(parser)
     args = parser.parse_args(argv)
-    if not 0.0 <= args.ema < 1.0:
-        raise ValueError(f"`--ema` must be a momentum in [0, 1) (0: off); "
-                         f"received: {args.ema!r}")
+    checks.rate("ema", args.ema)   # a momentum in [0, 1); 0 is off
     checks.positive_int("seeds", args.seeds)
     checks.positive_int("patience", args.patience)
     checks.positive_int("epochs", args.epochs)

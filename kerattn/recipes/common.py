@@ -59,9 +59,8 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
     checks.positive_number("learning_rate", learning_rate)
     checks.nonnegative_int("epochs", epochs)
     checks.nonnegative_int("warmup_steps", warmup_steps)
-    if ema_momentum is not None and not 0.0 < ema_momentum < 1.0:
-        raise ValueError(f"`ema_momentum` must be None or a number in (0, 1); "
-                         f"received: ema_momentum={ema_momentum!r}")
+    checks.number("ema_momentum", ema_momentum, 0.0, 1.0, low_open=True,
+                  high_open=True, allow_none=True)
     strategy = strategy or distribute.no_distribution()
     train, validation = _batches(train), _batches(validation, shuffle=False)
     schedule = learning_rate
