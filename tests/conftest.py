@@ -5,8 +5,9 @@ import sys
 # As tests/run_backends.py sets it (before JAX starts): tiny models, so
 # compile time matters, not run time.
 os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 "
-                      "--xla_llvm_disable_expensive_passes=true "
-                      "--xla_cpu_use_fusion_emitters=false")
+                      "--xla_llvm_disable_expensive_passes=true"
+                      + (" --xla_cpu_use_fusion_emitters=false"
+                         if os.environ.get("KERAS_BACKEND") == "jax" else ""))
 
 import keras  # noqa: E402
 import pytest
