@@ -166,11 +166,7 @@ def test_averaged_weights_are_validated_kept_and_returned():
 
     m = 0.6
     _, plain, raw, (xv, yv) = _ema_case(None)        # each step's weights
-    average, by_hand = None, []
-    for weights in raw:
-        average = (weights if average is None else
-                   [m * a + (1 - m) * w for a, w in zip(average, weights)])
-        by_hand.append(average)
+    by_hand = _averages(m, raw)
     model, history, seen, _ = _ema_case(m)
     for got, want in zip(seen, by_hand):
         for g, w in zip(got, want):
@@ -203,20 +199,22 @@ def test_averaged_weights_are_validated_kept_and_returned():
     model, history, _, _ = _ema_case(m, [stop], epochs=40)
     best = int(np.argmin(history.history["val_loss"]))
     assert best < len(history.history["loss"]) - 1    # it did stop early
-    for g, w in zip(model.get_weights(), _ema_trajectory(m, best + 1)):
+    _, _, longer, _ = _ema_case(None, epochs=best + 1)
+    for g, w in zip(model.get_weights(), _averages(m, longer)[-1]):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="ema_momentum"):
         _ema_case(1.0)
 
 
-def _ema_trajectory(m, steps):
-    """The by-hand average after `steps` steps (a plain run that long)."""
-    _, _, raw, _ = _ema_case(None, epochs=steps)
-    average = None
+def _averages(m, raw):
+    """The average after each step, by hand: the first step's weights, then
+    m * average + (1 - m) * weights."""
+    average, out = None, []
     for weights in raw:
         average = (weights if average is None else
                    [m * a + (1 - m) * w for a, w in zip(average, weights)])
-    return average
+        out.append(average)
+    return out
 
 
 def test_time_budget_reports_the_time_left(capsys):
