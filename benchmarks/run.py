@@ -26,6 +26,8 @@ Figures (the modules say exactly what is timed):
    backend's measured matmul FLOP/s.
 7. `id_check`: one `fit` epoch on a `tf.data.Dataset` with the token-id
    check vs Keras' own `fit` without it, and the dataset's iteration.
+8. `flash`: figure 1 at `mixed_bfloat16`, with and without a padding
+   mask, naming the attention kernel each layer ran (flash where offered).
 
 Nothing here is asserted in the tests except that `--quick` runs.
 """
@@ -43,7 +45,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 FIGURES = {1: "mha", 2: "transformer", 3: "bahdanau", 4: "beam",
-           5: "windowed", 6: "flops", 7: "id_check"}
+           5: "windowed", 6: "flops", 7: "id_check", 8: "flash"}
 
 
 def worker(figures, quick):

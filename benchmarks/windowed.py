@@ -1,7 +1,8 @@
 """Figure 5: windowed attention vs full attention, time and memory by length.
 
 Self-attention over `(1, n, 64)`, n = 256 ... 8192, forward pass, each
-(layer, n) in a fresh process so that its peak memory is its own (see
+(layer, n) in a fresh process so that its peak memory is its own: host
+memory on a CPU, device memory on a GPU (see
 `benchmarks/windowed_attention.py`, which this figure runs):
 
 - ours: `RestrictedSelfAttention(window=16)` (Vaswani et al. 2017, Table
@@ -40,7 +41,9 @@ def run(quick=False):
                 5, f"{label}, n={n}", 1000 * ours["seconds"],
                 1000 * full["seconds"], "full ScaledDotProductAttention",
                 "ms", ours_mib=ours["peak_mib"], peer_mib=full["peak_mib"],
-                notes=f"memory {ours['peak_mib']:.0f} vs {full['peak_mib']:.0f} MiB"))
+                memory=ours.get("memory", "host"),
+                notes=f"{ours.get('memory', 'host')} memory "
+                      f"{ours['peak_mib']:.0f} vs {full['peak_mib']:.0f} MiB"))
         a, b = lengths[-2], lengths[-1]
         if all("error" not in got[m, k] for m in (method, "full") for k in (a, b)):
             growth = lambda m, key: got[m, b][key] / max(got[m, a][key], 1e-9)

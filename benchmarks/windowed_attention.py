@@ -5,8 +5,10 @@
 
 For each backend and sequence length n, a fresh process builds one layer,
 runs its forward pass (one warm-up, then the median of `--repeats` runs) and
-reports the time and the growth of its peak resident memory over the
-process' baseline (taken after imports, before the first call). Layers, all self-attention over `(1, n, 64)`:
+reports the time and the growth of its peak memory over the process'
+baseline (taken after imports, before the first call): its resident host
+memory on a CPU, the backend allocator's device memory on a GPU (the
+row's `memory` says which). Layers, all self-attention over `(1, n, 64)`:
 
 - `full`: kerattn `ScaledDotProductAttention` (an n x n score matrix),
   with `return_attention_scores=True` so every backend materialises it;
@@ -52,6 +54,33 @@ def peak_rss_kib():
 import keras
 from kerattn import layers
 
+
+def device_bytes(peak):
+    # On a GPU the layer's memory is the device's, not the host's: the
+    # backend allocator's bytes in use (peak=False) or its peak (True).
+    backend = keras.backend.backend()
+    if backend == "jax":
+        import jax
+
+        device = jax.devices()[0]
+        if device.platform == "gpu":
+            stats = device.memory_stats() or {}
+            return stats.get("peak_bytes_in_use" if peak else "bytes_in_use")
+    elif backend == "torch":
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+            return (torch.cuda.max_memory_allocated() if peak
+                    else torch.cuda.memory_allocated())
+    elif backend == "tensorflow":
+        import tensorflow as tf
+
+        if tf.config.list_physical_devices("GPU"):
+            info = tf.config.experimental.get_memory_info("GPU:0")
+            return info["peak" if peak else "current"]
+    return None
+
 method, n, repeats = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 x = np.random.default_rng(0).standard_normal((1, n, 64)).astype("float32")
 if method == "full":
@@ -63,6 +92,7 @@ elif method == "restricted":
 else:
     layer = layers.LocalAttention("predictive", window=8)
     run = lambda: layer(x, x)
+device_base = device_bytes(peak=False)
 base = peak_rss_kib()
 keras.ops.convert_to_numpy(run())  # build + warm-up
 times = []
@@ -71,13 +101,23 @@ for _ in range(repeats):
     keras.ops.convert_to_numpy(run())
     times.append(time.perf_counter() - t)
 peak = peak_rss_kib()
-print(json.dumps({"seconds": float(np.median(times)),
-                  "peak_mib": (peak - base) / 1024.0}))
+device_peak = device_bytes(peak=True)
+if device_base is None:
+    memory, peak_mib = "host", (peak - base) / 1024.0
+else:
+    memory, peak_mib = "device", (device_peak - device_base) / 2.0 ** 20
+print(json.dumps({"seconds": float(np.median(times)), "peak_mib": peak_mib,
+                  "memory": memory}))
 """
 
 
 def measure(backend, method, n, repeats):
-    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
+    # The parent (run.py's worker) may hold a GPU already: JAX would
+    # reserve most of the device's memory in each process, and TensorFlow
+    # all of it, so each child takes only what it allocates.
+    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3",
+               XLA_PYTHON_CLIENT_PREALLOCATE="false",
+               TF_FORCE_GPU_ALLOW_GROWTH="true")
     env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run(
         [sys.executable, "-c", CHILD, method, str(n), str(repeats)],
