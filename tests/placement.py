@@ -79,7 +79,7 @@ HEAVY = {
     "test_benchmarks.py::test_runner_quick[jax]": (
         "torch", "benchmarks/run.py --quick, figures 2, 4, 5, 6 on JAX"),
     "test_benchmarks.py::test_runner_quick[torch]": (
-        "torch", "benchmarks/run.py --quick, figure 3 on torch"),
+        "torch", "benchmarks/run.py --quick, figures 3, 7, 8 on torch"),
     # Export round trips served in TensorFlow.
     "test_export.py::test_translator_savedmodel_serves_strings_in_a_fresh_process": (
         "torch", "translator SavedModels (greedy + words, beam + WordPiece) served in a fresh interpreter"),

@@ -1,6 +1,6 @@
 """The benchmark runner still runs: `benchmarks/run.py --quick` on this backend.
 
-Each backend's runner runs some of the seven figures, so that one CI run
+Each backend's runner runs some of the eight figures, so that one CI run
 smoke-tests every figure and every backend's runner within CI's time
 (`python benchmarks/run.py --quick` runs them all). Each case is heavy and
 placed on the backend it runs (tests/placement.py).
@@ -22,7 +22,7 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-FIGURES_BY_BACKEND = {"tensorflow": [1], "jax": [2, 4, 5, 6], "torch": [3, 7]}
+FIGURES_BY_BACKEND = {"tensorflow": [1], "jax": [2, 4, 5, 6], "torch": [3, 7, 8]}
 
 
 @pytest.mark.parametrize("backend", list(FIGURES_BY_BACKEND))
@@ -54,4 +54,12 @@ def test_runner_quick(backend, tmp_path):
     if 4 in FIGURES:
         beam = next(r for r in rows if r["figure"] == 4 and r["peer"])
         assert beam["same_best_hypothesis"] == 1.0, beam
+    # Figure 8 names the attention kernel each layer ran, read from the
+    # profile: both layers run one of torch's fused kernels (on a CPU,
+    # flash_attention_for_cpu), with and without a padding mask.
+    if 8 in FIGURES:
+        kernels = [r for r in rows if r["figure"] == 8]
+        assert len(kernels) == 2 and all(
+            r["ours_kernel"] == r["peer_kernel"] != "no fused op"
+            for r in kernels), kernels
     assert f"| {backend} | {FIGURES[0]} |" in (tmp_path / "run_quick.md").read_text()
