@@ -1,6 +1,6 @@
 """Show, Attend and Tell (soft and hard) on digit-strip captions.
 
-    python zoo/show_attend_tell/recipe.py                 # both, 20 epochs
+    python zoo/show_attend_tell/recipe.py                 # both, 8 epochs
     python zoo/show_attend_tell/recipe.py --attention soft --minutes 5
 
 Writes RESULTS.md, results.json and attention overlays next to this file.
