@@ -26,9 +26,9 @@ read from what the backend executed, not from what was asked for:
 
 import numpy as np
 
-from benchmarks import common
+from benchmarks import common, mha
 
-BATCH, DIM, HEADS, LENGTH = 32, 512, 8, 512
+BATCH, DIM, HEADS, LENGTH = mha.BATCH, mha.DIM, mha.HEADS, 512
 POLICY = "mixed_bfloat16"
 
 
@@ -41,9 +41,9 @@ def _lengths(batch, length):
 def _model(layer, length, masked):
     import keras
 
-    x = keras.Input((length, DIM))
     if not masked:
-        return keras.Model(x, layer(x, x))
+        return mha._model(layer, length)   # figure 1's model
+    x = keras.Input((length, DIM))
     m = keras.Input((length, length), dtype="bool")
     return keras.Model([x, m], layer(x, x, attention_mask=m))
 

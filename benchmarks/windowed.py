@@ -33,6 +33,7 @@ def run(quick=False):
     for method, label in WINDOWED.items():
         for n in lengths:
             ours, full = got[method, n], got["full", n]
+            memory = ours.get("memory", "host")   # host on a CPU, device on a GPU
             if "error" in ours or "error" in full:
                 rows.append({"figure": 5, "name": f"{label}, n={n}",
                              "error": ours.get("error") or full.get("error")})
@@ -41,8 +42,7 @@ def run(quick=False):
                 5, f"{label}, n={n}", 1000 * ours["seconds"],
                 1000 * full["seconds"], "full ScaledDotProductAttention",
                 "ms", ours_mib=ours["peak_mib"], peer_mib=full["peak_mib"],
-                memory=ours.get("memory", "host"),
-                notes=f"{ours.get('memory', 'host')} memory "
+                memory=memory, notes=f"{memory} memory "
                       f"{ours['peak_mib']:.0f} vs {full['peak_mib']:.0f} MiB"))
         a, b = lengths[-2], lengths[-1]
         if all("error" not in got[m, k] for m in (method, "full") for k in (a, b)):
