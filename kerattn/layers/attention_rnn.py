@@ -1,4 +1,12 @@
-"""A recurrent attention decoder: a GRU/LSTM cell + attention + feeding rule."""
+"""A recurrent attention decoder: a GRU/LSTM cell + attention + feeding rule.
+
+`AttentionRNN` runs the whole target sequence (training, scoring);
+`AttentionRNNCell` is one step of it (incremental decoding). Inside the
+loop only recurrent work is done: the bottom cell's product with the
+embedded tokens is one matmul over all steps before the loop, and the
+weights of the cells, the attention and Luong's attentional layer are
+applied with `keras.ops` (the Keras sublayers own, build and save them).
+"""
 
 import functools
 
@@ -42,14 +50,21 @@ class AttentionRNNCell(keras.layers.Layer):
     extras)`, where `extras` holds the step's attention `weights` (and the
     `sample` of an attention with `samples_locations`, e.g. hard attention).
     The encoder's projected keys, values and mask (`memory`, from
-    `AttentionRNN.precompute`) are an argument of every step, never a state:
-    `AttentionRNN`'s loop closes over them, so they are not carried and
-    masked at every step.
+    `AttentionRNN.precompute`) are an argument of every step, never a state.
 
     The states are `[*cell_states, (feed,) step]`, each `(batch, ...)`;
     `step` is `(batch, 1)`, each row's own count of its real (unpadded)
     steps, so an attention that `uses_query_position` (local-m's `p_t = t`)
     gets every row's own `t`, whatever the other rows of its batch do.
+
+    The cells are Keras' `GRUCell` / `LSTMCell` (they own, build and save
+    the weights); their equations are applied here with `keras.ops`, exactly
+    as Keras' cells compute them (both GRU forms, gates `z, r, h` and `i, f,
+    c, o`). The bottom cell's input is `[y_{t-1}; feed]` (the context for
+    Bahdanau's order, `h~_{t-1}` for Luong's input feeding); its product
+    splits as `y_{t-1} W[:m] + b + feed W[m:]`, and the token part, which
+    depends on the targets alone, is computed by `project_inputs` for every
+    step at once (`AttentionRNN`) or inline (`call`).
 
     `AttentionRNN` builds and drives it; use it directly to write a decoding
     loop of your own.
@@ -67,6 +82,7 @@ class AttentionRNNCell(keras.layers.Layer):
         num_layers: stacked recurrent layers.
         output_state: `"previous"` or `"current"`: which state the step
             outputs beside the context (order "bahdanau", see `AttentionRNN`).
+        reset_after: the GRU form (see `AttentionRNN`).
         **kwargs: base layer keyword arguments.
 
     Example:
@@ -141,15 +157,6 @@ class AttentionRNNCell(keras.layers.Layer):
         """The top layer's hidden state `h` in a flat list of cell states."""
         return cell_states[(self.num_layers - 1) * self.states_per_layer]
 
-    def run_stack(self, x, cell_states, training=None):
-        """One step up the stack: `(top output, new flat cell states)`."""
-        per, new = self.states_per_layer, []
-        for k, cell in enumerate(self.rnn_cells):
-            x, states = cell(x, list(cell_states[k * per:(k + 1) * per]),
-                             training=training)
-            new += list(states) if isinstance(states, (list, tuple)) else [states]
-        return x, new
-
     @property
     def state_size(self):
         sizes = [self.units] * self.num_cell_states
@@ -169,6 +176,7 @@ class AttentionRNNCell(keras.layers.Layer):
             feed = memory_dim
         elif self.input_feeding:
             feed = self.attentional_units
+        self.inputs_dim = int(inputs_dim)
         self.rnn_cells[0].build((None, inputs_dim + feed))
         for cell in self.rnn_cells[1:]:
             cell.build((None, self.units))
@@ -182,26 +190,129 @@ class AttentionRNNCell(keras.layers.Layer):
         # Built by AttentionRNN.build (it knows the memory size).
         self.built = True
 
-    def attend(self, query, step, memory, training=None, sample_noise=None):
+    # --- the weights, read once per call --------------------------------------
+
+    def loop_weights(self):
+        """The stack's and Luong's weights as tensors of the compute dtype.
+
+        Read once per call, outside the loop. Returns a dict: `layers`, one
+        `(kernel, recurrent_kernel, input_bias, recurrent_bias)` per cell
+        (a bias is None where the cell has none: GRU `reset_after=False`
+        and LSTM carry their one bias on the input side); `token_kernel`
+        and `feed_kernel`, the bottom kernel's rows for `y_{t-1}` and for
+        the fed vector (None without one); `attentional`, `W_c` (Luong).
+        """
+        dtype = self.compute_dtype
+
+        def cast(v):
+            return ops.cast(v, dtype)
+
+        layers = []
+        for cell in self.rnn_cells:
+            bias_in = bias_rec = None
+            if cell.use_bias:
+                bias = cast(cell.bias)
+                if self.cell_type == "gru" and cell.reset_after:
+                    bias_in, bias_rec = bias[0], bias[1]
+                else:
+                    bias_in = bias
+            layers.append((cast(cell.kernel), cast(cell.recurrent_kernel),
+                           bias_in, bias_rec))
+        kernel, m = layers[0][0], self.inputs_dim
+        has_feed = kernel.shape[0] > m
+        return {
+            "layers": layers,
+            "token_kernel": kernel[:m] if has_feed else kernel,
+            "feed_kernel": kernel[m:] if has_feed else None,
+            "attentional": (None if self.attentional is None
+                            else cast(self.attentional.kernel)),
+        }
+
+    def project_inputs(self, inputs, weights):
+        """`y W[:m] + b`, the bottom cell's product with the tokens alone.
+
+        `inputs` is `(batch, m)` or `(batch, T, m)`; the result has the
+        cell's gate width (`3 units` GRU, `4 units` LSTM) as last axis.
+        """
+        x = ops.matmul(inputs, weights["token_kernel"])
+        bias = weights["layers"][0][2]
+        return x if bias is None else x + bias
+
+    # --- the equations of one step ---------------------------------------------
+
+    def _cell_step(self, k, x_proj, states, weights):
+        """Cell `k` from its input product `x_proj = x W + b_input`.
+
+        Keras' `GRUCell` (both `reset_after` forms) and `LSTMCell`, as they
+        compute them. Returns `(h, new states of the cell)`.
+        """
+        cell, (_, recurrent, _, bias_rec) = self.rnn_cells[k], weights["layers"][k]
+        act, rec_act, u = cell.activation, cell.recurrent_activation, self.units
+        if self.cell_type == "lstm":
+            h, c = states
+            z = x_proj + ops.matmul(h, recurrent)
+            z_i, z_f, z_c, z_o = ops.split(z, 4, axis=-1)
+            c = rec_act(z_f) * c + rec_act(z_i) * act(z_c)
+            h = rec_act(z_o) * act(c)
+            return h, [h, c]
+        (h,) = states
+        x_z, x_r, x_h = ops.split(x_proj, 3, axis=-1)
+        if cell.reset_after:  # h~ = tanh(W x + b + r * (U h + b_U))
+            inner = ops.matmul(h, recurrent)
+            if bias_rec is not None:
+                inner = inner + bias_rec
+            z = rec_act(x_z + inner[:, :u])
+            r = rec_act(x_r + inner[:, u:2 * u])
+            hh = act(x_h + r * inner[:, 2 * u:])
+        else:  # h~ = tanh(W x + b + U (r * h))
+            inner = ops.matmul(h, recurrent[:, :2 * u])
+            z = rec_act(x_z + inner[:, :u])
+            r = rec_act(x_r + inner[:, u:])
+            hh = act(x_h + ops.matmul(r * h, recurrent[:, 2 * u:]))
+        h = z * h + (1 - z) * hh
+        return h, [h]
+
+    def _stack(self, x_proj, cell_states, weights):
+        """Up the stack from the bottom cell's input product."""
+        per, new = self.states_per_layer, []
+        for k in range(self.num_layers):
+            if k > 0:  # the layer below's output times this cell's kernel
+                kernel, _, bias_in, _ = weights["layers"][k]
+                x_proj = ops.matmul(h, kernel)
+                if bias_in is not None:
+                    x_proj = x_proj + bias_in
+            h, states = self._cell_step(k, x_proj,
+                                        cell_states[k * per:(k + 1) * per],
+                                        weights)
+            new += states
+        return h, new
+
+    def run_stack(self, x, cell_states, weights=None):
+        """One step up the stack from the bottom input `x` (its whole row,
+        `[y; feed]`): `(top output, new flat cell states)`."""
+        weights = self.loop_weights() if weights is None else weights
+        kernel, _, bias_in, _ = weights["layers"][0]
+        x_proj = ops.matmul(x, kernel)
+        if bias_in is not None:
+            x_proj = x_proj + bias_in
+        return self._stack(x_proj, list(cell_states), weights)
+
+    def attend(self, query, step, memory, training=None, sample_noise=None,
+               expectation_noise=None):
         """`(context, extras)` for one query `(batch, units)`.
 
         What the attention needs beyond the query it declares itself
-        (`uses_query_position`, `samples_locations`).
+        (`uses_query_position`, `samples_locations`). The attention's `call`
+        is run directly: the caller's `__call__` has set the dtype scope.
         """
         keys, values, memory_mask = memory
         kwargs = {}
         if self.attention.uses_query_position:
             kwargs["query_start"] = ops.cast(step[:, 0], "int32")  # per row
         if self.attention.samples_locations:
-            kwargs["return_sample"] = True
-            if (sample_noise is not None and values.shape[1] is not None
-                    and sample_noise.shape[-1] == values.shape[1] + 1):
-                # AttentionRNN's packing: the last column is the row's coin
-                # for the expected context (the same at every step).
-                kwargs["expectation_noise"] = sample_noise[:, -1]
-                sample_noise = sample_noise[:, :-1]
-            kwargs["sample_noise"] = sample_noise
-        result = self.attention(
+            kwargs.update(return_sample=True, sample_noise=sample_noise,
+                          expectation_noise=expectation_noise)
+        result = self.attention.call(
             query, values, projected_key=keys, value_mask=memory_mask,
             return_attention_scores=True, training=training, **kwargs,
         )
@@ -217,15 +328,44 @@ class AttentionRNNCell(keras.layers.Layer):
         feed = states[n] if self.feeds else None
         return states[:n], feed, states[-1]
 
-    def recur(self, inputs, states, training=None):
-        """The recurrence alone, `(h_t, new_states)`: Luong's order without
-        input feeding, where it does not depend on the attention."""
+    def recur(self, x_proj, states, weights):
+        """The recurrence alone, `(h_t, new_states)`, from the bottom input
+        product: Luong's order without input feeding, where it does not
+        depend on the attention."""
         cell_states, _, step = self.split_states(states)
-        h, new_cell = self.run_stack(inputs, cell_states, training=training)
+        h, new_cell = self._stack(x_proj, cell_states, weights)
         return h, list(new_cell) + [step + 1.0]
 
+    def step_projected(self, x_proj, states, memory, weights, training=None,
+                       sample_noise=None, expectation_noise=None):
+        """`call` from the token's input product (`project_inputs`) and the
+        weights of `loop_weights`: what `AttentionRNN`'s loop runs."""
+        cell_states, feed, step = self.split_states(states)
+        feed_kernel = weights["feed_kernel"]
+        if self.order == "bahdanau":
+            # c_i from s_{i-1}; s_i = f(s_{i-1}, y_{i-1}, c_i).
+            s_prev = self.top_hidden(cell_states)
+            context, extras = self.attend(s_prev, step, memory, training,
+                                          sample_noise, expectation_noise)
+            h, new_cell = self._stack(
+                x_proj + ops.matmul(context, feed_kernel), cell_states, weights)
+            # [s_{i-1}; c_i]: what the deep output layer reads (appendix A);
+            # [h_t; z_t] for Xu et al. (2015), eq. 7 (output_state="current").
+            state_out = h if self.output_state == "current" else s_prev
+            output = ops.concatenate([state_out, context], axis=-1)
+        else:
+            if feed is not None:
+                x_proj = x_proj + ops.matmul(feed, feed_kernel)
+            h, new_cell = self._stack(x_proj, cell_states, weights)
+            context, extras = self.attend(h, step, memory, training,
+                                          sample_noise, expectation_noise)
+            output = self.attentional.activation(ops.matmul(
+                ops.concatenate([context, h], -1), weights["attentional"]))
+        new_states = list(new_cell) + ([output] if feed is not None else [])
+        return output, new_states + [step + 1.0], extras
+
     def call(self, inputs, states, memory=None, training=None,
-             sample_noise=None):
+             sample_noise=None, expectation_noise=None):
         """One decoder step.
 
         Args:
@@ -234,9 +374,10 @@ class AttentionRNNCell(keras.layers.Layer):
             memory: `(keys, values, bool mask)` (`AttentionRNN.memory_of`).
             training: bool.
             sample_noise: optional uniform `(batch, S)` for an attention
-                that samples locations in training, or `(batch, S + 1)`
-                whose last column is the row's `expectation_noise` (the
-                same at every step of a row).
+                that samples locations in training.
+            expectation_noise: optional uniform `(batch,)`, each row's coin
+                for the expected context of such an attention (the same at
+                every step of a row).
 
         Returns:
             `(output (batch, output_dim), new_states, extras)`; `extras` has
@@ -247,26 +388,10 @@ class AttentionRNNCell(keras.layers.Layer):
             "the encoder's `(keys, values, mask)` "
             "(`AttentionRNN.memory_of(decoder.precompute(h))`), or call "
             "AttentionRNN instead", type(memory).__name__)
-        cell_states, feed, step = self.split_states(states)
-        if self.order == "bahdanau":
-            # c_i from s_{i-1}; s_i = f(s_{i-1}, y_{i-1}, c_i).
-            s_prev = self.top_hidden(cell_states)
-            context, extras = self.attend(s_prev, step, memory, training,
-                                          sample_noise)
-            h, new_cell = self.run_stack(ops.concatenate([inputs, context], -1),
-                                         cell_states, training=training)
-            # [s_{i-1}; c_i]: what the deep output layer reads (appendix A);
-            # [h_t; z_t] for Xu et al. (2015), eq. 7 (output_state="current").
-            state_out = h if self.output_state == "current" else s_prev
-            output = ops.concatenate([state_out, context], axis=-1)
-        else:
-            x = inputs if feed is None else ops.concatenate([inputs, feed], -1)
-            h, new_cell = self.run_stack(x, cell_states, training=training)
-            context, extras = self.attend(h, step, memory, training,
-                                          sample_noise)
-            output = self.attentional(ops.concatenate([context, h], -1))
-        new_states = list(new_cell) + ([output] if feed is not None else [])
-        return output, new_states + [step + 1.0], extras
+        weights = self.loop_weights()
+        return self.step_projected(
+            self.project_inputs(inputs, weights), list(states), memory,
+            weights, training, sample_noise, expectation_noise)
 
     def get_config(self):
         raise NotImplementedError(
@@ -302,11 +427,14 @@ class AttentionRNN(keras.layers.Layer):
       target first and attends once (the parallel form: same outputs,
       faster training).
 
-    The loop is Keras' own `keras.layers.RNN` over an `AttentionRNNCell`
-    that carries the encoder's keys, values and mask as extra states, so it
-    trains with `model.fit` on every backend, with and without
-    `jit_compile` (XLA on TensorFlow). The keys (`U_a h_j`, `W_a h_s`) are
-    projected once per source (`precompute`), and `step()` runs one
+    The loop is `scan_carry` (`keras.ops.scan`; `tf.scan` on TensorFlow)
+    over the steps of `AttentionRNNCell`, closing over the encoder's keys,
+    values and mask, so it trains with `model.fit` on every backend, with
+    and without `jit_compile` (XLA on TensorFlow). Before the loop, the keys
+    (`U_a h_j`, `W_a h_s`) are projected once per source (`precompute`), the
+    bottom cell's product with the embedded targets is one matmul over all
+    steps, and the weights are read once; inside it, the cells' equations
+    and the attention are applied with `keras.ops`. `step()` runs one
     decoder step for incremental decoding.
 
     Args:
@@ -391,8 +519,7 @@ class AttentionRNN(keras.layers.Layer):
         self.num_layers = num_layers
         self.return_state = return_state
         self.supports_masking = True
-        # Saved as "cell": the weight paths of files written before the loop
-        # was kerattn's own (`keras.layers.RNN` around this cell) still match.
+        # Named "cell": the weights' paths in saved files (`.../cell/gru/...`).
         self.cell = AttentionRNNCell(
             cell, units, attention, order, self.input_feeding,
             attentional_units or units, num_layers=num_layers,
@@ -551,6 +678,27 @@ class AttentionRNN(keras.layers.Layer):
         extras = {k: ops.moveaxis(v, 0, 1) for k, v in history[2].items()}
         return outputs, final[0], extras
 
+    def _hard_attention_noise(self, inputs, memory, training):
+        """`(sample_noise (batch, T, S), expectation_noise (batch,))` for an
+        attention that samples locations in training, else `(None, None)`.
+
+        Drawn here, outside the loop (a seed generator cannot advance inside
+        a JAX scan): one uniform per step and location, scanned over with
+        the inputs, and one coin per row for the expected context (a row
+        takes the expected context at every step or samples at every step).
+        """
+        if not (training and self.attention.samples_locations
+                and memory.shape[1] is not None):
+            return None, None
+        shape = tuple(ops.shape(inputs)[:2]) + (int(memory.shape[1]),)
+        seed = self.attention.seed_generator
+        noise = keras.random.uniform(shape, seed=seed, dtype=inputs.dtype)
+        coin = None
+        if getattr(self.attention, "expectation_rate", 0) > 0:
+            coin = keras.random.uniform((shape[0],), seed=seed,
+                                        dtype=inputs.dtype)
+        return noise, coin
+
     def call(self, inputs, memory, inputs_mask=None, memory_mask=None,
              initial_state=None, return_attention_scores=False,
              return_attention_samples=False, training=None):
@@ -561,15 +709,18 @@ class AttentionRNN(keras.layers.Layer):
         cache = self.precompute(memory, memory_mask)
         states = self.get_initial_state(batch, initial_state)
         cell = self.cell
+        params = cell.loop_weights()
+        # y_{t-1} W[:m] + b for every step at once: (batch, T, gates).
+        projected = cell.project_inputs(inputs, params)
         samples = None  # hard attention's locations (the sequential path only)
         if self.parallel:
             # Luong without input feeding: the recurrence ignores attention,
             # so run the cell over all steps, then attend once.
-            def recur(x, states, noise):
-                h, new_states = cell.recur(x, states, training=training)
+            def recur(x_proj, states, noise):
+                h, new_states = cell.recur(x_proj, states, params)
                 return h, new_states, {}
 
-            h, final, _ = self._scan(recur, inputs, states, inputs_mask,
+            h, final, _ = self._scan(recur, projected, states, inputs_mask,
                                      self.units)
             kwargs = {}
             if self.attention.uses_query_position:
@@ -581,35 +732,18 @@ class AttentionRNN(keras.layers.Layer):
             )
             outputs = cell.attentional(ops.concatenate([context, h], -1))
         else:
-            noise = None
-            if (training and self.attention.samples_locations
-                    and memory.shape[1] is not None):
-                # Hard attention samples a location per step. The uniform
-                # noise is drawn here, outside the loop, and is scanned over
-                # with the inputs (a seed generator cannot advance inside a
-                # JAX scan).
-                noise = keras.random.uniform(
-                    tuple(ops.shape(inputs)[:2]) + (int(memory.shape[1]),),
-                    seed=self.attention.seed_generator, dtype=inputs.dtype)
-                if getattr(self.attention, "expectation_rate", 0) > 0:
-                    # One coin per row, for every step: a caption takes the
-                    # expected context throughout or samples throughout.
-                    coin = keras.random.uniform(
-                        (ops.shape(inputs)[0], 1, 1),
-                        seed=self.attention.seed_generator, dtype=inputs.dtype)
-                    coin = ops.broadcast_to(
-                        coin, tuple(ops.shape(inputs)[:2]) + (1,))
-                    noise = ops.concatenate([noise, coin], axis=-1)
+            noise, coin = self._hard_attention_noise(inputs, memory, training)
             memory_args = self.memory_of(cache)
 
-            def attend_step(x, states, noise_t):
-                return cell(x, states, memory_args, training=training,
-                            sample_noise=noise_t)
+            def attend_step(x_proj, states, noise_t):
+                return cell.step_projected(
+                    x_proj, states, memory_args, params, training=training,
+                    sample_noise=noise_t, expectation_noise=coin)
 
             names = ("weights", "sample") if (
                 self.attention.samples_locations) else ("weights",)
             outputs, final, extras = self._scan(
-                attend_step, inputs, states, inputs_mask,
+                attend_step, projected, states, inputs_mask,
                 cell.output_dim(memory.shape[-1]), names,
                 ops.shape(memory)[1], noise)
             weights = extras["weights"]
