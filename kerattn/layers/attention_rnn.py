@@ -14,7 +14,7 @@ import keras
 from keras import ops
 
 from kerattn import checks
-from kerattn.layers.attention_utils import mask_as
+from kerattn.layers.attention_utils import mask_as, project
 from kerattn.layers.base_attention import BaseAttention
 from kerattn.layers.scan import scan_carry
 
@@ -234,7 +234,7 @@ class AttentionRNNCell(keras.layers.Layer):
         `inputs` is `(batch, m)` or `(batch, T, m)`; the result has the
         cell's gate width (`3 units` GRU, `4 units` LSTM) as last axis.
         """
-        x = ops.matmul(inputs, weights["token_kernel"])
+        x = project(inputs, weights["token_kernel"])
         bias = weights["layers"][0][2]
         return x if bias is None else x + bias
 
@@ -292,10 +292,13 @@ class AttentionRNNCell(keras.layers.Layer):
         `[y; feed]`): `(top output, new flat cell states)`."""
         weights = self.loop_weights() if weights is None else weights
         kernel, _, bias_in, _ = weights["layers"][0]
+        x = ops.convert_to_tensor(x, self.compute_dtype)
+        cell_states = [ops.convert_to_tensor(s, self.compute_dtype)
+                       for s in cell_states]
         x_proj = ops.matmul(x, kernel)
         if bias_in is not None:
             x_proj = x_proj + bias_in
-        return self._stack(x_proj, list(cell_states), weights)
+        return self._stack(x_proj, cell_states, weights)
 
     def attend(self, query, step, memory, training=None, sample_noise=None,
                expectation_noise=None):
