@@ -62,9 +62,10 @@ class AttentionRNNCell(keras.layers.Layer):
     as Keras' cells compute them (both GRU forms, gates `z, r, h` and `i, f,
     c, o`). The bottom cell's input is `[y_{t-1}; feed]` (the context for
     Bahdanau's order, `h~_{t-1}` for Luong's input feeding); its product
-    splits as `y_{t-1} W[:m] + b + feed W[m:]`, and the token part, which
-    depends on the targets alone, is computed by `project_inputs` for every
-    step at once (`AttentionRNN`) or inline (`call`).
+    splits as `y_{t-1} W[:m] + b + feed W[m:]`, and `AttentionRNN` computes
+    the token part, which depends on the targets alone, for every step at
+    once (`project_inputs`) before its loop. A single step (`call`)
+    multiplies the whole row.
 
     `AttentionRNN` builds and drives it; use it directly to write a decoding
     loop of your own.
@@ -339,27 +340,46 @@ class AttentionRNNCell(keras.layers.Layer):
         h, new_cell = self._stack(x_proj, cell_states, weights)
         return h, list(new_cell) + [step + 1.0]
 
-    def step_projected(self, x_proj, states, memory, weights, training=None,
-                       sample_noise=None, expectation_noise=None):
-        """`call` from the token's input product (`project_inputs`) and the
-        weights of `loop_weights`: what `AttentionRNN`'s loop runs."""
+    def _bottom_product(self, x, feed, weights, projected):
+        """The bottom cell's input product for `[y_{t-1}; feed]`.
+
+        `projected`: `x` is already `y_{t-1} W[:m] + b` (`project_inputs`,
+        the loop), and only the fed part is multiplied here; else `x` is the
+        embedded token and the row is multiplied whole (one product: a
+        single step gains nothing from the split).
+        """
+        if projected:
+            if feed is None:
+                return x
+            return x + ops.matmul(feed, weights["feed_kernel"])
+        row = x if feed is None else ops.concatenate([x, feed], -1)
+        kernel, _, bias, _ = weights["layers"][0]
+        product = ops.matmul(row, kernel)
+        return product if bias is None else product + bias
+
+    def step_with(self, x, states, memory, weights, projected, training=None,
+                  sample_noise=None, expectation_noise=None):
+        """`call` with the weights of `loop_weights` given, from the embedded
+        token (`projected=False`) or from its input product
+        (`projected=True`, `project_inputs`): what `AttentionRNN`'s loop
+        runs."""
         cell_states, feed, step = self.split_states(states)
-        feed_kernel = weights["feed_kernel"]
         if self.order == "bahdanau":
             # c_i from s_{i-1}; s_i = f(s_{i-1}, y_{i-1}, c_i).
             s_prev = self.top_hidden(cell_states)
             context, extras = self.attend(s_prev, step, memory, training,
                                           sample_noise, expectation_noise)
             h, new_cell = self._stack(
-                x_proj + ops.matmul(context, feed_kernel), cell_states, weights)
+                self._bottom_product(x, context, weights, projected),
+                cell_states, weights)
             # [s_{i-1}; c_i]: what the deep output layer reads (appendix A);
             # [h_t; z_t] for Xu et al. (2015), eq. 7 (output_state="current").
             state_out = h if self.output_state == "current" else s_prev
             output = ops.concatenate([state_out, context], axis=-1)
         else:
-            if feed is not None:
-                x_proj = x_proj + ops.matmul(feed, feed_kernel)
-            h, new_cell = self._stack(x_proj, cell_states, weights)
+            h, new_cell = self._stack(
+                self._bottom_product(x, feed, weights, projected),
+                cell_states, weights)
             context, extras = self.attend(h, step, memory, training,
                                           sample_noise, expectation_noise)
             output = self.attentional.activation(ops.matmul(
@@ -391,10 +411,8 @@ class AttentionRNNCell(keras.layers.Layer):
             "the encoder's `(keys, values, mask)` "
             "(`AttentionRNN.memory_of(decoder.precompute(h))`), or call "
             "AttentionRNN instead", type(memory).__name__)
-        weights = self.loop_weights()
-        return self.step_projected(
-            self.project_inputs(inputs, weights), list(states), memory,
-            weights, training, sample_noise, expectation_noise)
+        return self.step_with(inputs, list(states), memory, self.loop_weights(),
+                              False, training, sample_noise, expectation_noise)
 
     def get_config(self):
         raise NotImplementedError(
@@ -739,8 +757,8 @@ class AttentionRNN(keras.layers.Layer):
             memory_args = self.memory_of(cache)
 
             def attend_step(x_proj, states, noise_t):
-                return cell.step_projected(
-                    x_proj, states, memory_args, params, training=training,
+                return cell.step_with(
+                    x_proj, states, memory_args, params, True, training=training,
                     sample_noise=noise_t, expectation_noise=coin)
 
             names = ("weights", "sample") if (
