@@ -26,46 +26,68 @@ def np_gru(x, h, kernel, recurrent, bias):
     return z * h + (1 - z) * hh
 
 
-def np_bahdanau_decoder(y, h_enc, mask, W_a, U_a, v_a, gru):
+def np_bahdanau_decoder(y, h_enc, mask, W_a, U_a, v_a, cell, s0=None,
+                        t_mask=None):
     """Bahdanau et al. (2014), section 3.1 and appendix A:
 
     e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j); c_i = sum_j alpha_ij h_j;
-    s_i = GRU(s_{i-1}, [y_{i-1}; c_i]); output [s_{i-1}; c_i].
+    s_i = cell(y_{i-1}, c_i, s_{i-1}); output [s_{i-1}; c_i].
+
+    A padded target step (`t_mask` False) keeps s and outputs zeros.
     """
     b, t, _ = y.shape
-    s = np.zeros((b, W_a.shape[0]))
+    s = np.zeros((b, W_a.shape[0])) if s0 is None else s0
+    t_mask = np.ones((b, t), bool) if t_mask is None else t_mask
     keys = h_enc @ U_a
     outs, alignments = [], []
     for i in range(t):
         e = np.tanh((s @ W_a)[:, None] + keys) @ v_a
         alpha = np_masked_softmax(e, mask)
         c = np.einsum("bs,bsd->bd", alpha, h_enc)
-        outs.append(np.concatenate([s, c], -1))
-        s = np_gru(np.concatenate([y[:, i], c], -1), s, *gru)
-        alignments.append(alpha)
+        real = t_mask[:, i:i + 1]
+        outs.append(np.where(real, np.concatenate([s, c], -1), 0.0))
+        s = np.where(real, cell(y[:, i], c, s), s)
+        alignments.append(np.where(real, alpha, 0.0))
     return np.stack(outs, 1), np.stack(alignments, 1)
 
 
-def np_luong_decoder(y, h_enc, mask, W_a, W_c, gru, feeding):
+def np_luong_decoder(y, h_enc, mask, W_a, W_c, stack, feeding, states=None,
+                     t_mask=None):
     """Luong et al. (2015), eq. 5 + "general" score + input feeding (3.3):
 
-    h_t = GRU(h_{t-1}, [y_t; h~_{t-1}]); a_t = softmax(h_t^T W_a h_s);
+    h_t = stack(h_{t-1}, [y_t; h~_{t-1}]); a_t = softmax(h_t^T W_a h_s);
     c_t = sum a_t h_s; h~_t = tanh(W_c [c_t; h_t]).
+
+    `stack(x, states) -> (top h, new states)`; `states` zeros of one GRU
+    when None. A padded target step keeps the states and h~ and outputs
+    zeros.
     """
     b, t, _ = y.shape
-    h = np.zeros((b, W_a.shape[0]))
+    states = [np.zeros((b, W_a.shape[0]))] if states is None else states
+    t_mask = np.ones((b, t), bool) if t_mask is None else t_mask
     feed = np.zeros((b, W_c.shape[1]))
     outs, alignments = [], []
     for i in range(t):
         x = np.concatenate([y[:, i], feed], -1) if feeding else y[:, i]
-        h = np_gru(x, h, *gru)
+        h, new_states = stack(x, states)
         e = np.einsum("bq,qk,bsk->bs", h, W_a, h_enc)
         a = np_masked_softmax(e, mask)
         c = np.einsum("bs,bsd->bd", a, h_enc)
-        feed = np.tanh(np.concatenate([c, h], -1) @ W_c)
-        outs.append(feed)
-        alignments.append(a)
+        real = t_mask[:, i:i + 1]
+        out = np.tanh(np.concatenate([c, h], -1) @ W_c)
+        states = [np.where(real, n, o) for n, o in zip(new_states, states)]
+        feed = np.where(real, out, feed)
+        outs.append(np.where(real, out, 0.0))
+        alignments.append(np.where(real, a, 0.0))
     return np.stack(outs, 1), np.stack(alignments, 1)
+
+
+def np_gru_stack(gru):
+    """One Keras GRU (`np_gru`) as a `stack` of `np_luong_decoder`."""
+    def stack(x, states):
+        h = np_gru(x, states[0], *gru)
+        return h, [h]
+    return stack
 
 
 def _data(rng, b=3, t=5, s=7, dy=4, dh=6):
@@ -82,7 +104,8 @@ def test_bahdanau_order_matches_numpy():
     att, gru = dec.attention, dec.cell.rnn_cell
     gru_w = [to_numpy(w) for w in (gru.kernel, gru.recurrent_kernel, gru.bias)]
     ref_out, ref_al = np_bahdanau_decoder(
-        y, h, mask, to_numpy(att.W_a), to_numpy(att.U_a), to_numpy(att.v_a), gru_w)
+        y, h, mask, to_numpy(att.W_a), to_numpy(att.U_a), to_numpy(att.v_a),
+        lambda y_i, c, s: np_gru(np.concatenate([y_i, c], -1), s, *gru_w))
     np.testing.assert_allclose(to_numpy(al), ref_al, atol=1e-5)
     np.testing.assert_allclose(to_numpy(out), ref_out, atol=1e-5)
 
@@ -99,7 +122,7 @@ def test_luong_order_matches_numpy(feeding):
     gru_w = [to_numpy(w) for w in (gru.kernel, gru.recurrent_kernel, gru.bias)]
     ref_out, ref_al = np_luong_decoder(
         y, h, mask, to_numpy(dec.attention.W_a),
-        to_numpy(dec.cell.attentional.kernel), gru_w, feeding)
+        to_numpy(dec.cell.attentional.kernel), np_gru_stack(gru_w), feeding)
     np.testing.assert_allclose(to_numpy(al), ref_al, atol=1e-5)
     np.testing.assert_allclose(to_numpy(out), ref_out, atol=1e-5)
 
@@ -303,3 +326,124 @@ def test_local_m_window_follows_each_rows_own_step():
                        return_attention_scores=True)
     # Window 0: all weight on source position t, for every real step of row 1.
     np.testing.assert_allclose(to_numpy(weights)[1], np.eye(5, 6), atol=1e-6)
+
+
+# --- The papers' own cells: Bahdanau's GRU, Luong's LSTM stack ----------------
+
+def _masked_data(rng, dy=4, dh=6):
+    """Target (3, 5, dy) and memory (3, 7, dh) with masks whose first row is
+    not the longest: target lengths 3, 5, 4; source lengths 5, 7, 3."""
+    y, h, _ = _data(rng, dy=dy, dh=dh)
+    return y, h, lengths_mask([3, 5, 4], 5), lengths_mask([5, 7, 3], 7)
+
+
+def _randomize_biases(rng, cells):
+    """Non-zero biases (Keras initialises them to zeros or ones)."""
+    for cell in cells:
+        cell.bias.assign(rng.standard_normal(cell.bias.shape).astype("float32"))
+
+
+def paper_gru_params(cell, dy):
+    """Bahdanau et al.'s decoder GRU (appendix A.2.2) from a Keras GRUCell
+    with `reset_after=False` whose input is [y; c] (dy features of y).
+
+    Keras' kernel columns are in the gate order z, r, h; its rows are W (for
+    y) then C (for c). Keras' z weighs the old state (s = z s_prev + (1 - z)
+    s~), the paper's the new one: the paper's z is 1 - Keras' z, so its W_z,
+    U_z, C_z and bias are Keras' negated. The paper omits biases; Keras'
+    one bias vector is kept as b_z, b_r, b.
+    """
+    assert not cell.reset_after
+    K, R, bias = (to_numpy(w) for w in (cell.kernel, cell.recurrent_kernel,
+                                        cell.bias))
+    u = R.shape[0]
+    z, r, h = (slice(i * u, (i + 1) * u) for i in range(3))
+    W, C = K[:dy], K[dy:]
+    return dict(W_z=-W[:, z], U_z=-R[:, z], C_z=-C[:, z], b_z=-bias[z],
+                W_r=W[:, r], U_r=R[:, r], C_r=C[:, r], b_r=bias[r],
+                W=W[:, h], U=R[:, h], C=C[:, h], b=bias[h])
+
+
+def np_bahdanau_gru(y, c, s, p):
+    """Bahdanau et al. (2014), appendix A.2.2 (y already embedded, E y):
+
+    z_i = sigmoid(W_z y_{i-1} + U_z s_{i-1} + C_z c_i + b_z)
+    r_i = sigmoid(W_r y_{i-1} + U_r s_{i-1} + C_r c_i + b_r)
+    s~_i = tanh(W y_{i-1} + U (r_i * s_{i-1}) + C c_i + b)
+    s_i = (1 - z_i) * s_{i-1} + z_i * s~_i
+    """
+    z = sigmoid(y @ p["W_z"] + s @ p["U_z"] + c @ p["C_z"] + p["b_z"])
+    r = sigmoid(y @ p["W_r"] + s @ p["U_r"] + c @ p["C_r"] + p["b_r"])
+    s_new = np.tanh(y @ p["W"] + (r * s) @ p["U"] + c @ p["C"] + p["b"])
+    return (1 - z) * s + z * s_new
+
+
+def np_lstm(x, h, c, kernel, recurrent, bias):
+    """Keras' LSTMCell, gates ordered i, f, c, o (the LSTM of Luong et al.,
+    2015, after Zaremba et al., 2015):
+
+    i, f, o = sigmoid(.), c~ = tanh(.) of x W + h U + b;
+    c' = f * c + i * c~; h' = o * tanh(c').
+    """
+    i, f, g, o = np.split(x @ kernel + h @ recurrent + bias, 4, axis=-1)
+    c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+    return sigmoid(o) * np.tanh(c), c
+
+
+def np_lstm_stack(layers):
+    """A stack of LSTMs as a `stack` of `np_luong_decoder`: the states are
+    [h, c] layer by layer; each layer's h is the next one's input."""
+    def stack(x, states):
+        new = []
+        for k, weights in enumerate(layers):
+            h, c = np_lstm(x, states[2 * k], states[2 * k + 1], *weights)
+            new += [h, c]
+            x = h
+        return x, new
+    return stack
+
+
+def test_bahdanau_order_papers_gru_matches_numpy():
+    """`order="bahdanau"`, `reset_after=False` against appendix A's GRU with
+    the context fed into every gate, a given s_0 and target padding."""
+    rng = np.random.default_rng(5)
+    y, h, t_mask, mask = _masked_data(rng)
+    s0 = rng.standard_normal((3, 8)).astype("float32")
+    dec = AttentionRNN(8, BahdanauAttention(5), cell="gru", order="bahdanau",
+                       reset_after=False)
+    dec(y, h)
+    gru = dec.cell.rnn_cells[0]
+    _randomize_biases(rng, [gru])
+    out, al = dec(y, h, inputs_mask=t_mask, memory_mask=mask, initial_state=[s0],
+                  return_attention_scores=True)
+    att, params = dec.attention, paper_gru_params(gru, dy=y.shape[-1])
+    ref_out, ref_al = np_bahdanau_decoder(
+        y, h, mask, to_numpy(att.W_a), to_numpy(att.U_a), to_numpy(att.v_a),
+        lambda y_i, c, s: np_bahdanau_gru(y_i, c, s, params), s0=s0,
+        t_mask=t_mask)
+    np.testing.assert_allclose(to_numpy(al), ref_al, atol=1e-5)
+    np.testing.assert_allclose(to_numpy(out), ref_out, atol=1e-5)
+
+
+def test_luong_order_lstm_stack_matches_numpy():
+    """`order="luong"`, two LSTM layers, input feeding (h~_{t-1} into the
+    bottom layer, attention on the top one), given initial states and
+    target padding, against NumPy."""
+    rng = np.random.default_rng(6)
+    y, h, t_mask, mask = _masked_data(rng)
+    init = [rng.standard_normal((3, 8)).astype("float32") for _ in range(4)]
+    dec = AttentionRNN(8, LuongAttention("general"), cell="lstm", order="luong",
+                       num_layers=2, input_feeding=True, attentional_units=6)
+    dec(y, h)
+    cells = dec.cell.rnn_cells
+    _randomize_biases(rng, cells)
+    out, al = dec(y, h, inputs_mask=t_mask, memory_mask=mask, initial_state=init,
+                  return_attention_scores=True)
+    lstms = [[to_numpy(w) for w in (cell.kernel, cell.recurrent_kernel, cell.bias)]
+             for cell in cells]
+    ref_out, ref_al = np_luong_decoder(
+        y, h, mask, to_numpy(dec.attention.W_a),
+        to_numpy(dec.cell.attentional.kernel), np_lstm_stack(lstms),
+        feeding=True, states=list(init), t_mask=t_mask)
+    np.testing.assert_allclose(to_numpy(al), ref_al, atol=1e-5)
+    np.testing.assert_allclose(to_numpy(out), ref_out, atol=1e-5)

@@ -10,7 +10,10 @@ def np_local(h_t, h_s, mode, D, W_a, value_mask, W_p=None, v_p=None, start=0):
 
     local-m: p_t = t; local-p: p_t = S sigmoid(v_p^T tanh(W_p h_t)).
     a_t(s) = softmax over the window [p_t - D, p_t + D] of h_t^T W_a h_s,
-    times exp(-(s - p_t)^2 / (2 (D/2)^2)) for local-p.
+    times exp(-(s - p_t)^2 / (2 (D/2)^2)) for local-p. The paper leaves
+    local-p's D = 0 open (sigma = D/2 = 0); the layer's documented choice:
+    the window holds the source position nearest p_t, min(round(p_t), S-1),
+    and sigma = 1/2.
     """
     b, tq, _ = h_t.shape
     tv = h_s.shape[1]
@@ -22,15 +25,19 @@ def np_local(h_t, h_s, mode, D, W_a, value_mask, W_p=None, v_p=None, start=0):
                 p = float(start + t)
             else:
                 p = S / (1 + np.exp(-(np.tanh(h_t[i, t] @ W_p) @ v_p)))
-            window = [s for s in range(tv)
-                      if abs(s - p) <= D and value_mask[i, s]]
+            if mode == "predictive" and D == 0:
+                window = [min(int(np.floor(p + 0.5)), S - 1)] if S else []
+            else:
+                window = [s for s in range(tv)
+                          if abs(s - p) <= D and value_mask[i, s]]
             if not window:
                 continue
             e = np.array([h_t[i, t] @ W_a @ h_s[i, s] for s in window])
             a = np.exp(e - e.max())
             a /= a.sum()
             if mode == "predictive":
-                a *= np.exp(-((np.array(window) - p) ** 2) / (2 * (D / 2) ** 2))
+                sigma = D / 2 if D else 0.5
+                a *= np.exp(-((np.array(window) - p) ** 2) / (2 * sigma ** 2))
             out[i, t, window] = a
     return out
 
@@ -51,7 +58,38 @@ def test_matches_numpy_equation(mode, D):
         out, w = layer(h_t, h_s, value_mask=v_mask, return_attention_scores=True)
         params.update(W_p=to_numpy(layer.W_p), v_p=to_numpy(layer.v_p))
     ref = np_local(h_t, h_s, mode, D, value_mask=v_mask, **params)
+    if mode == "predictive":
+        # Every query sees a source position (D = 0 included: its nearest),
+        # so a layer that returns zeros cannot pass.
+        assert np.all((ref > 0).sum(-1) >= 1)
     np.testing.assert_allclose(to_numpy(w), ref, atol=1e-5)
+    np.testing.assert_allclose(to_numpy(out), ref @ h_s, atol=1e-5)
+
+
+def test_predictive_window_zero_holds_the_nearest_position():
+    # p_t placed by hand: h_t = (x, 0), W_p = I, v_p = (5, 0), so
+    # p_t = S sigmoid(5 tanh(x)); p_t past S - 1/2 takes the last position.
+    lengths, targets = [3, 5], [[0.2, 0.7, 1.4, 2.6, 2.95], [0.2, 0.7, 1.4, 2.6, 4.8]]
+    nearest = [[0, 1, 1, 2, 2], [0, 1, 1, 3, 4]]
+    ratio = np.array(targets) / np.array(lengths)[:, None]
+    x = np.arctanh(np.log(ratio / (1 - ratio)) / 5)
+    h_t = np.stack([x, np.zeros_like(x)], -1).astype("float32")
+    h_s = np.random.default_rng(10).standard_normal((2, 6, 2)).astype("float32")
+    v_mask = lengths_mask(lengths, 6)
+    layer = LocalAttention(mode="predictive", window=0, score="general")
+    layer(h_t, h_s, value_mask=v_mask)
+    layer.W_p.assign(np.eye(2, dtype="float32"))
+    layer.v_p.assign(np.array([5.0, 0.0], "float32"))
+    out, w = layer(h_t, h_s, value_mask=v_mask, return_attention_scores=True)
+    w = to_numpy(w)
+    assert np.all((w > 0).sum(-1) == 1)
+    np.testing.assert_array_equal(w.argmax(-1), nearest)
+    # One position: align = 1, times the Gaussian with sigma = 1/2.
+    gauss = np.exp(-((np.array(nearest) - np.array(targets)) ** 2) / 0.5)
+    np.testing.assert_allclose(w.max(-1), gauss, atol=1e-5)
+    ref = np_local(h_t, h_s, "predictive", 0, to_numpy(layer.W_a), v_mask,
+                   W_p=to_numpy(layer.W_p), v_p=to_numpy(layer.v_p))
+    np.testing.assert_allclose(w, ref, atol=1e-5)
     np.testing.assert_allclose(to_numpy(out), ref @ h_s, atol=1e-5)
 
 

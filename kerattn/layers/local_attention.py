@@ -26,7 +26,9 @@ class LocalAttention(LuongAttention):
     where `align` is the softmax of a Luong score ("dot", "general",
     "concat") over the window and `S` is each example's real (unpadded)
     source length. Weights outside the window and on padding are exactly
-    zero. As in the paper, local-p's weights are not renormalised after the
+    zero. With `D = 0` local-p's window holds the one source position
+    nearest `p_t`, `min(round(p_t), S - 1)`, and `sigma = 1/2` (the
+    paper's `D / 2` would be 0); local-m's window `[t, t]` holds `t`. As in the paper, local-p's weights are not renormalised after the
     Gaussian, and `p_t` gets its gradient through the Gaussian.
 
     The layer gathers the `2D + 2` candidate positions of each window
@@ -183,7 +185,13 @@ class LocalAttention(LuongAttention):
 
         # === Gather the window [floor(p_t) - D, floor(p_t) + D + 1] ===
         width = 2 * self.window + 2
-        start = ops.cast(ops.floor(p_t), "int32") - self.window
+        nearest_only = self.mode == "predictive" and self.window == 0
+        if nearest_only:  # D = 0: the source position nearest p_t
+            nearest = ops.minimum(ops.floor(p_t + 0.5),
+                                  ops.expand_dims(lengths, -1) - 1)
+            start = ops.cast(nearest, "int32")
+        else:
+            start = ops.cast(ops.floor(p_t), "int32") - self.window
         positions = ops.expand_dims(start, -1) + ops.arange(width)  # (b,Tq,W)
         distance = ops.cast(positions, dtype) - ops.expand_dims(p_t, -1)
         in_range = ops.logical_and(positions >= 0, positions < tv)
@@ -192,9 +200,11 @@ class LocalAttention(LuongAttention):
         values_w = utils.gather_positions(value, safe)
         pad_ok = utils.gather_positions(value_mask, safe)
         valid = ops.logical_and(in_range, pad_ok)
-        valid = ops.logical_and(
-            valid, ops.abs(distance) <= ops.cast(self.window, dtype)
-        )
+        if nearest_only:
+            in_window = positions == ops.expand_dims(start, -1)
+        else:
+            in_window = ops.abs(distance) <= ops.cast(self.window, dtype)
+        valid = ops.logical_and(valid, in_window)
         if query_mask is not None:
             valid = ops.logical_and(
                 valid, ops.expand_dims(ops.cast(query_mask, "bool"), -1)
