@@ -70,6 +70,7 @@ _jax_compilation_cache()
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+import placement as _placement  # noqa: E402
 from placement import full_only, placement  # noqa: E402
 
 
@@ -87,6 +88,7 @@ def pytest_collection_modifyitems(config, items):
     (`tests/run_backends.py --quick`) leaves both out.
     """
     backend = keras.backend.backend()
+    _placement.COLLECTED.update(_placement._relative(item.nodeid) for item in items)
     keep, elsewhere = [], []
     for item in items:
         placed = placement(item.nodeid)
