@@ -75,6 +75,7 @@ def test_translator_round_trip_with_wordpiece():
     translator = Translator(model, src, tgt, max_length=20)
     sources = [s for s, _ in kept[:6]]
     out, alignments = translator(sources, return_alignments=True)
+    assert len(out) == len(alignments) == len(sources) >= 3
     assert all(isinstance(t, str) for t in out)
     assert sum(o == t for o, (_, t) in zip(out, kept[:6])) >= 3, out
     for text, a in zip(sources, alignments):

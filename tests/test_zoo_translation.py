@@ -295,6 +295,7 @@ def test_overfits_a_real_slice(name, real_slice, tmp_path):
     translator = Translator(model, src, tgt)
     sources = [s for s, _ in kept[:6]]
     greedy, alignments = translator(sources, return_alignments=True)
+    assert len(greedy) == len(alignments) == len(sources) == 6
     assert sum(g == t for g, (_, t) in zip(greedy, kept[:6])) >= 3
     for a in alignments:
         w = a["weights"]
@@ -305,7 +306,7 @@ def test_overfits_a_real_slice(name, real_slice, tmp_path):
         np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-4)
     assert translator(sources, beam_width=1, length_penalty=0.0) == greedy
     beam = translator(sources, beam_width=4, length_penalty=0.6)
-    assert sum(b == t for b, (_, t) in zip(beam, kept[:6])) >= 3
+    assert sum(b == t for b, (_, t) in zip(beam, kept[:6], strict=True)) >= 3
 
     # The trained model survives a .keras round trip, translations included.
     path = str(tmp_path / "bahdanau.keras")
@@ -344,6 +345,7 @@ def test_compiled_translator_equals_eager(name):
         want, want_align = eager(texts, return_alignments=True, **kwargs)
         got, got_align = compiled(texts, return_alignments=True, **kwargs)
         assert got == want
+        assert len(got_align) == len(want_align) == len(texts)
         for a, b in zip(got_align, want_align):
             assert a["target_tokens"] == b["target_tokens"]
             if a["weights"] is not None:
