@@ -48,7 +48,7 @@ def test_bucketed_batches_cover_every_pair_once_without_cutting():
 
 
 def test_evaluate_and_report_write_results_with_the_baseline(tmp_path):
-    pytest.importorskip("sacrebleu")
+    pytest.importorskip("sacrebleu", reason="BLEU needs the [eval] extra's sacrebleu")
     src, tgt, x, y = _arrays()
     model = zoo.bahdanau_nmt(len(src), len(tgt), embedding_dim=8, units=8,
                              alignment_units=8, maxout_units=4)
