@@ -101,7 +101,7 @@ def train(name, batch, strategy=None, seed=0):
 
 
 def max_diff(a, b):
-    return max(float(np.max(np.abs(x - y))) for x, y in zip(a, b))
+    return max(float(np.max(np.abs(x - y))) for x, y in zip(a, b, strict=True))
 
 
 def replica_mean(losses, strategy):

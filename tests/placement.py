@@ -114,6 +114,12 @@ FULL_ONLY = (
 )
 
 
+# The node ids (relative to `tests/`) this pytest process collected, before
+# any deselection: `tests/conftest.py` fills it, `tests/test_placement.py`
+# checks each key against it.
+COLLECTED = set()
+
+
 def _relative(nodeid):
     return nodeid.split("tests/", 1)[-1] if nodeid.startswith("tests/") else nodeid
 
@@ -123,12 +129,17 @@ def full_only(nodeid):
     return _relative(nodeid).split("::", 1)[0] in FULL_ONLY
 
 
+def matches(key, nodeid):
+    """True when `key` (a file, a test function or one case) names `nodeid`."""
+    nodeid = _relative(nodeid)
+    return nodeid == key or nodeid.startswith(key + "[") or nodeid.startswith(key + "::")
+
+
 def placement(nodeid):
     """The backend a test is placed on, or None when it runs on all three."""
-    nodeid = _relative(nodeid)
     best = None
     for key, (backend, _) in HEAVY.items():
-        if nodeid == key or nodeid.startswith(key + "[") or nodeid.startswith(key + "::"):
+        if matches(key, nodeid):
             if best is None or len(key) > len(best[0]):
                 best = (key, backend)
     return None if best is None else best[1]

@@ -248,7 +248,7 @@ def test_output_state_current_is_the_new_state():
     cur = AttentionRNN(7, BahdanauAttention(5), cell="lstm", output_state="current")
     out_prev = to_numpy(prev(y, h))
     cur(y, h)
-    for a, b in zip(prev.weights, cur.weights):
+    for a, b in zip(prev.weights, cur.weights, strict=True):
         b.assign(a)
     out_cur = to_numpy(cur(y, h))
     np.testing.assert_allclose(out_cur[:, :-1, :7], out_prev[:, 1:, :7], atol=1e-5)

@@ -65,6 +65,7 @@ def _assert_codec_matches(vocab, texts, length, seed):
     codec = TextCodec(vocab)
     got = codec.encode(tf.constant(texts), length).numpy()
     want = _padded(vocab.encode_batch(texts), length, vocab.pad_id, vocab.unk_id)
+    assert len(got) == len(want) == len(texts) > 0
     for text, g, w in zip(texts, got, want):
         assert g.tolist() == w.tolist(), repr(text)
     ids = _random_ids(vocab, seed)
@@ -292,7 +293,7 @@ def test_keras_file_loads_and_trains_across_backends(keras_files, source, name):
     assert np.all(np.isfinite(history.history["loss"]))
     assert int(model.optimizer.iterations) == 3
     after = [zc.to_numpy(v) for v in model.trainable_variables]
-    assert any(not np.allclose(a, b) for a, b in zip(after, before))
+    assert any(not np.allclose(a, b) for a, b in zip(after, before, strict=True))
 
 
 def test_keras_file_loads_with_plain_keras_in_safe_mode(keras_files):

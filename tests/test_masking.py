@@ -213,6 +213,7 @@ def test_convs2s_layers_read_masks_by_the_same_rule():
     want = attention(h, g, z, e, source_mask=mask, return_attention_scores=True)
     got = attention(h, g, z, e, source_mask=_halves(mask),
                     return_attention_scores=True)
+    assert len(got) == len(want) == 2   # outputs and scores
     for a, b in zip(got, want):
         np.testing.assert_allclose(to_numpy(a), to_numpy(b), atol=1e-6)
 

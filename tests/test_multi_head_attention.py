@@ -24,7 +24,7 @@ def np_multi_head(Q, K, V, p, mask=None):
 
 def params_of(layer):
     names = ["Wq", "bq", "Wk", "bk", "Wv", "bv", "Wo", "bo"]
-    return dict(zip(names, (to_numpy(w) for w in layer.weights)))
+    return dict(zip(names, (to_numpy(w) for w in layer.weights), strict=True))
 
 
 @pytest.mark.parametrize("causal", [False, True])

@@ -38,7 +38,8 @@ def test_multi_step_matches_numpy(scale):
     for w in layer.weights:
         w.assign(rng.standard_normal(w.shape).astype("float32") * 0.3)
     out, a = layer(h, g, z, e, source_mask=mask, return_attention_scores=True)
-    p = dict(zip(["Wd", "bd", "Wo", "bo"], (to_numpy(w) for w in layer.weights)))
+    p = dict(zip(["Wd", "bd", "Wo", "bo"], (to_numpy(w) for w in layer.weights),
+                 strict=True))
     ref_out, ref_a = np_multi_step(h, g, z, e, p, mask, scale)
     np.testing.assert_allclose(to_numpy(a), ref_a, atol=1e-5)
     np.testing.assert_allclose(to_numpy(out), ref_out, atol=1e-4)

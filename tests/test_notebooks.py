@@ -31,8 +31,10 @@ def test_one_notebook_per_task():
 def test_notebook_runs_and_draws_attention(path, monkeypatch):
     # The kernel runs on the backend whose process runs this case.
     NOTEBOOK_BACKEND = keras.backend.backend()
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
+    nbformat = pytest.importorskip(
+        "nbformat", reason="running notebooks needs the [dev] extra's nbclient")
+    nbclient = pytest.importorskip(
+        "nbclient", reason="running notebooks needs the [dev] extra's nbclient")
     monkeypatch.setenv("KERATTN_NOTEBOOK_SIZE", "small")
     monkeypatch.setenv("KERAS_BACKEND", NOTEBOOK_BACKEND)
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")

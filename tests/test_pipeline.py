@@ -106,7 +106,7 @@ def test_strategy_shard_cuts_tf_batches_like_pydatasets(data):
             whole, *((1, 2, 1) if strategy.backend == "torch" else (0, 1, 4)))
         kept = [i for i, (_, y) in enumerate(whole) if len(y) >= (2 if strategy.backend
                                                                   == "torch" else 4)]
-        assert len(cut) == len(kept)
+        assert len(cut) == len(kept) > 0
         for (x, y), i in zip(cut, kept):
             rx, ry = reference[i]
             np.testing.assert_array_equal(np.asarray(y), ry)

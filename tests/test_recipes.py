@@ -48,7 +48,7 @@ def test_bucketed_batches_cover_every_pair_once_without_cutting():
 
 
 def test_evaluate_and_report_write_results_with_the_baseline(tmp_path):
-    pytest.importorskip("sacrebleu")
+    pytest.importorskip("sacrebleu", reason="BLEU needs the [eval] extra's sacrebleu")
     src, tgt, x, y = _arrays()
     model = zoo.bahdanau_nmt(len(src), len(tgt), embedding_dim=8, units=8,
                              alignment_units=8, maxout_units=4)
@@ -168,8 +168,9 @@ def test_averaged_weights_are_validated_kept_and_returned():
     _, plain, raw, (xv, yv) = _ema_case(None)        # each step's weights
     by_hand = _averages(m, raw)
     model, history, seen, _ = _ema_case(m)
+    assert len(seen) == len(by_hand) == 8   # one set of weights an epoch
     for got, want in zip(seen, by_hand):
-        for g, w in zip(got, want):
+        for g, w in zip(got, want, strict=True):
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
     # Validation scores the average, not the weights being trained.
     for epoch in (0, 3, 7):
@@ -180,7 +181,7 @@ def test_averaged_weights_are_validated_kept_and_returned():
     assert not np.isclose(plain.history["val_loss"][7], want, rtol=1e-2)
     # Training ends on the last average (all 8 epochs).
     model, _, _, _ = _ema_case(m)
-    for g, w in zip(model.get_weights(), by_hand[-1]):
+    for g, w in zip(model.get_weights(), by_hand[-1], strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
 
     # Stopped by a callback after epoch 3 (of 8): it ends on that average.
@@ -191,7 +192,7 @@ def test_averaged_weights_are_validated_kept_and_returned():
 
     model, history, _, _ = _ema_case(m, [StopAfter()])
     assert len(history.history["loss"]) == 4
-    for g, w in zip(model.get_weights(), by_hand[3]):
+    for g, w in zip(model.get_weights(), by_hand[3], strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
     # Early stopping that restores the best epoch restores its average.
     stop = keras.callbacks.EarlyStopping("val_loss", patience=1,
@@ -200,7 +201,7 @@ def test_averaged_weights_are_validated_kept_and_returned():
     best = int(np.argmin(history.history["val_loss"]))
     assert best < len(history.history["loss"]) - 1    # it did stop early
     _, _, longer, _ = _ema_case(None, epochs=best + 1)
-    for g, w in zip(model.get_weights(), _averages(m, longer)[-1]):
+    for g, w in zip(model.get_weights(), _averages(m, longer)[-1], strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="ema_momentum"):
         _ema_case(1.0)
@@ -212,7 +213,7 @@ def _averages(m, raw):
     average, out = None, []
     for weights in raw:
         average = (weights if average is None else
-                   [m * a + (1 - m) * w for a, w in zip(average, weights)])
+                   [m * a + (1 - m) * w for a, w in zip(average, weights, strict=True)])
         out.append(average)
     return out
 

@@ -64,7 +64,7 @@ def test_mixed_precision_trains(name, policy_name, policy):
     assert np.all(np.isfinite(losses)), losses
     after = _weights(model)
     assert _finite(after)
-    changed = any(not np.array_equal(a, b) for a, b in zip(before, after))
+    changed = any(not np.array_equal(a, b) for a, b in zip(before, after, strict=True))
     optimizer = model.optimizer
     if isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
         # mixed_float16: Keras scales the loss (from 2^15) and skips a step
@@ -142,7 +142,7 @@ def test_backup_and_restore_resumes_to_the_same_weights(tmp_path):
     history = resumed.fit(x, y, callbacks=[callbacks.BackupAndRestore(backup)],
                           **fit)
     assert len(history.history["loss"]) == 1  # only the interrupted epoch ran
-    for a, b in zip(_weights(reference), _weights(resumed)):
+    for a, b in zip(_weights(reference), _weights(resumed), strict=True):
         np.testing.assert_array_equal(a, b)
 
 
@@ -159,7 +159,7 @@ def test_same_seed_same_weights(name):
         model, x, y = zoo_cases.build(name, seed=3)
         model.fit(x, y, batch_size=2, epochs=2, shuffle=False, verbose=0)
         runs.append(_weights(model))
-    for a, b in zip(*runs):
+    for a, b in zip(*runs, strict=True):
         np.testing.assert_array_equal(a, b)
 
 
@@ -169,7 +169,7 @@ def test_different_seeds_differ():
     for seed in (3, 4):
         model, x, y = zoo_cases.build("bahdanau_nmt", seed=seed)
         weights.append(_weights(model))
-    assert any(not np.array_equal(a, b) for a, b in zip(*weights))
+    assert any(not np.array_equal(a, b) for a, b in zip(*weights, strict=True))
 
 
 # === Long inputs ===

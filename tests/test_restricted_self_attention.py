@@ -35,7 +35,7 @@ def test_matches_numpy_equation(causal, r):
         w.assign(rng.standard_normal(w.shape).astype("float32") * 0.5)
     out, w = layer(x, mask=mask, return_attention_scores=True)
     names = ["Wq", "bq", "Wk", "bk", "Wv", "bv", "Wo", "bo"]
-    p = dict(zip(names, (to_numpy(v) for v in layer.weights)))
+    p = dict(zip(names, (to_numpy(v) for v in layer.weights), strict=True))
     ref_out, ref_w = np_restricted(x, p, r, causal, mask)
     np.testing.assert_allclose(to_numpy(w), ref_w, atol=1e-5)
     np.testing.assert_allclose(to_numpy(out), ref_out, atol=1e-5)

@@ -65,7 +65,8 @@ def test_keras_file_round_trip(name, tmp_path):
     path = str(tmp_path / "model.keras")
     model.save(path)
     loaded = keras.saving.load_model(path)  # safe_mode=True, the default
-    for a, b in zip(model.predict(x, verbose=0), loaded.predict(x, verbose=0)):
+    for a, b in zip(model.predict(x, verbose=0), loaded.predict(x, verbose=0),
+                    strict=True):
         np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
 
 

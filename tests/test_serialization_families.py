@@ -123,7 +123,7 @@ def test_keras_file_round_trip(name, tmp_path):
     model.save(path)
     loaded = keras.saving.load_model(path)
     a, b = model.predict(x, verbose=0), loaded.predict(x, verbose=0)
-    for u, v in zip(keras.tree.flatten(a), keras.tree.flatten(b)):
+    for u, v in zip(keras.tree.flatten(a), keras.tree.flatten(b), strict=True):
         np.testing.assert_allclose(to_numpy(u), to_numpy(v), atol=1e-6)
     for layer in model.layers:
         config = layer.get_config()

@@ -1,7 +1,9 @@
 """The package's structure, read from its source with `ast` (no import runs).
 
 - No import cycle: every `import` and `from ... import` in every module,
-  function-level ones included, is an edge; no exception list.
+  function-level ones included, is an edge; no exception list. An import
+  of a name from the module's own package (its `__init__`) counts too; the
+  packages above a submodule it imports are already being imported.
 - One argument-checking module: `kerattn/checks.py` is the only module
   that writes `raise ValueError`; the others call it.
 """
@@ -60,9 +62,11 @@ def imports_of(name, path, known):
         while target not in known:  # `import kerattn.x.Y` of an attribute
             target = target.rsplit(".", 1)[0]
         # Importing a.b.c runs a/__init__ and a/b/__init__ first, except the
-        # packages this module sits in (they are already being imported).
+        # packages this module sits in (they are already being imported):
+        # those are no edge when the import is of a submodule, but one when
+        # it is of the package itself (a name its __init__ binds).
         for step in ancestors(target) | {target}:
-            if step not in ancestors(name) and step != name:
+            if step != name and (step == target or step not in ancestors(name)):
                 edges.add(step)
     return edges
 
@@ -124,6 +128,12 @@ def test_the_cycle_finder_finds_a_cycle():
     ("from ..datasets import vocabulary", {"kerattn.datasets",
                                            "kerattn.datasets.vocabulary"}),
     ("from . import scan", {"kerattn.layers.scan"}),
+    # The module's own package: a name its __init__ binds is an edge to it
+    # (a cycle when the package imports the module); a submodule is not.
+    ("from kerattn.layers import BahdanauAttention", {"kerattn.layers"}),
+    ("def f():\n    from . import BahdanauAttention", {"kerattn.layers"}),
+    ("import kerattn", {"kerattn"}),
+    ("from kerattn.layers import scan", {"kerattn.layers.scan"}),
     ("import numpy", set()),
 ])
 def test_the_reader_sees_every_kind_of_import(tmp_path, source, imported):

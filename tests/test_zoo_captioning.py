@@ -51,6 +51,7 @@ def test_digit_strips_split_before_composing():
     assert sum(x.tobytes() in train_set for x in test_x) <= 2  # UCI has a few duplicates
     train, test = digit_strips(train_count=20, test_count=10, seed=0)
     assert train["images"].shape == (20, 8, 45, 1)
+    assert all(len(test[key]) == 10 for key in ("images", "captions", "digits", "spans"))
     for strip, caption, digits, spans in zip(test["images"], test["captions"],
                                              test["digits"], test["spans"]):
         words = caption.split()
@@ -246,7 +247,7 @@ def test_overfits_a_tiny_real_slice(strips, attention):
     model.fit(x, c_out, batch_size=24, epochs=epochs, verbose=0)
     predicted = Captioner(model, vocab, max_length=8)(images)
     # Whole captions of 3-5 digit words (chance is ~0).
-    accuracy = np.mean([p == c for p, c in zip(predicted, captions)])
+    accuracy = np.mean([p == c for p, c in zip(predicted, captions, strict=True)])
     assert accuracy >= (0.7 if attention == "soft" else 0.5), (
         accuracy, predicted[:4], captions[:4])
 
@@ -295,6 +296,7 @@ def test_jitter_moves_digits_inside_their_cells():
     assert plain["captions"] == moved["captions"] and plain["spans"] == moved["spans"]
     assert not np.allclose(plain["images"], moved["images"])
     # Every jittered cell is its plain digit moved by at most one pixel.
+    assert len(plain["images"]) == len(moved["images"]) == len(plain["spans"]) == 30
     for a, b, spans in zip(plain["images"], moved["images"], plain["spans"]):
         for start, end in spans:
             cell, shifted = a[:, start:end, 0], b[:, start:end, 0]
@@ -380,6 +382,7 @@ def test_fresh_compositions_every_epoch_from_the_training_digits(strips):
     for _ in range(3):
         strips_now = batches.strips
         epochs.append(list(strips_now["captions"]))
+        assert len(strips_now["images"]) == len(strips_now["digits"]) == 24
         for image, digit_list in zip(strips_now["images"], strips_now["digits"]):
             for k, label in enumerate(digit_list):
                 cell = image[:, k * (DIGIT_SIZE + GAP):][:, :DIGIT_SIZE, 0]
