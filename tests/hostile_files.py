@@ -2,8 +2,14 @@
 
 `CASES` maps a case's name to `(what it is, make(base, directory, marker))`:
 `make` writes the tampered archive into `directory` and returns its path.
-Where a payload can run code, running it creates the file `marker`, so a
-test proves nothing ran by the marker's absence. Used by
+Where a payload carries code or a command, running it creates the file
+`marker` before it returns (a command runs `python -c`, which writes the
+marker, under `subprocess.Popen`; the test's `Popen` waits for it), so a
+test proves nothing ran by the marker's absence. `CALLABLES` names the
+callables the payloads name (`os.system` and `builtins.exec` as
+activations, which carry no command, `subprocess.Popen`,
+`enable_unsafe_deserialization`, `TFSMLayer`): the test replaces each with
+a recorder that must not be called. Used by
 `tests/test_hostile_files.py`; run as a script it prints the README's table
 of what `kerattn.load_model` and `keras.saving.load_model` do with each:
 
@@ -66,6 +72,12 @@ def _touch_code(marker):
     return {"class_name": "__lambda__", "config": {"value": [code, None, None]}}
 
 
+def _marker_command(marker):
+    """A command that creates `marker` (then exits)."""
+    return [sys.executable, "-c",
+            f"import pathlib; pathlib.Path({marker!r}).touch()"]
+
+
 def _function(module, name):
     return {"module": module, "class_name": "function", "config": name,
             "registered_name": "function"}
@@ -86,7 +98,8 @@ def _make_subprocess(base, directory, marker):
     def edit(config):
         layer = _first(config, "Dense")
         layer.update(module="subprocess", class_name="Popen",
-                     config={"args": ["touch", marker]}, registered_name=None)
+                     config={"args": _marker_command(marker)},
+                     registered_name=None)
     return _with_config(base, os.path.join(directory, "subprocess.keras"), edit)
 
 
@@ -262,6 +275,20 @@ CASES = {
     "hdf5-external-link": ("an HDF5 external link to another file",
                            _make_external_link),
     "hdf5-shape-bomb": ("an HDF5 dataset declaring 4 TiB", _make_shape_bomb),
+}
+
+# The callables each case names: (module or class, attribute), which the
+# test replaces with a recorder. `TFSMLayer`'s `__new__` is
+# patched on the class, since Keras finds the class through its own
+# registry, not the module (and reads `__init__`'s signature).
+CALLABLES = {
+    "os-function": [("os", "system")],
+    "subprocess-class": [("subprocess", "Popen")],
+    "builtins-function": [("builtins", "exec")],
+    "unsafe-switch": [("keras.config", "enable_unsafe_deserialization"),
+                      ("keras.src.saving.serialization_lib",
+                       "enable_unsafe_deserialization")],
+    "tfsm-layer": [("keras.layers.TFSMLayer", "__new__")],
 }
 
 # What each case loads with (the oversized config's limit is lowered so the

@@ -1,16 +1,24 @@
 """`kerattn.load_model` refuses hostile `.keras` files (tests/hostile_files.py).
 
 Each case is a real zoo model's archive, tampered. The loader must refuse it
-with a ValueError naming the file and the reason, run nothing (the marker
-the payload would create does not exist, the payload module is not
-imported), write nothing outside a temporary directory (removed on return),
-and read at most a bounded number of bytes from the archive.
+from kerattn's own check (`kerattn.archive.read_config`, before Keras opens
+the file: `keras.saving.load_model` is never called) with a ValueError
+naming the file and the reason, run nothing (the marker the payload would
+create before returning does not exist, the payload module is not
+imported, the callables a payload names were never called, safe mode
+is still on), write nothing outside a temporary directory (removed on
+return; the work directory, its parent and the parent's parent are
+watched), and read at most a bounded number of bytes from the archive.
 """
 
+import builtins
+import importlib
 import json
 import os
+import subprocess
 import sys
 import tempfile
+import types
 import zipfile
 
 import keras
@@ -46,7 +54,95 @@ class _CountingReads:
 
 
 def _files(directory):
-    return {os.path.join(d, f) for d, _, fs in os.walk(directory) for f in fs}
+    """Every file and folder under `directory`, with its size."""
+    found = {}
+    for d, folders, fs in os.walk(directory):
+        for name in folders + fs:
+            full = os.path.join(d, name)
+            found[full] = os.lstat(full).st_size if name in fs else None
+    return found
+
+
+def _resolve(dotted):
+    """The module or object `dotted` names (`keras.layers.TFSMLayer`)."""
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            target = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for part in parts[i:]:
+            target = getattr(target, part)
+        return target
+    raise ImportError(dotted)
+
+
+class _Recorder:
+    """Stands in for the callables a payload names (`CALLABLES`) and
+    records each call. `os.system` is not run; the others are (the import
+    system calls `exec`, a refused load must still raise), and a `Popen`
+    is waited for, so that its command's marker exists on return."""
+
+    def __init__(self, monkeypatch, case):
+        self.calls = []
+        for owner, name in hostile_files.CALLABLES.get(case, ()):
+            target = _resolve(owner)
+            monkeypatch.setattr(target, name, self._wrap(
+                f"{owner}.{name}", getattr(target, name)))
+
+    def _wrap(self, what, original):
+        calls = self.calls
+        if what == "os.system":
+            def record(*args, **kwargs):
+                calls.append((what, args))
+                return 0
+        elif what == "builtins.exec":
+            def record(*args, **kwargs):
+                if not (args and isinstance(args[0], types.CodeType)):
+                    calls.append((what, args))   # imports exec code objects
+                return original(*args, **kwargs)
+        elif what == "subprocess.Popen":
+            class record(original):
+                def __init__(self, *args, **kwargs):
+                    calls.append((what, args, kwargs))
+                    super().__init__(*args, **kwargs)
+                    self.wait()
+        else:
+            def record(*args, **kwargs):
+                calls.append((what, args))
+                return original(*args, **kwargs)
+        return record
+
+
+def _safe_mode():
+    from keras.src.saving import serialization_lib
+
+    return serialization_lib.in_safe_mode()
+
+
+# The reason each refusal names, from kerattn's own check (`archive`);
+# "wrong-shapes" is the one file kerattn's check passes and Keras refuses.
+REASONS = {
+    "os-function": "it names the function 'system' from module 'os'",
+    "subprocess-class": "it names 'Popen' from module 'subprocess'",
+    "builtins-function": "it names the function 'exec' from module 'builtins'",
+    "unsafe-switch": "'enable_unsafe_deserialization' from module 'keras.config'",
+    "lambda-layer": "it holds a 'Lambda' object",
+    "foreign-module": f"from module {hostile_files.PAYLOAD_MODULE!r}",
+    "tfsm-layer": "it holds a 'TFSMLayer' object",
+    "dotdot-entry": "the entry '../escape.txt' is not a plain relative path",
+    "absolute-entry": "the entry '/tmp/kerattn_escape.txt' is not a plain "
+                      "relative path",
+    "symlink-entry": "the entry 'assets/link' is a symbolic link",
+    "truncated-zip": "not a complete zip archive",
+    "zip-bomb": "zip bomb",
+    "oversized-config": "max_config_bytes",
+    "deep-config": "config.json",
+    "wrong-shapes": "Keras: A total of 1 objects could not be loaded",
+    "hdf5-external-link": "ExternalLink",
+    "hdf5-shape-bomb": "shape bomb",
+}
+KERAS_REFUSES = ("wrong-shapes",)
 
 
 @pytest.mark.parametrize("case", sorted(hostile_files.CASES))
@@ -60,46 +156,75 @@ def test_load_model_refuses_a_hostile_file(case, base, tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(work))     # the payload module is findable
     monkeypatch.chdir(work)
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
-    before = _files(work)
+    safe_mode = _safe_mode()
+    keras_loads = []
+    keras_load = keras.saving.load_model
+    monkeypatch.setattr(keras.saving, "load_model", lambda *a, **k: (
+        keras_loads.append(a), keras_load(*a, **k))[1])
+    # The work directory, its parent (scratch and work's siblings) and the
+    # parent's parent (the session's temporary folder).
+    before = (_files(tmp_path), sorted(os.listdir(tmp_path.parent)))
     reads = _CountingReads(monkeypatch)
-    with pytest.raises(ValueError, match="refused, not loaded") as caught:
-        kerattn.load_model(path, **hostile_files.LOAD_KWARGS.get(case, {}))
-    assert str(caught.value).startswith(path)
+    recorder = _Recorder(monkeypatch, case)
+    try:
+        with pytest.raises(ValueError) as caught:
+            kerattn.load_model(path, **hostile_files.LOAD_KWARGS.get(case, {}))
+    finally:
+        monkeypatch.undo()   # the recorders out before the checks
+    message = str(caught.value)
+    # kerattn's own refusal, with this case's reason; Keras never opened
+    # the file (only the weights that do not fit reach Keras).
+    assert message.startswith(f"{path}: refused, not loaded: "), message
+    assert REASONS[case] in message, message
+    if case in KERAS_REFUSES:
+        assert len(keras_loads) == 1
+    else:
+        assert not keras_loads
+        assert ": Keras:" not in message
+    # Nothing ran.
+    assert not recorder.calls, recorder.calls
+    assert _safe_mode() is safe_mode
     assert not os.path.exists(marker)
     assert hostile_files.PAYLOAD_MODULE not in sys.modules
-    assert _files(work) == before
+    # Nothing written, and nothing read past the bound.
+    assert (_files(tmp_path), sorted(os.listdir(tmp_path.parent))) == before
     assert not os.listdir(scratch)
     assert not os.path.exists("/tmp/kerattn_escape.txt")
     assert reads.total <= READ_LIMIT, reads.total
 
 
-def test_the_refusals_name_their_reason(base, tmp_path):
-    expected = {
-        "os-function": "'system' from module 'os'",
-        "subprocess-class": "'Popen' from module 'subprocess'",
-        "builtins-function": "'exec' from module 'builtins'",
-        "unsafe-switch": "enable_unsafe_deserialization",
-        "lambda-layer": "'Lambda'",
-        "foreign-module": hostile_files.PAYLOAD_MODULE,
-        "tfsm-layer": "'TFSMLayer'",
-        "dotdot-entry": "not a plain relative path",
-        "absolute-entry": "not a plain relative path",
-        "symlink-entry": "symbolic link",
-        "truncated-zip": "not a complete zip archive",
-        "zip-bomb": "zip bomb",
-        "oversized-config": "max_config_bytes",
-        "deep-config": "config.json",
-        "wrong-shapes": "Keras: A total of 1 objects could not be loaded",
-        "hdf5-external-link": "ExternalLink",
-        "hdf5-shape-bomb": "shape bomb",
-    }
-    assert set(expected) == set(hostile_files.CASES)
-    for case, words in expected.items():
-        path = hostile_files.CASES[case][1](base, str(tmp_path), str(tmp_path / "m"))
-        with pytest.raises(ValueError, match="refused") as caught:
-            kerattn.load_model(path, **hostile_files.LOAD_KWARGS.get(case, {}))
-        assert words in str(caught.value), (case, str(caught.value))
-        sys.modules.pop(hostile_files.PAYLOAD_MODULE, None)
+def test_every_case_has_its_reason_and_a_payload_check():
+    """Each case's reason is above; each payload that names a callable
+    without carrying code has its recorder (`CALLABLES`), and the recorded
+    names exist."""
+    assert set(REASONS) == set(hostile_files.CASES)
+    assert set(KERAS_REFUSES) <= set(REASONS)
+    assert set(hostile_files.CALLABLES) <= set(hostile_files.CASES)
+    for pairs in hostile_files.CALLABLES.values():
+        for owner, name in pairs:
+            assert callable(getattr(_resolve(owner), name)), (owner, name)
+
+
+def test_the_recorders_catch_a_payload_that_runs(base, tmp_path, monkeypatch):
+    """What the hostile-file test would see if a loader ran the payloads:
+    each named callable, called as a loader would, is recorded, and the
+    Popen command's marker exists when the call returns."""
+    marker = str(tmp_path / "PAYLOAD_RAN")
+    recorders = {case: _Recorder(monkeypatch, case)
+                 for case in hostile_files.CALLABLES}
+    from keras.src.saving import serialization_lib
+
+    os.system("true")
+    builtins.exec("1")
+    with serialization_lib.SafeModeScope(True):   # restores safe mode
+        keras.config.enable_unsafe_deserialization()
+    with pytest.raises(Exception):                # no SavedModel there
+        keras.layers.TFSMLayer(str(tmp_path / "missing"))
+    subprocess.Popen(hostile_files._marker_command(marker))
+    assert os.path.exists(marker)
+    for case, recorder in recorders.items():
+        assert recorder.calls, case
+
 
 
 def test_the_untampered_archive_loads_and_predicts_the_same(base):

@@ -7,9 +7,17 @@ The Translator's compile cache holds at most one function per configuration
 (`max_compiled` of them), and each configuration traces once per padded
 shape: the number of traces equals the number of distinct (configuration,
 padded shape) pairs the requests produce, computed here independently of
-the Generator. Resident memory is printed (`-s`), not asserted.
+the Generator. Resident memory is printed (`-s`) and its growth over the
+second half of the requests is asserted under `LEAK_BOUND_MIB`, which a
+leak of 1 MB per request (250 MB over torch's second half, 1,000 MB over
+the others') breaks. Then a second Translator on the same model, with
+`max_compiled=1`, replays some of those requests in three blocks (greedy,
+beam, greedy): each block evicts the function of the one before, greedy's
+is traced again, and the answers stay those of the first run.
 """
 
+import collections
+import gc
 import os
 
 import keras
@@ -25,7 +33,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PAIRS = tsv_pairs(os.path.join(HERE, "data", "gettext_fr_sample.tsv"))
 
 
+# MiB: the most resident memory may grow over the second half of the
+# requests (measured: at most a few MiB on each backend, since every shape
+# compiled in the first half; a 1 MB-per-request leak adds 250 or 1,000).
+LEAK_BOUND_MIB = 64
+
+
 def _rss_mib():
+    gc.collect()
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
 
@@ -43,6 +58,30 @@ def _requests():
     return 500 if keras.backend.backend() == "torch" else 2000
 
 
+def _key(config):
+    return ("beam" if config["beam_width"] > 1 else "greedy",
+            config.get("length_penalty"))
+
+
+def _shapes(src, texts):
+    """The padded shapes the Generator should decode `texts` in, from the
+    texts alone: chunks of at most 4 rows, ids cut at 16 tokens (an empty
+    text is one unknown word), each padded to a power of two (lengths >= 8)."""
+    ids = [min(max(len(i), 1), 16) for i in src.encode_batch(texts)]
+    return [(_power_of_two(len(ids[start:start + 4]), 1),
+             _power_of_two(max(ids[start:start + 4]), 8))
+            for start in range(0, len(ids), 4)]
+
+
+def _traced(generator):
+    """`generator.traces` keyed as `_key` and `_shapes` are."""
+    traced = collections.Counter()
+    for (k, shape), count in generator.traces.items():
+        traced[(("beam" if k[1] == "beam" else "greedy",
+                 dict(k[2]).get("length_penalty")), *shape)] += count
+    return traced
+
+
 @pytest.mark.slow
 def test_a_translator_serves_many_requests_with_bounded_compiles():
     src = WordVocabulary.build([s for s, _ in PAIRS], 500)
@@ -54,7 +93,7 @@ def test_a_translator_serves_many_requests_with_bounded_compiles():
     words = sorted({w for s, _ in PAIRS for w in s.split()})
     configs = [dict(beam_width=1), dict(beam_width=2, length_penalty=0.6)]
     rng = np.random.default_rng(0)
-    expected, rss = set(), [_rss_mib()]
+    expected, rss, served = set(), [_rss_mib()], []
     requests = _requests()
     for request in range(requests):
         n = int(rng.integers(1, 7))                       # 1..6 texts
@@ -64,35 +103,59 @@ def test_a_translator_serves_many_requests_with_bounded_compiles():
         out = translator(texts, **config)
         assert len(out) == n and all(isinstance(t, str) for t in out)
         assert len(generator._compiled) <= len(configs)
-        # What the Generator should have compiled, from the texts alone:
-        # chunks of at most 4 rows, ids cut at 16 tokens (an empty text is
-        # one unknown word), each padded to a power of two (lengths >= 8).
-        key = ("beam" if config["beam_width"] > 1 else "greedy",
-               config.get("length_penalty"))
-        ids = [min(max(len(i), 1), 16) for i in src.encode_batch(texts)]
-        for start in range(0, n, 4):
-            chunk = ids[start:start + 4]
-            expected.add((key, _power_of_two(len(chunk), 1),
-                          _power_of_two(max(chunk), 8)))
+        served.append((texts, config, out))
+        expected.update((_key(config), *shape) for shape in _shapes(src, texts))
         if request % 250 == 249:
             rss.append(_rss_mib())
+    growth = rss[-1] - rss[len(rss) // 2]
     print(f"\n{keras.backend.backend()}: resident MiB every 250 requests: "
-          + ", ".join(f"{r:.0f}" for r in rss))
+          + ", ".join(f"{r:.0f}" for r in rss)
+          + f"; {growth:+.0f} MiB over the second half")
+    # No leak: every shape compiled in the first half (asserted below), so
+    # the second half allocates nothing that stays.
+    assert growth < LEAK_BOUND_MIB, rss
     batches, lengths = generator.buckets()
     assert len(expected) <= len(configs) * batches * lengths
-    traced = {(("beam" if k[1] == "beam" else "greedy",
-                dict(k[2]).get("length_penalty")), *shape)
-              for (k, shape) in generator.traces}
-    assert traced == expected
+    traced = _traced(generator)
+    assert set(traced) == expected
     # Every padded shape the two configurations can produce was reached.
     assert len(expected) == len(configs) * 3 * 2, expected   # 1/2/4 rows, 8/16
     if keras.backend.backend() == "torch":
         # Eager (torch.inference_mode, no tracing): every chunk runs the
         # Python loop, so each call counts.
-        assert sum(generator.traces.values()) >= requests
+        assert sum(traced.values()) >= requests
     else:
         # tf.function (XLA) and jax.jit trace each shape exactly once.
-        assert set(generator.traces.values()) == {1}, generator.traces
+        assert set(traced.values()) == {1}, generator.traces
+
+    # max_compiled=1: three blocks of one-text requests of the first run
+    # (one padded shape, (1, 8)), greedy, beam, greedy: each block evicts
+    # the function of the one before, and the third traces greedy again
+    # (each trace compiles: three blocks keep that to three compiles).
+    again = kerattn.decoding.Translator(model, src, tgt, max_length=6,
+                                        max_batch=4, max_source_length=16)
+    again.generator.max_compiled = 1
+    block = 5 if keras.backend.backend() == "torch" else 10
+    pools = [[(texts, out) for texts, config, out in served
+              if config is c and _shapes(src, texts) == [(1, 8)]]
+             for c in configs]
+    assert min(len(pool) for pool in pools) >= 2 * block, [len(p) for p in pools]
+    replayed, cached, seen = collections.Counter(), None, set()
+    for b in range(3):
+        config = configs[b % 2]
+        for texts, out in pools[b % 2][b // 2 * block:(b // 2 + 1) * block]:
+            assert again(texts, **config) == out
+            assert len(again.generator._compiled) == 1
+            # The trace an LRU cache of one configuration should cause.
+            if cached != _key(config):
+                cached, seen = _key(config), set()
+            if keras.backend.backend() == "torch" or (1, 8) not in seen:
+                replayed[(cached, 1, 8)] += 1
+                seen.add((1, 8))
+    assert _traced(again.generator) == replayed
+    if keras.backend.backend() != "torch":
+        # Greedy traced again after its eviction.
+        assert list(replayed.values()) == [2, 1], replayed
 
 
 def test_the_compile_cache_drops_the_least_recently_used():
