@@ -15,8 +15,6 @@ return a weighted sum).
 `derandomize=True`: the same examples on every run, so CI is reproducible.
 """
 
-import itertools
-
 import keras
 import numpy as np
 import pytest
@@ -125,9 +123,9 @@ def test_single_head_attention(name, dtype):
 
     @SETTINGS
     @given(problems())
-    def check(problems):
+    def check(drawn):
         layer = make(dtype)
-        for q, v, mask in problems:
+        for q, v, mask in drawn:
             out, w = layer(_cast(q, dtype), _cast(v, dtype), value_mask=mask,
                            return_attention_scores=True)
             w, out = _np(w), _np(out)
@@ -145,9 +143,9 @@ def test_single_head_attention(name, dtype):
 def test_multi_head_attention(dtype):
     @SETTINGS
     @given(problems())
-    def check(problems):
+    def check(drawn):
         layer = layers.MultiHeadAttention(2, 3, dtype=dtype)
-        for q, v, mask in problems:
+        for q, v, mask in drawn:
             out, w = layer(_cast(q, dtype), _cast(v, dtype), value_mask=mask,
                            return_attention_scores=True)
             _check_weights(_np(w), mask, dtype)
@@ -158,13 +156,13 @@ def test_multi_head_attention(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_restricted_self_attention(dtype):
-    # Each window on each shape: the diagonal alone (0); a band narrower
-    # than the longest row (2 on 6) and one that holds a whole row (2 on 3).
-    # The window sets the shape of the gathered keys, so it is not drawn.
+    # One window per shape (it sets the shape of the gathered keys, so it is
+    # not drawn): wider than a row of one; the diagonal alone on a row of 3;
+    # a band narrower than a row of 6.
     @SETTINGS
     @given(problems())
-    def check(problems):
-        for window, (_, v, mask) in itertools.product((0, 2), problems):
+    def check(drawn):
+        for window, (_, v, mask) in zip((2, 0, 2), drawn, strict=True):
             layer = layers.RestrictedSelfAttention(window, num_heads=2, dtype=dtype)
             out, w = layer(_cast(v, dtype), mask=mask, return_attention_scores=True)
             w = _np(w)  # (B, H, n, n): query rows that are padding may attend too
@@ -189,9 +187,9 @@ def test_restricted_self_attention(dtype):
 def test_attention_pooling(dtype):
     @SETTINGS
     @given(problems())
-    def check(problems):
+    def check(drawn):
         layer = layers.AttentionPooling(5, dtype=dtype)
-        for _, v, mask in problems:
+        for _, v, mask in drawn:
             pooled, alpha = layer(_cast(v, dtype), mask=mask,
                                   return_attention_scores=True)
             alpha, pooled = _np(alpha)[:, None, :], _np(pooled)[:, None, :]
@@ -233,10 +231,10 @@ def test_hierarchical_attention(dtype):
 def test_attention_over_attention(dtype):
     @SETTINGS
     @given(problems(), st.integers(0, 2**16))
-    def check(problems, seed):
+    def check(drawn, seed):
         layer = layers.AttentionOverAttention(dtype=dtype)
         rng = np.random.default_rng(seed)
-        for q, d, d_mask in problems:
+        for q, d, d_mask in drawn:
             q_mask = rng.random(q.shape[:2]) < 0.8
             s, weights = layer(_cast(d, dtype), _cast(q, dtype), document_mask=d_mask,
                                query_mask=q_mask, return_attention_scores=True)
@@ -251,9 +249,9 @@ def test_attention_over_attention(dtype):
 def test_multi_step_attention(dtype):
     @SETTINGS
     @given(problems())
-    def check(problems):
+    def check(drawn):
         layer = layers.MultiStepAttention(dtype=dtype)
-        for q, v, mask in problems:
+        for q, v, mask in drawn:
             out, w = layer(_cast(q, dtype), _cast(q, dtype), _cast(v, dtype),
                            _cast(v, dtype), source_mask=mask,
                            return_attention_scores=True)
