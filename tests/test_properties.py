@@ -1,12 +1,17 @@
 """Property-based tests (hypothesis) of every attention layer, on each backend.
 
-Random shapes, random padding masks (all-masked rows and, for HAN, whole
-empty documents included) and dtypes (float32, float16, bfloat16). For every
-example: weights >= 0; summing to 1 over the unmasked positions (0 for a
-row with nothing to attend to; local-p's Gaussian window makes its sum <= 1
-instead, eq. 10 of Luong et al.); exactly 0 on padding; no NaN or Inf; and
-the output inside the convex hull of the values (it equals the weights times
-the values, checked in NumPy, for the layers that return a weighted sum).
+Every example runs one layer on each shape of a small fixed set (one
+position alone, more queries than values, more values than queries) with
+random values and random padding masks (all-masked rows and, for HAN, whole
+empty documents included), in each dtype (float32, float16, bfloat16). JAX
+compiles each eager op once per shape: with a few fixed shapes the layers
+share their compiles, where a new shape per example compiled every op again.
+For every example and shape: weights >= 0; summing to 1 over the unmasked
+positions (0 for a row with nothing to attend to; local-p's Gaussian window
+makes its sum <= 1 instead, eq. 10 of Luong et al.); exactly 0 on padding;
+no NaN or Inf; and the output inside the convex hull of the values (it
+equals the weights times the values, checked in NumPy, for the layers that
+return a weighted sum).
 `derandomize=True`: the same examples on every run, so CI is reproducible.
 """
 
@@ -26,20 +31,32 @@ DTYPES = ["float32", "float16", "bfloat16"]
 TOL = {"float32": 1e-5, "float16": 2e-2, "bfloat16": 4e-2}
 
 
+# (batch, queries, values): every example draws values and masks for each.
+# One position alone; more queries than values (local-m's windows past the
+# end); more values than queries, at the longest length local attention and
+# Luong's location scores (max_length=6) take.
+SHAPES = [(1, 1, 1), (2, 4, 3), (3, 2, 6)]
+# (batch, sentences, words) for HAN, the same way.
+HAN_SHAPES = [(1, 1, 1), (2, 3, 2), (3, 2, 4)]
+DIM = 4
+
+
 @st.composite
-def problems(draw, min_tv=1):
-    batch = draw(st.integers(1, 3))
-    tq = draw(st.integers(1, 4))
-    tv = draw(st.integers(min_tv, 6))
+def problem(draw, batch, tq, tv):
     seed = draw(st.integers(0, 2**16))
     rng = np.random.default_rng(seed)
     mask = rng.random((batch, tv)) < draw(st.sampled_from([0.5, 0.8, 1.0]))
     if draw(st.booleans()):
         mask[0] = False  # a row with nothing to attend to
     scale = draw(st.sampled_from([0.1, 1.0, 5.0]))
-    q = (rng.standard_normal((batch, tq, 4)) * scale).astype("float32")
-    v = (rng.standard_normal((batch, tv, 4)) * scale).astype("float32")
+    q = (rng.standard_normal((batch, tq, DIM)) * scale).astype("float32")
+    v = (rng.standard_normal((batch, tv, DIM)) * scale).astype("float32")
     return q, v, mask
+
+
+def problems():
+    """One (queries, values, value mask) per shape of `SHAPES`."""
+    return st.tuples(*(problem(*shape) for shape in SHAPES))
 
 
 def _np(x):
@@ -106,16 +123,18 @@ def test_single_head_attention(name, dtype):
 
     @SETTINGS
     @given(problems())
-    def check(problem):
-        q, v, mask = problem
-        out, w = make(dtype)(_cast(q, dtype), _cast(v, dtype), value_mask=mask,
-                             return_attention_scores=True)
-        w, out = _np(w), _np(out)
-        vv = _np(_cast(v, dtype))
-        _check_weights(w, mask, dtype, sums_to_one)
-        # local-m's window may hold only padding while the row has tokens:
-        # it then sums to 0, as the paper's restricted softmax gives.
-        _check_output(out, w, vv, mask, dtype)
+    def check(drawn):
+        layer = make(dtype)
+        for q, v, mask in drawn:
+            out, w = layer(_cast(q, dtype), _cast(v, dtype), value_mask=mask,
+                           return_attention_scores=True)
+            w, out = _np(w), _np(out)
+            vv = _np(_cast(v, dtype))
+            _check_weights(w, mask, dtype, sums_to_one)
+            # local-m's window may hold only padding while the row has
+            # tokens: it then sums to 0, as the paper's restricted softmax
+            # gives.
+            _check_output(out, w, vv, mask, dtype)
 
     check()
 
@@ -124,39 +143,42 @@ def test_single_head_attention(name, dtype):
 def test_multi_head_attention(dtype):
     @SETTINGS
     @given(problems())
-    def check(problem):
-        q, v, mask = problem
-        out, w = layers.MultiHeadAttention(2, 3, dtype=dtype)(
-            _cast(q, dtype), _cast(v, dtype), value_mask=mask,
-            return_attention_scores=True)
-        _check_weights(_np(w), mask, dtype)
-        out = _np(out)
-        assert np.all(np.isfinite(out))
+    def check(drawn):
+        layer = layers.MultiHeadAttention(2, 3, dtype=dtype)
+        for q, v, mask in drawn:
+            out, w = layer(_cast(q, dtype), _cast(v, dtype), value_mask=mask,
+                           return_attention_scores=True)
+            _check_weights(_np(w), mask, dtype)
+            assert np.all(np.isfinite(_np(out)))
 
     check()
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_restricted_self_attention(dtype):
+    # One window per shape (it sets the shape of the gathered keys, so it is
+    # not drawn): wider than a row of one; the diagonal alone on a row of 3;
+    # a band narrower than a row of 6.
     @SETTINGS
-    @given(problems(), st.integers(0, 3))
-    def check(problem, window):
-        _, v, mask = problem
-        out, w = layers.RestrictedSelfAttention(window, num_heads=2, dtype=dtype)(
-            _cast(v, dtype), mask=mask, return_attention_scores=True)
-        w = _np(w)  # (B, H, n, n): query rows that are padding may attend too
-        assert np.all(np.isfinite(w)) and np.all(w >= -TOL[dtype])
-        keys = np.broadcast_to(mask[:, None, None, :], w.shape)
-        assert np.all(np.where(keys, 0.0, w) == 0.0)
-        n = v.shape[1]
-        band = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :]) <= window
-        assert np.all(np.where(band, 0.0, w) == 0.0), "weight outside the window"
-        sums = w.sum(-1)
-        reachable = (keys & band).any(-1)
-        query = np.broadcast_to(mask[:, None, :], sums.shape)  # padded queries: 0
-        np.testing.assert_allclose(sums[reachable & query], 1.0, atol=TOL[dtype] * 4)
-        assert np.all(sums[~reachable | ~query] == 0.0)
-        assert np.all(np.isfinite(_np(out)))
+    @given(problems())
+    def check(drawn):
+        for window, (_, v, mask) in zip((2, 0, 2), drawn, strict=True):
+            layer = layers.RestrictedSelfAttention(window, num_heads=2, dtype=dtype)
+            out, w = layer(_cast(v, dtype), mask=mask, return_attention_scores=True)
+            w = _np(w)  # (B, H, n, n): query rows that are padding may attend too
+            assert np.all(np.isfinite(w)) and np.all(w >= -TOL[dtype])
+            keys = np.broadcast_to(mask[:, None, None, :], w.shape)
+            assert np.all(np.where(keys, 0.0, w) == 0.0)
+            n = v.shape[1]
+            band = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :]) <= window
+            assert np.all(np.where(band, 0.0, w) == 0.0), "weight outside the window"
+            sums = w.sum(-1)
+            reachable = (keys & band).any(-1)
+            query = np.broadcast_to(mask[:, None, :], sums.shape)  # padded queries: 0
+            np.testing.assert_allclose(sums[reachable & query], 1.0,
+                                       atol=TOL[dtype] * 4)
+            assert np.all(sums[~reachable | ~query] == 0.0)
+            assert np.all(np.isfinite(_np(out)))
 
     check()
 
@@ -165,13 +187,14 @@ def test_restricted_self_attention(dtype):
 def test_attention_pooling(dtype):
     @SETTINGS
     @given(problems())
-    def check(problem):
-        _, v, mask = problem
-        pooled, alpha = layers.AttentionPooling(5, dtype=dtype)(
-            _cast(v, dtype), mask=mask, return_attention_scores=True)
-        alpha, pooled = _np(alpha)[:, None, :], _np(pooled)[:, None, :]
-        _check_weights(alpha, mask, dtype)
-        _check_output(pooled, alpha, _np(_cast(v, dtype)), mask, dtype)
+    def check(drawn):
+        layer = layers.AttentionPooling(5, dtype=dtype)
+        for _, v, mask in drawn:
+            pooled, alpha = layer(_cast(v, dtype), mask=mask,
+                                  return_attention_scores=True)
+            alpha, pooled = _np(alpha)[:, None, :], _np(pooled)[:, None, :]
+            _check_weights(alpha, mask, dtype)
+            _check_output(pooled, alpha, _np(_cast(v, dtype)), mask, dtype)
 
     check()
 
@@ -181,24 +204,25 @@ def test_hierarchical_attention(dtype):
     """Word weights per sentence, sentence weights per document; empty
     sentences and whole empty documents get zeros, never NaN."""
     policy = "float32" if dtype == "float32" else f"mixed_{dtype}"
+    draws = st.tuples(st.integers(0, 2**16), st.booleans())
 
     @SETTINGS
-    @given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 4), st.integers(0, 2**16),
-           st.booleans())
-    def check(batch, sentences, words, seed, empty_document):
-        rng = np.random.default_rng(seed)
-        x = rng.standard_normal((batch, sentences, words, 4)).astype("float32")
-        mask = rng.random((batch, sentences, words)) < 0.7
-        if empty_document:
-            mask[0] = False
-        v, weights = layers.HierarchicalAttention(3, 2, dtype=policy)(
-            _cast(x, dtype), mask=mask, return_attention_scores=True)
-        v = _np(v)
-        assert np.all(np.isfinite(v))
-        word, sentence = _np(weights["word"]), _np(weights["sentence"])
-        _check_weights(word.reshape(batch * sentences, 1, words),
-                       mask.reshape(batch * sentences, words), dtype)
-        _check_weights(sentence[:, None, :], mask.any(-1), dtype)
+    @given(st.tuples(*(draws for _ in HAN_SHAPES)))
+    def check(draws):
+        layer = layers.HierarchicalAttention(3, 2, dtype=policy)
+        for (batch, sentences, words), (seed, empty_document) in zip(HAN_SHAPES, draws,
+                                                                     strict=True):
+            rng = np.random.default_rng(seed)
+            x = rng.standard_normal((batch, sentences, words, DIM)).astype("float32")
+            mask = rng.random((batch, sentences, words)) < 0.7
+            if empty_document:
+                mask[0] = False
+            v, weights = layer(_cast(x, dtype), mask=mask, return_attention_scores=True)
+            assert np.all(np.isfinite(_np(v)))
+            word, sentence = _np(weights["word"]), _np(weights["sentence"])
+            _check_weights(word.reshape(batch * sentences, 1, words),
+                           mask.reshape(batch * sentences, words), dtype)
+            _check_weights(sentence[:, None, :], mask.any(-1), dtype)
 
     check()
 
@@ -207,15 +231,16 @@ def test_hierarchical_attention(dtype):
 def test_attention_over_attention(dtype):
     @SETTINGS
     @given(problems(), st.integers(0, 2**16))
-    def check(problem, seed):
-        q, d, d_mask = problem
-        q_mask = np.random.default_rng(seed).random(q.shape[:2]) < 0.8
-        s, weights = layers.AttentionOverAttention(dtype=dtype)(
-            _cast(d, dtype), _cast(q, dtype), document_mask=d_mask, query_mask=q_mask,
-            return_attention_scores=True)
-        s = _np(s)
-        empty = ~d_mask.any(-1) | ~q_mask.any(-1)
-        _check_weights(s[:, None, :], d_mask & ~empty[:, None], dtype)
+    def check(drawn, seed):
+        layer = layers.AttentionOverAttention(dtype=dtype)
+        rng = np.random.default_rng(seed)
+        for q, d, d_mask in drawn:
+            q_mask = rng.random(q.shape[:2]) < 0.8
+            s, weights = layer(_cast(d, dtype), _cast(q, dtype), document_mask=d_mask,
+                               query_mask=q_mask, return_attention_scores=True)
+            s = _np(s)
+            empty = ~d_mask.any(-1) | ~q_mask.any(-1)
+            _check_weights(s[:, None, :], d_mask & ~empty[:, None], dtype)
 
     check()
 
@@ -224,12 +249,13 @@ def test_attention_over_attention(dtype):
 def test_multi_step_attention(dtype):
     @SETTINGS
     @given(problems())
-    def check(problem):
-        q, v, mask = problem
-        out, w = layers.MultiStepAttention(dtype=dtype)(
-            _cast(q, dtype), _cast(q, dtype), _cast(v, dtype), _cast(v, dtype),
-            source_mask=mask, return_attention_scores=True)
-        _check_weights(_np(w), mask, dtype)
-        assert np.all(np.isfinite(_np(out)))
+    def check(drawn):
+        layer = layers.MultiStepAttention(dtype=dtype)
+        for q, v, mask in drawn:
+            out, w = layer(_cast(q, dtype), _cast(q, dtype), _cast(v, dtype),
+                           _cast(v, dtype), source_mask=mask,
+                           return_attention_scores=True)
+            _check_weights(_np(w), mask, dtype)
+            assert np.all(np.isfinite(_np(out)))
 
     check()

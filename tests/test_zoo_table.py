@@ -1,8 +1,10 @@
 """zoo/README.md's table: one row per zoo model, every measured number in
 it taken from that model's results.json (written by its recipe)."""
 
+import importlib.util
 import os
 import re
+import shutil
 
 import pytest
 
@@ -26,8 +28,6 @@ def table_rows():
 
 def summarize():
     """zoo/summarize.py, the script that writes the README's numbers."""
-    import importlib.util
-
     spec = importlib.util.spec_from_file_location(
         "summarize", os.path.join(ZOO, "summarize.py"))
     module = importlib.util.module_from_spec(spec)
@@ -83,7 +83,13 @@ def test_the_project_readme_shows_each_translation_result_as_recorded():
     """The README's short table: greedy then beam, labelled as recorded."""
     s = summarize()
     text = open(s.PROJECT_README, encoding="utf-8").read()
+    # Every row of the short table, byte for byte as zoo/summarize.py writes
+    # it from results.json; a row renamed away would be left alone, so each
+    # model's row must be there.
     assert s.with_readme_cells(text) == text, "run python zoo/summarize.py"
+    shown = [line.split("`")[1] for line in text.splitlines()
+             if line.startswith("| `") and len(line.split(" | ")) == 3]
+    assert sorted(set(shown) & set(BUILDERS)) == sorted(s.README_ROWS) == sorted(BUILDERS)
     for name in s.ORDER:
         row = next(line for line in text.splitlines()
                    if line.startswith(f"| `{name}` |"))
@@ -119,3 +125,37 @@ def test_the_aoa_cell_shows_the_spread_of_its_seeds():
     one = {"aoa_test_accuracy": {"all": 0.5816}, "seed": 1, "baselines": b}
     assert s.result_cell("aoa_reader", one) == (
         "accuracy 0.5816 (bigram 0.426, most frequent 0.2883)")
+
+
+def _report_only(name, folder):
+    """`python zoo/<name>/recipe.py --report-only`, writing into `folder`
+    (a copy of zoo/<name>): RESULTS.md from results.json, no training."""
+    from kerattn.recipes import captioning, classification, reading, translation
+
+    if name in summarize().ORDER:
+        spec = importlib.util.spec_from_file_location(
+            f"recipe_{name}", os.path.join(ZOO, name, "recipe.py"))
+        recipe = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(recipe)   # its docstring opens RESULTS.md
+        translation.main(name, recipe.__doc__, folder, ["--report-only"])
+    else:
+        recipes = {"show_attend_tell": captioning, "han_classifier": classification,
+                   "aoa_reader": reading}
+        recipes[name].main(["--report-only"], out_dir=folder)
+
+
+@pytest.mark.parametrize("name", BUILDERS)
+def test_the_committed_results_md_is_what_its_recipe_writes(name, tmp_path, capsys):
+    """zoo/<name>/RESULTS.md (and results.json, which some recipes write
+    again) byte for byte as the recipe's `--report-only` writes them from
+    the committed results.json, in a copy of zoo/ (the translation reports
+    read seq2seq's results beside them)."""
+    copy = tmp_path / "zoo"
+    shutil.copytree(ZOO, copy)
+    _report_only(name, str(copy / name))
+    for file in ("RESULTS.md", "results.json"):
+        with open(os.path.join(ZOO, name, file), "rb") as f:
+            committed = f.read()
+        assert (copy / name / file).read_bytes() == committed, (
+            f"zoo/{name}/{file} is not what `python zoo/{name}/recipe.py "
+            "--report-only` writes from results.json")

@@ -6,7 +6,7 @@ Three things are written from results.json alone, so that every measured
 number in a README is the field its column names (tests/test_zoo_table.py
 checks them): the "our result" cell of each model's row in zoo/README.md's
 first table (`result_cell`), the translation table between the results
-markers (`table`), and the translation rows of the project README's short
+markers (`table`), and each model's row of the project README's short
 table (`readme_cell`).
 """
 
@@ -18,6 +18,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECT_README = os.path.join(os.path.dirname(HERE), "README.md")
 ORDER = ["seq2seq", "cho_encoder_decoder", "bahdanau_nmt", "luong_nmt",
          "transformer_nmt", "convs2s_nmt"]
+# The rows of the project README's short table, written from results.json.
+README_ROWS = ORDER + ["show_attend_tell", "han_classifier", "aoa_reader"]
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
@@ -60,21 +62,69 @@ def result_cell(name, r):
     raise KeyError(f"no result cell for {name}")
 
 
-def readme_cell(r):
-    """A translation model's "our result" cell in the project README."""
-    return f"sacreBLEU {_bleu(r, 'bleu_greedy')} greedy, {_beam(r)}"
+def _seeds(count):
+    return f"{count} seed{'s' * (count > 1)}"
+
+
+def _ahead_of_bigram(r):
+    """Which kinds of question beat the bigram baseline in every seed by
+    more than that seed's paired 95% interval, and which do not."""
+    runs = r.get("per_seed") or [r]
+    kinds = [k for k in r["paired_vs_bigram"] if k != "all"]
+    ahead = [k for k in kinds
+             if all(run["paired_vs_bigram"][k][0] > run["paired_vs_bigram"][k][1]
+                    for run in runs)]
+    behind = [k for k in kinds
+              if any(run["paired_vs_bigram"][k][0] < -run["paired_vs_bigram"][k][1]
+                     for run in runs)]
+    unclear = [k for k in kinds if k not in ahead and k not in behind]
+
+    def listed(words):
+        return (", ".join(words[:-1]) + " and " + words[-1]) if len(words) > 1 \
+            else words[0]
+
+    every = " in every seed" if len(runs) > 1 else ""
+    parts = [f"ahead of the bigram baseline on {listed(ahead)}{every}"] if ahead else []
+    if behind:
+        parts.append(f"behind it on {listed(behind)}")
+    if unclear:
+        parts.append(f"{listed(unclear)} not told apart")
+    return ", ".join(parts)
+
+
+def readme_cell(name, r):
+    """A model's "our result" cell in the project README, from its
+    results.json."""
+    if "bleu_beam5" in r:
+        return f"sacreBLEU {_bleu(r, 'bleu_greedy')} greedy, {_beam(r)}"
+    if name == "show_attend_tell":   # the row of soft attention
+        soft = r["results"]["soft"]
+        seeds = f" ({_seeds(soft['seeds'])})" if soft.get("seeds", 1) > 1 else ""
+        return (f"exact caption {_bleu(soft['beam1'], 'exact_caption_accuracy')}, "
+                f"{_bleu(soft['beam1'], 'own_digit_share_all')} of each word's "
+                f"attention on its own digit{seeds}")
+    if name == "han_classifier":
+        seeds = f", mean of {_seeds(len(r['seeds']))}" if "seeds" in r else ""
+        return (f"accuracy {_bleu(r, 'han_test_accuracy')}{seeds} (TF-IDF + LR "
+                f"{r['baselines']['tfidf_logistic_regression']})")
+    if name == "aoa_reader":
+        sd = r.get("aoa_test_accuracy_sd", {})
+        spread = f" ± {sd['all']}, {_seeds(len(r['seeds']))}" if "seeds" in r else ""
+        return (f"accuracy {r['aoa_test_accuracy']['all']}{spread} (bigram "
+                f"{r['baselines']['bigram']['all']}); {_ahead_of_bigram(r)}")
+    raise KeyError(f"no README cell for {name}")
 
 
 def with_readme_cells(text):
-    """The project README with each translation row's result rewritten
-    (rows `| \`name\` | task | result |` of the models in `ORDER`)."""
+    """The project README with each zoo model's result rewritten (rows
+    `| \`name\` ... | task | result |` of the models in `README_ROWS`)."""
     lines = []
     for line in text.splitlines():
         cells = line.split(" | ")
         if line.startswith("| `") and len(cells) == 3:
             name = cells[0].split("`")[1]
-            if name in ORDER:
-                cells[2] = readme_cell(results_of(name)) + " |"
+            if name in README_ROWS:
+                cells[2] = readme_cell(name, results_of(name)) + " |"
                 line = " | ".join(cells)
         lines.append(line)
     return "\n".join(lines) + "\n"
