@@ -307,7 +307,10 @@ class AttentionRNNCell(keras.layers.Layer):
 
         What the attention needs beyond the query it declares itself
         (`uses_query_position`, `samples_locations`). The attention's `call`
-        is run directly: the caller's `__call__` has set the dtype scope.
+        is run directly when it shares this cell's dtype policy (the
+        caller's `__call__` has set the dtype scope); an attention of
+        another policy runs through its own `__call__`, in its own dtype.
+        The context and weights come back in this cell's compute dtype.
         """
         keys, values, memory_mask = memory
         kwargs = {}
@@ -316,14 +319,17 @@ class AttentionRNNCell(keras.layers.Layer):
         if self.attention.samples_locations:
             kwargs.update(return_sample=True, sample_noise=sample_noise,
                           expectation_noise=expectation_noise)
-        result = self.attention.call(
+        attention = self.attention
+        same_policy = attention.dtype_policy.name == self.dtype_policy.name
+        result = (attention.call if same_policy else attention)(
             query, values, projected_key=keys, value_mask=memory_mask,
             return_attention_scores=True, training=training, **kwargs,
         )
-        extras = {"weights": result[1]}
+        dtype = self.compute_dtype
+        extras = {"weights": ops.cast(result[1], dtype)}
         if self.attention.samples_locations:
             extras["sample"] = result[2]["sample"]
-        return result[0], extras
+        return ops.cast(result[0], dtype), extras
 
     def split_states(self, states):
         """`(cell_states, feed or None, step)` from the flat state list."""
