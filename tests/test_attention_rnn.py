@@ -52,7 +52,7 @@ def np_bahdanau_decoder(y, h_enc, mask, W_a, U_a, v_a, cell, s0=None,
 
 
 def np_luong_decoder(y, h_enc, mask, W_a, W_c, stack, feeding, states=None,
-                     t_mask=None):
+                     t_mask=None, window=None):
     """Luong et al. (2015), eq. 5 + "general" score + input feeding (3.3):
 
     h_t = stack(h_{t-1}, [y_t; h~_{t-1}]); a_t = softmax(h_t^T W_a h_s);
@@ -60,7 +60,8 @@ def np_luong_decoder(y, h_enc, mask, W_a, W_c, stack, feeding, states=None,
 
     `stack(x, states) -> (top h, new states)`; `states` zeros of one GRU
     when None. A padded target step keeps the states and h~ and outputs
-    zeros.
+    zeros. `window=D`: local-m (section 3.2), the softmax over the source
+    positions `|s - t| <= D` alone, `t` each row's own count of real steps.
     """
     b, t, _ = y.shape
     states = [np.zeros((b, W_a.shape[0]))] if states is None else states
@@ -71,7 +72,12 @@ def np_luong_decoder(y, h_enc, mask, W_a, W_c, stack, feeding, states=None,
         x = np.concatenate([y[:, i], feed], -1) if feeding else y[:, i]
         h, new_states = stack(x, states)
         e = np.einsum("bq,qk,bsk->bs", h, W_a, h_enc)
-        a = np_masked_softmax(e, mask)
+        step_mask = mask
+        if window is not None:
+            row_t = t_mask[:, :i].sum(1)[:, None]          # each row's own t
+            near = np.abs(np.arange(h_enc.shape[1])[None] - row_t) <= window
+            step_mask = mask & near
+        a = np_masked_softmax(e, step_mask)
         c = np.einsum("bs,bsd->bd", a, h_enc)
         real = t_mask[:, i:i + 1]
         out = np.tanh(np.concatenate([c, h], -1) @ W_c)
@@ -445,5 +451,31 @@ def test_luong_order_lstm_stack_matches_numpy():
         y, h, mask, to_numpy(dec.attention.W_a),
         to_numpy(dec.cell.attentional.kernel), np_lstm_stack(lstms),
         feeding=True, states=list(init), t_mask=t_mask)
+    np.testing.assert_allclose(to_numpy(al), ref_al, atol=1e-5)
+    np.testing.assert_allclose(to_numpy(out), ref_out, atol=1e-5)
+
+
+def test_local_m_decoder_matches_numpy():
+    """`order="luong"` with local-m (window D = 1, "general" score), a
+    2-layer LSTM stack and input feeding, target padding with the shortest
+    row first: against the NumPy decoder with the window at each row's own
+    step (Luong et al. 2015, section 3.2)."""
+    rng = np.random.default_rng(9)
+    y, h, t_mask, mask = _masked_data(rng)
+    dec = AttentionRNN(8, LocalAttention("monotonic", window=1, score="general"),
+                       cell="lstm", order="luong", num_layers=2,
+                       input_feeding=True, attentional_units=6)
+    dec(y, h)
+    cells = dec.cell.rnn_cells
+    _randomize_biases(rng, cells)
+    out, al = dec(y, h, inputs_mask=t_mask, memory_mask=mask,
+                  return_attention_scores=True)
+    lstms = [[to_numpy(w) for w in (cell.kernel, cell.recurrent_kernel, cell.bias)]
+             for cell in cells]
+    zeros = [np.zeros((3, 8)) for _ in range(4)]
+    ref_out, ref_al = np_luong_decoder(
+        y, h, mask, to_numpy(dec.attention.W_a),
+        to_numpy(dec.cell.attentional.kernel), np_lstm_stack(lstms),
+        feeding=True, states=zeros, t_mask=t_mask, window=1)
     np.testing.assert_allclose(to_numpy(al), ref_al, atol=1e-5)
     np.testing.assert_allclose(to_numpy(out), ref_out, atol=1e-5)
