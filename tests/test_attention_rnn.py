@@ -479,3 +479,52 @@ def test_local_m_decoder_matches_numpy():
         feeding=True, states=zeros, t_mask=t_mask, window=1)
     np.testing.assert_allclose(to_numpy(al), ref_al, atol=1e-5)
     np.testing.assert_allclose(to_numpy(out), ref_out, atol=1e-5)
+
+
+def test_hard_attention_decoder_matches_numpy():
+    """Show, attend and tell's decoder (Xu et al. 2015): `order="bahdanau"`,
+    an LSTM, `output_state="current"` ([h_t; z_t], eq. 7) and hard attention
+    at inference with `inference="argmax"`:
+
+    e_ti = w^T tanh(W_h h_{t-1} + W_a a_i + b); alpha_t = softmax(e_t);
+    z_t = beta_t a_{argmax alpha_t}, beta_t = sigmoid(W_beta h_{t-1} + b_beta);
+    (h_t, c_t) = LSTM([y_{t-1}; z_t], h_{t-1}, c_{t-1}).
+
+    Target padding with the shortest row first; the samples are the argmax
+    one-hots."""
+    from kerattn.layers import HardVisualAttention
+
+    rng = np.random.default_rng(10)
+    y, a, t_mask, mask = _masked_data(rng)
+    dec = AttentionRNN(8, HardVisualAttention(5, inference="argmax", seed=0),
+                       cell="lstm", order="bahdanau", output_state="current")
+    dec(y, a)
+    _randomize_biases(rng, dec.cell.rnn_cells)
+    att = dec.attention
+    att.b.assign(rng.normal(size=att.b.shape).astype("float32"))
+    att.b_beta.assign(rng.normal(size=att.b_beta.shape).astype("float32"))
+    out, al, samples = dec(y, a, inputs_mask=t_mask, memory_mask=mask,
+                           return_attention_scores=True,
+                           return_attention_samples=True, training=False)
+    W_h, W_a, b, w, W_beta, b_beta = (to_numpy(v) for v in (
+        att.W_h, att.W_a, att.b, att.w, att.W_beta, att.b_beta))
+    lstm = [to_numpy(v) for v in (dec.cell.rnn_cell.kernel,
+                                  dec.cell.rnn_cell.recurrent_kernel,
+                                  dec.cell.rnn_cell.bias)]
+    h = c = np.zeros((3, 8))
+    outs, alphas, ones = [], [], []
+    for t in range(y.shape[1]):
+        e = np.tanh((h @ W_h)[:, None] + a @ W_a + b) @ w
+        alpha = np_masked_softmax(e, mask)
+        one_hot = np.eye(a.shape[1])[alpha.argmax(-1)]
+        beta = sigmoid(h @ W_beta + b_beta)
+        z = (one_hot[:, :, None] * a).sum(1) * beta
+        h_new, c_new = np_lstm(np.concatenate([y[:, t], z], -1), h, c, *lstm)
+        real = t_mask[:, t:t + 1]
+        outs.append(np.where(real, np.concatenate([h_new, z], -1), 0.0))
+        alphas.append(np.where(real, alpha, 0.0))
+        ones.append(np.where(real, one_hot, 0.0))
+        h, c = np.where(real, h_new, h), np.where(real, c_new, c)
+    np.testing.assert_allclose(to_numpy(al), np.stack(alphas, 1), atol=1e-5)
+    np.testing.assert_array_equal(to_numpy(samples), np.stack(ones, 1))
+    np.testing.assert_allclose(to_numpy(out), np.stack(outs, 1), atol=1e-5)
