@@ -241,6 +241,13 @@ class AttentionRNNCell(keras.layers.Layer):
 
     # --- the equations of one step ---------------------------------------------
 
+    @staticmethod
+    def _input_product(x, layer_weights):
+        """`x W + b_input` for one cell's `(kernel, _, input_bias, _)`."""
+        kernel, _, bias, _ = layer_weights
+        product = ops.matmul(x, kernel)
+        return product if bias is None else product + bias
+
     def _cell_step(self, k, x_proj, states, weights):
         """Cell `k` from its input product `x_proj = x W + b_input`.
 
@@ -278,10 +285,7 @@ class AttentionRNNCell(keras.layers.Layer):
         per, new = self.states_per_layer, []
         for k in range(self.num_layers):
             if k > 0:  # the layer below's output times this cell's kernel
-                kernel, _, bias_in, _ = weights["layers"][k]
-                x_proj = ops.matmul(h, kernel)
-                if bias_in is not None:
-                    x_proj = x_proj + bias_in
+                x_proj = self._input_product(h, weights["layers"][k])
             h, states = self._cell_step(k, x_proj,
                                         cell_states[k * per:(k + 1) * per],
                                         weights)
@@ -292,14 +296,11 @@ class AttentionRNNCell(keras.layers.Layer):
         """One step up the stack from the bottom input `x` (its whole row,
         `[y; feed]`): `(top output, new flat cell states)`."""
         weights = self.loop_weights() if weights is None else weights
-        kernel, _, bias_in, _ = weights["layers"][0]
         x = ops.convert_to_tensor(x, self.compute_dtype)
         cell_states = [ops.convert_to_tensor(s, self.compute_dtype)
                        for s in cell_states]
-        x_proj = ops.matmul(x, kernel)
-        if bias_in is not None:
-            x_proj = x_proj + bias_in
-        return self._stack(x_proj, cell_states, weights)
+        return self._stack(self._input_product(x, weights["layers"][0]),
+                           cell_states, weights)
 
     def attend(self, query, step, memory, training=None, sample_noise=None,
                expectation_noise=None):
@@ -359,9 +360,7 @@ class AttentionRNNCell(keras.layers.Layer):
                 return x
             return x + ops.matmul(feed, weights["feed_kernel"])
         row = x if feed is None else ops.concatenate([x, feed], -1)
-        kernel, _, bias, _ = weights["layers"][0]
-        product = ops.matmul(row, kernel)
-        return product if bias is None else product + bias
+        return self._input_product(row, weights["layers"][0])
 
     def step_with(self, x, states, memory, weights, projected, training=None,
                   sample_noise=None, expectation_noise=None):
