@@ -7,12 +7,16 @@ from kerattn.layers.attention_over_attention import (
 from kerattn.layers.attention_rnn import AttentionRNN, AttentionRNNCell
 from kerattn.layers.bahdanau_attention import BahdanauAttention
 from kerattn.layers.base_attention import BaseAttention
+from kerattn.layers.coverage_regularization import CoverageRegularization
 from kerattn.layers.hierarchical_attention import (
     AttentionPooling,
     HierarchicalAttention,
 )
 from kerattn.layers.local_attention import LocalAttention
 from kerattn.layers.learned_state import LearnedInitialState
+from kerattn.layers.location_sensitive_attention import (
+    LocationSensitiveAttention,
+)
 from kerattn.layers.luong_attention import LuongAttention
 from kerattn.layers.maxout import Maxout
 from kerattn.layers.multi_head_attention import MultiHeadAttention
@@ -49,6 +53,8 @@ __all__ = [
     "BahdanauAttention",
     "LuongAttention",
     "LocalAttention",
+    "LocationSensitiveAttention",
+    "CoverageRegularization",
     "RestrictedSelfAttention",
     "ScaledDotProductAttention",
     "MultiHeadAttention",

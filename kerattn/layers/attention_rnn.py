@@ -52,10 +52,16 @@ class AttentionRNNCell(keras.layers.Layer):
     The encoder's projected keys, values and mask (`memory`, from
     `AttentionRNN.precompute`) are an argument of every step, never a state.
 
-    The states are `[*cell_states, (feed,) step]`, each `(batch, ...)`;
-    `step` is `(batch, 1)`, each row's own count of its real (unpadded)
-    steps, so an attention that `uses_query_position` (local-m's `p_t = t`)
-    gets every row's own `t`, whatever the other rows of its batch do.
+    The states are `[*cell_states, (feed,) (alignment,) step]`, each
+    `(batch, ...)`; `step` is `(batch, 1)`, each row's own count of its
+    real (unpadded) steps, so an attention that `uses_query_position`
+    (local-m's `p_t = t`) gets every row's own `t`, whatever the other rows
+    of its batch do. `alignment` `(batch, S)` is there for an attention that
+    declares an `alignment_state` (coverage, location-sensitive): the
+    history its score reads, passed to it as `alignment_history` and
+    updated from each step's weights by its `next_alignment`. Being a state,
+    it is kept at padded steps and reordered by beam search like the
+    others.
 
     The cells are Keras' `GRUCell` / `LSTMCell` (they own, build and save
     the weights); their equations are applied here with `keras.ops`, exactly
@@ -154,6 +160,11 @@ class AttentionRNNCell(keras.layers.Layer):
         """Whether the states carry Luong's fed-back `h~_{t-1}`."""
         return self.order == "luong" and self.input_feeding
 
+    @property
+    def carries_alignment(self):
+        """Whether the states carry the attention's alignment history."""
+        return self.attention.alignment_state is not None
+
     def top_hidden(self, cell_states):
         """The top layer's hidden state `h` in a flat list of cell states."""
         return cell_states[(self.num_layers - 1) * self.states_per_layer]
@@ -163,6 +174,8 @@ class AttentionRNNCell(keras.layers.Layer):
         sizes = [self.units] * self.num_cell_states
         if self.feeds:
             sizes.append(self.attentional_units)
+        if self.carries_alignment:
+            sizes.append(None)  # the source length S
         return sizes + [1]
 
     def output_dim(self, memory_dim):
@@ -303,11 +316,12 @@ class AttentionRNNCell(keras.layers.Layer):
                            cell_states, weights)
 
     def attend(self, query, step, memory, training=None, sample_noise=None,
-               expectation_noise=None):
+               expectation_noise=None, alignment=None):
         """`(context, extras)` for one query `(batch, units)`.
 
         What the attention needs beyond the query it declares itself
-        (`uses_query_position`, `samples_locations`). The attention's `call`
+        (`uses_query_position`, `samples_locations`, `alignment_state`: then
+        `alignment` `(batch, S)` is its history). The attention's `call`
         is run directly when it shares this cell's dtype policy (the
         caller's `__call__` has set the dtype scope); an attention of
         another policy runs through its own `__call__`, in its own dtype.
@@ -320,6 +334,8 @@ class AttentionRNNCell(keras.layers.Layer):
         if self.attention.samples_locations:
             kwargs.update(return_sample=True, sample_noise=sample_noise,
                           expectation_noise=expectation_noise)
+        if self.carries_alignment:
+            kwargs["alignment_history"] = alignment
         attention = self.attention
         same_policy = attention.dtype_policy.name == self.dtype_policy.name
         result = (attention.call if same_policy else attention)(
@@ -333,17 +349,19 @@ class AttentionRNNCell(keras.layers.Layer):
         return ops.cast(result[0], dtype), extras
 
     def split_states(self, states):
-        """`(cell_states, feed or None, step)` from the flat state list."""
+        """`(cell_states, feed, alignment, step)` from the flat state list
+        (`feed` and `alignment` None where the cell carries none)."""
         states = list(states)
         n = self.num_cell_states
         feed = states[n] if self.feeds else None
-        return states[:n], feed, states[-1]
+        alignment = states[-2] if self.carries_alignment else None
+        return states[:n], feed, alignment, states[-1]
 
     def recur(self, x_proj, states, weights):
         """The recurrence alone, `(h_t, new_states)`, from the bottom input
-        product: Luong's order without input feeding, where it does not
-        depend on the attention."""
-        cell_states, _, step = self.split_states(states)
+        product: Luong's order without input feeding and without an
+        alignment state, where it does not depend on the attention."""
+        cell_states, _, _, step = self.split_states(states)
         h, new_cell = self._stack(x_proj, cell_states, weights)
         return h, list(new_cell) + [step + 1.0]
 
@@ -368,12 +386,13 @@ class AttentionRNNCell(keras.layers.Layer):
         token (`projected=False`) or from its input product
         (`projected=True`, `project_inputs`): what `AttentionRNN`'s loop
         runs."""
-        cell_states, feed, step = self.split_states(states)
+        cell_states, feed, alignment, step = self.split_states(states)
         if self.order == "bahdanau":
             # c_i from s_{i-1}; s_i = f(s_{i-1}, y_{i-1}, c_i).
             s_prev = self.top_hidden(cell_states)
             context, extras = self.attend(s_prev, step, memory, training,
-                                          sample_noise, expectation_noise)
+                                          sample_noise, expectation_noise,
+                                          alignment)
             h, new_cell = self._stack(
                 self._bottom_product(x, context, weights, projected),
                 cell_states, weights)
@@ -386,10 +405,14 @@ class AttentionRNNCell(keras.layers.Layer):
                 self._bottom_product(x, feed, weights, projected),
                 cell_states, weights)
             context, extras = self.attend(h, step, memory, training,
-                                          sample_noise, expectation_noise)
+                                          sample_noise, expectation_noise,
+                                          alignment)
             output = self.attentional.activation(ops.matmul(
                 ops.concatenate([context, h], -1), weights["attentional"]))
         new_states = list(new_cell) + ([output] if feed is not None else [])
+        if alignment is not None:  # a_i, or c^{i+1} = c^i + a_i
+            new_states.append(self.attention.next_alignment(
+                alignment, extras["weights"]))
         return output, new_states + [step + 1.0], extras
 
     def call(self, inputs, states, memory=None, training=None,
@@ -398,7 +421,7 @@ class AttentionRNNCell(keras.layers.Layer):
 
         Args:
             inputs: `(batch, input_dim)`, the embedded previous token.
-            states: `[*cell_states, (feed,) step]`.
+            states: `[*cell_states, (feed,) (alignment,) step]`.
             memory: `(keys, values, bool mask)` (`AttentionRNN.memory_of`).
             training: bool.
             sample_noise: optional uniform `(batch, S)` for an attention
@@ -451,7 +474,13 @@ class AttentionRNN(keras.layers.Layer):
       and output `h~_t`. Without input feeding the recurrence does not
       depend on the attention, and the layer runs the cell over the whole
       target first and attends once (the parallel form: same outputs,
-      faster training).
+      faster training), unless the attention reads its own past alignments.
+
+    An attention that scores with its past alignments declares it
+    (`alignment_state`: coverage, location-sensitive attention); the
+    decoder then carries the history, `(batch, S)`, as one more state
+    (`AttentionRNNCell`), so the same loop, `step()` and beam search serve
+    it.
 
     The loop is `scan_carry` (`keras.ops.scan`; `tf.scan` on TensorFlow)
     over the steps of `AttentionRNNCell`, closing over the encoder's keys,
@@ -505,8 +534,8 @@ class AttentionRNN(keras.layers.Layer):
 
     Returns:
         `outputs` `(batch, T, output_dim)`; with `return_state=True` then the
-        final state list (`[*cell_states, (feed,) step]`, as `step()` takes
-        it); with `return_attention_scores=True` then the alignments
+        final state list (`[*cell_states, (feed,) (alignment,) step]`, as
+        `step()` takes it); with `return_attention_scores=True` then the alignments
         `(batch, T, S)`; with `return_attention_samples=True` then the
         samples `(batch, T, S)`.
 
@@ -561,8 +590,10 @@ class AttentionRNN(keras.layers.Layer):
 
     @property
     def parallel(self):
-        """Whether training runs the parallel form (Luong, no feeding)."""
-        return self.order == "luong" and not self.input_feeding
+        """Whether training runs the parallel form (Luong, no feeding, an
+        attention without alignment state)."""
+        return (self.order == "luong" and not self.input_feeding
+                and not self.cell.carries_alignment)
 
     def build(self, inputs_shape, memory_shape):
         checks.rank("inputs", inputs_shape, (3,), "(batch, T, input_dim)")
@@ -617,9 +648,25 @@ class AttentionRNN(keras.layers.Layer):
         """
         return cache["keys"], cache["values"], cache["mask"] > 0.5
 
-    def get_initial_state(self, batch_size, initial_state=None):
-        """`[*cell_states, (feed,) step]` at the first step."""
+    def get_initial_state(self, batch_size, initial_state=None, cache=None):
+        """`[*cell_states, (feed,) (alignment,) step]` at the first step.
+
+        Args:
+            batch_size: int or scalar tensor.
+            initial_state: optional cell states (see `call`); zeros when
+                None.
+            cache: the dict from `precompute`; needed (for the source
+                length and mask) when the attention has an
+                `alignment_state`.
+        """
         dtype = self.compute_dtype
+        if self.cell.carries_alignment:
+            checks.require(
+                isinstance(cache, dict) and "mask" in cache, "cache",
+                "the dict of `precompute(memory, memory_mask)` (the "
+                f"attention {type(self.attention).__name__} carries an "
+                "alignment history of the source's length)",
+                type(cache).__name__)
         if initial_state is None:
             cell_states = [ops.zeros((batch_size, self.units), dtype)
                            for _ in range(self.cell.num_cell_states)]
@@ -640,6 +687,9 @@ class AttentionRNN(keras.layers.Layer):
         if self.input_feeding:
             states.append(ops.zeros((batch_size, self.cell.attentional_units),
                                     dtype))
+        if self.cell.carries_alignment:
+            states.append(ops.cast(
+                self.attention.initial_alignment(cache["mask"]), dtype))
         states.append(ops.zeros((batch_size, 1), dtype))
         return states
 
@@ -733,7 +783,7 @@ class AttentionRNN(keras.layers.Layer):
             self._check_samples(memory)
         batch = ops.shape(inputs)[0]
         cache = self.precompute(memory, memory_mask)
-        states = self.get_initial_state(batch, initial_state)
+        states = self.get_initial_state(batch, initial_state, cache)
         cell = self.cell
         params = cell.loop_weights()
         # y_{t-1} W[:m] + b for every step at once: (batch, T, gates).
@@ -818,6 +868,9 @@ class AttentionRNN(keras.layers.Layer):
                      for _ in range(self.cell.num_cell_states)]
             if self.input_feeding:
                 final.append(keras.KerasTensor((b, self.cell.attentional_units),
+                                               dtype=dtype))
+            if self.cell.carries_alignment:
+                final.append(keras.KerasTensor((b, memory.shape[1]),
                                                dtype=dtype))
             final.append(keras.KerasTensor((b, 1), dtype=dtype))
             result += (final,)

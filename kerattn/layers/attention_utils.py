@@ -289,3 +289,33 @@ def scatter_positions(weights, positions, length):
     """
     one_hot = ops.one_hot(positions, length, dtype=weights.dtype)
     return ops.sum(ops.expand_dims(weights, -1) * one_hot, axis=-2)
+
+
+def alignment_features(history, projection, kernel=None):
+    """`U f_j` for every source position, from an alignment history.
+
+    Chorowski et al. (2015), eq. 8-9: `f = F * a` is a 1-D convolution of
+    the history `a` with `k` filters of odd width `r` ("same" padding, as
+    a cross-correlation: `f_j = sum_r F_r a_{j + r - (w - 1) / 2}`, zeros
+    outside `[0, Tv)`), and `U` maps its `k` features into the score's
+    hidden layer. Coverage's `w_c c_j` (See et al., 2017, eq. 11) is the
+    width-1, one-filter case: `kernel=None` and `projection = w_c` as a
+    `(1, units)` row.
+
+    Args:
+        history: `(batch, Tq, Tv)`, zero on padded positions.
+        projection: `U`, `(k, units)` (`(1, units)` without `kernel`).
+        kernel: `F`, `(r, 1, k)`, or None (the history itself is the one
+            feature).
+
+    Returns:
+        `(batch, Tq, Tv, units)`.
+    """
+    features = ops.expand_dims(history, -1)                # (b, Tq, Tv, 1)
+    if kernel is not None:
+        shape = ops.shape(history)
+        flat = ops.reshape(features, (-1, shape[2], 1))    # (b Tq, Tv, 1)
+        flat = ops.conv(flat, kernel, padding="same")      # (b Tq, Tv, k)
+        features = ops.reshape(
+            flat, (shape[0], shape[1], shape[2], kernel.shape[-1]))
+    return project(features, projection)

@@ -23,6 +23,20 @@ class BahdanauAttention(BaseAttention):
     `U_a h_j` does not depend on `i`: `project_key` computes it once per
     source sentence and `projected_key=` reuses it at every decoder step.
 
+    With `coverage=True` the score also reads the coverage vector
+    `c^i = sum_{i' < i} alpha_{i'}`, the attention the decoder has already
+    paid to each source position (See et al., 2017, eq. 11):
+
+        e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j + w_c c^i_j + b)
+
+    with a learned vector `w_c` and bias `b`. Its `alignment_state` is then
+    "cumulative": `AttentionRNN` carries `c^i` and passes it as
+    `alignment_history`. Pair it with the coverage loss
+    (`kerattn.losses.coverage_loss`, `CoverageRegularization`, eq. 12-13).
+    This is a training-time mechanism; the `coverage_penalty` of beam search
+    (`kerattn.decoding`) is GNMT's decode-time rescoring of finished
+    hypotheses, with no weights, and works with any attention.
+
     With `normalize=True` the score uses the weight-normalised
     `v = g * v_a / ||v_a||` and a bias `b` inside the `tanh` (Salimans and
     Kingma, 2016; the `normalize` option of TensorFlow Addons' attention).
@@ -36,6 +50,7 @@ class BahdanauAttention(BaseAttention):
         units: int, the size of the alignment model's hidden layer (`n'` in
             the paper's appendix).
         normalize: bool, use weight normalisation of `v_a` (see above).
+        coverage: bool, score with the coverage vector (see above).
         kernel_initializer: initializer of `W_a`, `U_a` and `v_a`.
         kernel_regularizer: optional regularizer of the same.
         dropout: float in [0, 1), dropout on the attention weights.
@@ -62,6 +77,7 @@ class BahdanauAttention(BaseAttention):
         self,
         units,
         normalize=False,
+        coverage=False,
         kernel_initializer="glorot_uniform",
         kernel_regularizer=None,
         dropout=0.0,
@@ -71,10 +87,22 @@ class BahdanauAttention(BaseAttention):
         super().__init__(dropout=dropout, causal=causal, **kwargs)
         checks.positive_int("units", units)
         checks.boolean("normalize", normalize)
+        checks.boolean("coverage", coverage)
         self.units = units
         self.normalize = normalize
+        self.coverage = coverage
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
+
+    @property
+    def alignment_state(self):
+        """"cumulative" with `coverage=True` (the decoder carries `c^i`)."""
+        return "cumulative" if self.coverage else None
+
+    @property
+    def uses_bias(self):
+        """Whether the score has the bias `b` inside its tanh."""
+        return self.normalize or self.coverage
 
     def build(self, query_shape, value_shape, key_shape=None):
         self._record_dims(query_shape, value_shape, key_shape)
@@ -100,12 +128,16 @@ class BahdanauAttention(BaseAttention):
                 ),
                 dtype=self.variable_dtype,
             )
+        if self.uses_bias:
             self.b = self.add_weight(
                 name="b",
                 shape=(self.units,),
                 initializer="zeros",
                 dtype=self.variable_dtype,
             )
+        if self.coverage:
+            self.w_c = self.add_weight(name="w_c", shape=(self.units,),
+                                       **common)
         self.built = True
 
     def project_key(self, key):
@@ -113,13 +145,21 @@ class BahdanauAttention(BaseAttention):
         self._check_key(key)
         return utils.project(key, self.U_a)
 
-    def _calculate_scores(self, query, key):
+    def alignment_term(self, history):
+        """The history's term inside the tanh, `(batch, Tq, Tv, units)`:
+        `w_c c_j` (coverage)."""
+        return utils.alignment_features(history, ops.expand_dims(self.w_c, 0))
+
+    def _calculate_scores(self, query, key, alignment_history=None):
         # (batch, Tq, 1, units) + (batch, 1, Tv, units)
         hidden = ops.expand_dims(utils.project(query, self.W_a), 2)
         hidden = hidden + ops.expand_dims(key, 1)
+        if alignment_history is not None:  # (batch, Tq, Tv, units)
+            hidden = hidden + self.alignment_term(alignment_history)
+        if self.uses_bias:
+            hidden = hidden + self.b
         v_a = self.v_a
         if self.normalize:
-            hidden = hidden + self.b
             v_a = self.g * v_a * ops.rsqrt(ops.sum(ops.square(v_a)))
         return ops.sum(ops.tanh(hidden) * v_a, axis=-1)
 
@@ -129,6 +169,7 @@ class BahdanauAttention(BaseAttention):
             {
                 "units": self.units,
                 "normalize": self.normalize,
+                "coverage": self.coverage,
                 "kernel_initializer": keras.initializers.serialize(
                     self.kernel_initializer
                 ),

@@ -46,6 +46,12 @@ class BaseAttention(keras.layers.Layer):
             other masks by logical AND.
         projected_key: optional output of `project_key(key)`, to reuse the
             key projection across decoder steps. `key` is then ignored.
+        alignment_history: optional `(batch, Tv)` (the same for every
+            query) or `(batch, Tq, Tv)`, for an attention that declares an
+            `alignment_state`: the previous step's weights ("previous") or
+            their sum over the earlier steps ("cumulative").
+            `initial_alignment` (zeros) when None; ignored by an attention
+            without state. Padded source positions are zeroed before use.
         return_attention_scores: bool; if True return `(output, weights)`.
         training: bool, whether dropout is active.
 
@@ -84,6 +90,13 @@ class BaseAttention(keras.layers.Layer):
     # training: hard attention).
     uses_query_position = False
     samples_locations = False
+    # `alignment_state`: the alignment history the score reads, which the
+    # decoder carries as one `(batch, Tv)` state entry and passes as
+    # `alignment_history`: None (stateless), "previous" (the last step's
+    # weights a_{i-1}: location-sensitive attention) or "cumulative" (their
+    # sum over the earlier steps: coverage). `initial_alignment` gives its
+    # first value and `next_alignment` its update from a step's weights.
+    alignment_state = None
 
     def __init__(self, dropout=0.0, causal=False, **kwargs):
         super().__init__(**kwargs)
@@ -178,22 +191,72 @@ class BaseAttention(keras.layers.Layer):
         """
         raise NotImplementedError
 
+    def _normalize(self, scores, mask):
+        """Weights from scores `(batch, Tq, Tv)`: the masked softmax.
+
+        Override for another normalisation; masked positions must get
+        exactly zero weight and a fully masked row zeros.
+        """
+        return utils.masked_softmax(scores, mask)
+
     def _compute_attention(
-        self, query, key, value, mask, training, return_attention_scores
+        self, query, key, value, mask, training, return_attention_scores,
+        alignment_history=None,
     ):
         """Weights and context from the query, projected key and value.
 
-        The one place to override for a different normalisation or a fused
-        kernel. `mask` is boolean, broadcastable to `(batch, Tq, Tv)`, or
-        None. Returns `(output (batch, Tq, value_dim), weights (batch, Tq,
-        Tv))`; `weights` may be None when `return_attention_scores` is
-        False.
+        The one place to override for a fused kernel. `mask` is boolean,
+        broadcastable to `(batch, Tq, Tv)`, or None. `alignment_history`
+        `(batch, Tq, Tv)` is given to an attention with an
+        `alignment_state` only, and passed on to its `_calculate_scores`.
+        Returns `(output (batch, Tq, value_dim), weights (batch, Tq, Tv))`;
+        `weights` may be None when `return_attention_scores` is False.
         """
-        scores = self._calculate_scores(query, key)
-        weights = utils.masked_softmax(scores, mask)
+        if alignment_history is None:
+            scores = self._calculate_scores(query, key)
+        else:
+            scores = self._calculate_scores(
+                query, key, alignment_history=alignment_history)
+        weights = self._normalize(scores, mask)
         dropped = self._dropout_layer(weights, training=training)
         output = ops.matmul(dropped, value)
         return output, weights
+
+    # --- the alignment history (attentions with an `alignment_state`) -------
+
+    def initial_alignment(self, value_mask):
+        """The history before the first step: zeros `(batch, Tv)`.
+
+        Args:
+            value_mask: `(batch, Tv)`, of any dtype (only its shape is read
+                here; a family may place its first alignment by it).
+        """
+        return ops.zeros(ops.shape(value_mask), self.compute_dtype)
+
+    def next_alignment(self, history, weights):
+        """The history after a step with `weights` `(batch, Tv)`."""
+        if self.alignment_state == "cumulative":
+            return history + weights
+        return weights
+
+    def _history_for(self, history, value_mask, query, value):
+        """`alignment_history` as `(batch, Tq, Tv)`, zero on padding."""
+        if history is None:
+            history = ops.expand_dims(
+                self.initial_alignment(ops.ones(ops.shape(value)[:2])), 1)
+        else:
+            history = ops.convert_to_tensor(history, self.compute_dtype)
+            checks.rank("alignment_history", history.shape, (2, 3),
+                        "(batch, Tv) or (batch, Tq, Tv)")
+            checks.same("alignment_history", history.shape[-1], "value",
+                        value.shape[1], "length Tv")
+            if len(history.shape) == 2:
+                history = ops.expand_dims(history, 1)
+        history = ops.cast(history, self.compute_dtype)
+        if value_mask is not None:
+            history = history * ops.expand_dims(
+                utils.mask_as(value_mask, history.dtype), 1)
+        return history
 
     # --- call ---------------------------------------------------------------
 
@@ -206,6 +269,7 @@ class BaseAttention(keras.layers.Layer):
         value_mask=None,
         attention_mask=None,
         projected_key=None,
+        alignment_history=None,
         return_attention_scores=False,
         training=None,
     ):
@@ -224,8 +288,13 @@ class BaseAttention(keras.layers.Layer):
             query_length=ops.shape(query)[1],
             value_length=ops.shape(value)[1],
         )
+        extra = {}
+        if self.alignment_state is not None:
+            extra["alignment_history"] = self._history_for(
+                alignment_history, value_mask, query, value)
         output, weights = self._compute_attention(
-            query, projected_key, value, mask, training, return_attention_scores
+            query, projected_key, value, mask, training,
+            return_attention_scores, **extra
         )
         if single_step:
             output = ops.squeeze(output, 1)
@@ -247,6 +316,7 @@ class BaseAttention(keras.layers.Layer):
         value_mask=None,
         attention_mask=None,
         projected_key=None,
+        alignment_history=None,
         return_attention_scores=False,
         training=None,
     ):

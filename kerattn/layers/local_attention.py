@@ -89,6 +89,10 @@ class LocalAttention(LuongAttention):
         checks.nonnegative_int("window", window)
         checks.positive_int("units", units, allow_none=True)
         kwargs.pop("causal", None)
+        checks.require(
+            not kwargs.pop("coverage", False), "coverage", "False for "
+            "LocalAttention (a global attention's option: LuongAttention("
+            "score='concat', coverage=True))", True)
         super().__init__(
             score=score,
             units=units if score == "concat" else None,
@@ -254,7 +258,7 @@ class LocalAttention(LuongAttention):
 
     def get_config(self):
         config = super().get_config()
-        for name in ("max_length", "causal"):
+        for name in ("max_length", "causal", "coverage"):
             config.pop(name, None)
         config.update(
             {"mode": self.mode, "window": self.window, "units": self.position_units}

@@ -32,6 +32,20 @@ class LuongAttention(BaseAttention):
     The key-only parts (`W_a h_s` for "general", the `h_s` half of `W_a`
     for "concat") are computed once per source by `project_key`.
 
+    With `coverage=True` ("concat" only) the score also reads the coverage
+    vector `c^t = sum_{t' < t} a_{t'}` (See et al., 2017, eq. 11, on
+    Luong's concat score):
+
+        score(h_t, h_s) = v_a^T tanh(W_a [h_t; h_s] + w_c c^t_s + b)
+
+    Its `alignment_state` is then "cumulative" (see `BahdanauAttention`'s
+    `coverage`, and there how it differs from beam search's
+    `coverage_penalty`).
+
+    "location" here is Luong's score from the target state alone; the
+    attention that reads where it looked before (Chorowski et al., 2015)
+    is `LocationSensitiveAttention`.
+
     With `score="dot"` this is `keras.layers.Attention`, and with
     `scale=True` that layer's `use_scale=True`: a learned scalar that
     multiplies the scores (initialised to 1).
@@ -43,6 +57,7 @@ class LuongAttention(BaseAttention):
         max_length: int, the maximum source length of the "location" score.
             Required for "location", rejected otherwise.
         scale: bool, learn a scalar that multiplies the scores.
+        coverage: bool, score with the coverage vector ("concat" only).
         kernel_initializer: initializer of the weights.
         kernel_regularizer: optional regularizer of the weights.
         dropout: float in [0, 1), dropout on the attention weights.
@@ -69,6 +84,7 @@ class LuongAttention(BaseAttention):
         units=None,
         max_length=None,
         scale=False,
+        coverage=False,
         kernel_initializer="glorot_uniform",
         kernel_regularizer=None,
         dropout=0.0,
@@ -91,6 +107,12 @@ class LuongAttention(BaseAttention):
                 note="It applies only to score='location', not "
                 f"score={score!r}.")
         checks.boolean("scale", scale)
+        checks.boolean("coverage", coverage)
+        checks.require(
+            not coverage or score == "concat", "coverage",
+            "False unless score='concat'", coverage,
+            note=f"Coverage enters the concat score, not score={score!r}.")
+        self.coverage = coverage
         self.score = score
         self.units = units
         self.max_length = max_length
@@ -134,6 +156,12 @@ class LuongAttention(BaseAttention):
                 name="W_a", shape=(q_dim + k_dim, units), **common
             )
             self.v_a = self.add_weight(name="v_a", shape=(units,), **common)
+            if self.coverage:
+                self.b = self.add_weight(name="b", shape=(units,),
+                                         initializer="zeros",
+                                         dtype=self.variable_dtype)
+                self.w_c = self.add_weight(name="w_c", shape=(units,),
+                                           **common)
         elif self.score == "location":
             self.W_a = self.add_weight(
                 name="W_a", shape=(q_dim, self.max_length), **common
@@ -147,6 +175,11 @@ class LuongAttention(BaseAttention):
             )
         self.built = True
 
+    @property
+    def alignment_state(self):
+        """"cumulative" with `coverage=True` (the decoder carries `c^t`)."""
+        return "cumulative" if self.coverage else None
+
     def project_key(self, key):
         """The key-only part of the score (`W_a h_s` for "general")."""
         self._check_key(key)
@@ -158,13 +191,17 @@ class LuongAttention(BaseAttention):
             return utils.project(key, self.W_a[q_dim:])
         return key
 
-    def _calculate_scores(self, query, key):
+    def _calculate_scores(self, query, key, alignment_history=None):
         if self.score in ("dot", "general"):
             scores = ops.matmul(query, ops.transpose(key, (0, 2, 1)))
         elif self.score == "concat":
             q_dim = int(query.shape[-1])
             hidden = ops.expand_dims(utils.project(query, self.W_a[:q_dim]), 2)
-            hidden = ops.tanh(hidden + ops.expand_dims(key, 1))
+            hidden = hidden + ops.expand_dims(key, 1)
+            if alignment_history is not None:  # w_c c_s + b (coverage)
+                hidden = hidden + utils.alignment_features(
+                    alignment_history, ops.expand_dims(self.w_c, 0)) + self.b
+            hidden = ops.tanh(hidden)
             scores = ops.sum(hidden * self.v_a, axis=-1)
         else:  # location: one logit per source position, cut to Tv.
             scores = utils.project(query, self.W_a)
@@ -181,6 +218,7 @@ class LuongAttention(BaseAttention):
                 "units": self.units,
                 "max_length": self.max_length,
                 "scale": self.scale,
+                "coverage": self.coverage,
                 "kernel_initializer": keras.initializers.serialize(
                     self.kernel_initializer
                 ),

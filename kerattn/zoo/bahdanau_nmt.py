@@ -172,9 +172,10 @@ class BahdanauNMT(GenerativeModel):
         source_ids, _ = self.source_ids(source_ids)
         h, s0, mask = encode_source(self.get_layer, source_ids)
         decoder = self.get_layer("decoder")
+        cache = decoder.precompute(h, mask)
         return {
-            "states": decoder.get_initial_state(ops.shape(source_ids)[0], [s0]),
-            "cache": decoder.precompute(h, mask),
+            "states": decoder.get_initial_state(ops.shape(source_ids)[0], [s0], cache),
+            "cache": cache,
         }
 
     def step(self, tokens, state, index):

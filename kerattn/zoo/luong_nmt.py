@@ -280,9 +280,10 @@ class LuongNMT(GenerativeModel):
         h_s, states, mask = encode_source(
             self.layers_by_name, numbered_layers(self, "encoder"), source_ids)
         decoder = self.get_layer("decoder")
+        cache = decoder.precompute(h_s, mask)
         return {
-            "states": decoder.get_initial_state(ops.shape(source_ids)[0], states),
-            "cache": decoder.precompute(h_s, mask),
+            "states": decoder.get_initial_state(ops.shape(source_ids)[0], states, cache),
+            "cache": cache,
         }
 
     def step(self, tokens, state, index):

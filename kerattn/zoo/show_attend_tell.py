@@ -334,9 +334,10 @@ class ShowAttendTell(GenerativeModel):
         a = self.annotations(images)                                # (B, L, D)
         h0, c0 = initial_states(self.get_layer, a)
         decoder = self.get_layer("decoder")
+        cache = decoder.precompute(a)
         return {
-            "states": decoder.get_initial_state(ops.shape(a)[0], [h0, c0]),
-            "cache": decoder.precompute(a),
+            "states": decoder.get_initial_state(ops.shape(a)[0], [h0, c0], cache),
+            "cache": cache,
         }
 
     def step(self, tokens, state, index):
