@@ -18,6 +18,9 @@ Reading order (shapes for batch B, source length S, target length T):
     [s_{i-1}; c_i] = AttentionRNN(y, h, s_0)    (B, T, n + 2n) "decoder"
          e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j),  c_i = sum_j alpha_ij h_j
          s_i = GRU(s_{i-1}, [y_{i-1}; c_i])
+         (coverage=True: e_ij also reads c^i = sum_{i'<i} alpha_i'
+          (See et al., 2017, eq. 11), and the loss gains eq. 12-13's
+          lambda sum_j min(alpha_ij, c^i_j)                "coverage_loss")
     t~_i = U_o s_{i-1} + V_o E y_{i-1} + C_o c_i  (B, T, 2l)  "deep_output"
     t_i  = maxout(t~_i)                         (B, T, l)
     logits = W_o t_i                            (B, T, V_y)  "output_projection"
@@ -32,7 +35,8 @@ import keras
 from keras import ops
 
 from kerattn import checks
-from kerattn.layers import AttentionRNN, BahdanauAttention, Maxout
+from kerattn.layers import (AttentionRNN, BahdanauAttention,
+                            CoverageRegularization, Maxout)
 from kerattn.zoo.model import GenerativeModel, from_preset
 
 
@@ -47,6 +51,8 @@ def bahdanau_nmt(
     maxout_units=None,
     dropout=None,
     reset_after=None,
+    coverage=False,
+    coverage_loss_weight=1.0,
     preset="paper",
     name="bahdanau_nmt",
 ):
@@ -65,6 +71,14 @@ def bahdanau_nmt(
             `h~ = tanh(W x + U (r * h))` (the "paper" preset); True is Keras'
             default (the cuDNN form, `tanh(W x + r * (U h + b))`, one more
             bias vector per GRU; the CPU presets keep it).
+        coverage: the alignment model also reads the coverage vector
+            `c^i = sum_{i' < i} alpha_{i'}` (`BahdanauAttention(coverage=
+            True)`, See et al., 2017, eq. 11), carried by the decoder as a
+            state, and training adds the coverage loss (eq. 12-13,
+            `CoverageRegularization`). Not the paper's model; beam search's
+            `coverage_penalty` is a decode-time rescoring with any model.
+        coverage_loss_weight: the coverage loss's `lambda` (1 in See et
+            al.); 0 keeps the coverage vector without its loss.
         preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
             "paper"); a size given above overrides the preset's.
         name: the model's name.
@@ -87,6 +101,8 @@ def bahdanau_nmt(
                     dropout=dropout, reset_after=reset_after)
     reset_after = c.pop("reset_after")
     checks.boolean("reset_after", reset_after)
+    checks.boolean("coverage", coverage)
+    checks.nonnegative_number("coverage_loss_weight", coverage_loss_weight)
     checks.sizes(source_vocab_size=source_vocab_size,
                  target_vocab_size=target_vocab_size, **c)
     m, n = c["embedding_dim"], c["units"]
@@ -102,7 +118,8 @@ def bahdanau_nmt(
         keras.layers.Dense(n, activation="tanh", name="initial_state"),
         keras.layers.Embedding(target_vocab_size, m, mask_zero=True,
                                name="target_embedding"),
-        AttentionRNN(n, BahdanauAttention(c["alignment_units"], name="attention"),
+        AttentionRNN(n, BahdanauAttention(c["alignment_units"], coverage=coverage,
+                                          name="attention"),
                      cell="gru", order="bahdanau", reset_after=reset_after,
                      name="decoder"),
         keras.layers.Concatenate(name="deep_input"),
@@ -118,9 +135,16 @@ def bahdanau_nmt(
     target_in_ids = keras.Input((None,), dtype="int32", name="target_in_ids")
     h, s0, mask = encode_source(get, source_ids)           # (B, S, 2n), (B, n)
     y = get("target_embedding")(target_in_ids)             # (B, T, m)
-    out = get("decoder")(y, h, memory_mask=mask,
-                         initial_state=[s0])               # (B, T, 3n)
-    logits = readout(get, out, y)                          # (B, T, V_y)
+    if not coverage:
+        out = get("decoder")(y, h, memory_mask=mask,
+                             initial_state=[s0])           # (B, T, 3n)
+        logits = readout(get, out, y)                      # (B, T, V_y)
+    else:
+        out, alphas = get("decoder")(y, h, memory_mask=mask, initial_state=[s0],
+                                     return_attention_scores=True)
+        logits = CoverageRegularization(coverage_loss_weight, name="coverage_loss")(
+            alphas, step_mask=ops.not_equal(target_in_ids, 0),
+            location_mask=mask, passthrough=readout(get, out, y))
     return BahdanauNMT(
         {"source_ids": source_ids, "target_in_ids": target_in_ids},
         logits, name=name)

@@ -7,7 +7,9 @@ and h~, and between the encoder's stacked layers; the decoder's stack runs
 in one scanned cell), every weight drawn from uniform(-0.1, 0.1), the source
 read in reverse, 50,000-word vocabularies; global attention with any of the
 four scores, or local attention (local-m, local-p) with a window D = 10;
-input feeding (section 3.3). Named sizes and these choices (`PRESETS`, at
+input feeding (section 3.3). Two attentions that read their own past
+alignments are one keyword away too: coverage (See et al., 2017, on the
+concat score) and location-sensitive attention (Chorowski et al., 2015). Named sizes and these choices (`PRESETS`, at
 the end of this file) are one keyword away:
 
     model = luong_nmt(8000, 8000, preset="base", attention="local-p")
@@ -33,12 +35,13 @@ import keras
 from keras import ops
 
 from kerattn import checks
-from kerattn.layers import (AttentionRNN, LocalAttention, LuongAttention,
+from kerattn.layers import (AttentionRNN, LocalAttention,
+                            LocationSensitiveAttention, LuongAttention,
                             ReverseSequence)
 from kerattn.zoo.model import (GenerativeModel, from_preset, initialize_uniform,
                                numbered_layers, set_forget_bias)
 
-ATTENTIONS = ("global", "local-m", "local-p")
+ATTENTIONS = ("global", "local-m", "local-p", "coverage", "location-sensitive")
 
 
 # === Layers and training graph ===
@@ -47,7 +50,7 @@ def luong_nmt(
     source_vocab_size=50000,
     target_vocab_size=50000,
     attention="global",
-    score="general",
+    score=None,
     input_feeding=True,
     num_layers=None,
     units=None,
@@ -68,8 +71,18 @@ def luong_nmt(
 
     Args:
         source_vocab_size, target_vocab_size: vocabulary sizes (PAD = 0).
-        attention: "global", "local-m" or "local-p" (section 3.1-3.2).
-        score: "dot", "general", "concat" or "location" (global only).
+        attention: "global", "local-m" or "local-p" (section 3.1-3.2);
+            "coverage", global attention whose concat score also reads the
+            coverage vector (`LuongAttention(score="concat",
+            coverage=True)`, See et al., 2017, eq. 11); or
+            "location-sensitive" (`LocationSensitiveAttention`, Chorowski
+            et al., 2015: an additive score that reads a convolution of the
+            previous alignment, 32 filters of width 31). The last two make
+            the decoder carry the alignment history as a state.
+        score: "dot", "general" (the default), "concat" or "location"
+            (global only; "location" is Luong's score from `h_t` alone,
+            not the location-sensitive attention). "coverage" takes only
+            "concat" (its default); "location-sensitive" has its own score.
         input_feeding: feed h~_{t-1} into the next step (section 3.3).
         num_layers: LSTM layers in the encoder and the decoder (4).
         units: LSTM cells per layer (1000).
@@ -148,8 +161,19 @@ def luong_nmt(
         checks.positive_number("initializer_range", options["initializer_range"])
     checks.number("forget_bias", options["forget_bias"])
     checks.one_of("attention", attention, ATTENTIONS)
+    if attention == "coverage":
+        checks.require(score in (None, "concat"), "score",
+                       "'concat' (or None) with attention='coverage'", score,
+                       note="Coverage enters the concat score.")
+        score = "concat"
+    elif attention == "location-sensitive":
+        checks.require(score is None, "score",
+                       "None with attention='location-sensitive'", score,
+                       note="Location-sensitive attention has its own "
+                       "additive score.")
+    score = "general" if score is None else score
     checks.require(
-        attention == "global" or score != "location", "score",
+        attention in ("global", "coverage") or score != "location", "score",
         "'dot', 'general' or 'concat' for local attention", score,
         note=f"score='location' is a global score; attention={attention!r} "
         "is local.")
@@ -167,9 +191,12 @@ def luong_nmt(
                         else {"embeddings_initializer": embedding_init})
 
     # === Layers ===
-    if attention == "global":
+    if attention in ("global", "coverage"):
         align = LuongAttention(score, max_length=max_source_length,
+                               coverage=attention == "coverage",
                                name="attention")
+    elif attention == "location-sensitive":
+        align = LocationSensitiveAttention(n, name="attention")
     else:
         mode = "monotonic" if attention == "local-m" else "predictive"
         align = LocalAttention(mode, window=window, score=score, name="attention")
