@@ -8,7 +8,17 @@ greedy sacreBLEU on the test split. Results go to
 that model's RESULTS.md.
 
     python zoo/ablation.py luong_nmt --epochs 1 recipe uniform0.1
+    python zoo/ablation.py bahdanau_nmt --seed 1 recipe coverage
     python zoo/ablation.py luong_nmt --list
+
+A seed other than 0 is part of the row's name (`coverage@1 seed 1`).
+Every row also records how the greedy translations of the 16-20-word
+source bucket attend to their source (`alignment_rates`): the share of
+source words that get less than half a word's worth of attention over the
+whole translation (`dropped`), and more than one and a half (`repeated`),
+the failures that coverage (Tu et al., 2016; See et al., 2017) is meant
+to cure; and the share of output words that repeat an earlier word of
+their sentence more often than the reference has it (`repeated_output`).
 
 The Luong study asks what makes the stacked LSTMs learn at CPU size; the
 others measure a paper's own choice where it differs from Keras' default
@@ -111,8 +121,17 @@ VARIANTS = {"luong_nmt": {**_before({
     "forget-bias0": ("the recipe now with every LSTM's forget-gate bias "
                      "starting at 0 (the paper's initialisation) instead of "
                      "Keras' 1", {"forget_bias": 0.0}, {"learning_rate": 5e-3}),
+    "location-sensitive": ("the recipe now with location-sensitive attention "
+                           "(Chorowski et al., 2015; 32 filters of width 31)",
+                           {"attention": "location-sensitive"}, {}),
+    "coverage": ("the recipe now with coverage on the concat score (See et "
+                 "al., 2017, eq. 11; no coverage loss)",
+                 {"attention": "coverage"}, {}),
 }, "bahdanau_nmt": {
     "recipe": RECIPE,
+    "coverage": ("coverage in the alignment model and the coverage loss, "
+                 "lambda 1 (See et al., 2017, eq. 11-13)",
+                 {"coverage": True}, {}),
     "paper-gru": ("the paper's GRU (reset_after=False) in encoder and decoder",
                   {"reset_after": False}, {}),
 }, "cho_encoder_decoder": {
@@ -124,6 +143,42 @@ VARIANTS = {"luong_nmt": {**_before({
     "tied": ("target embedding tied to the pre-softmax weights (section 3.4)",
              {"tie_embeddings": "target"}, {}),
 }}
+
+
+def alignment_rates(net, data, low=16, high=20):
+    """How greedy translations of `low`-`high`-word sources attend to them.
+
+    Returns `{"sentences", "dropped", "repeated", "repeated_output"}`:
+    the share of source words whose attention, summed over the output
+    words, is below 0.5 (dropped) or above 1.5 (repeated), and the share of
+    output words that repeat an earlier word of their sentence beyond the
+    reference's count of it.
+    """
+    from collections import Counter
+
+    from kerattn.decoding import Translator
+
+    pairs = [(s, t) for s, t in data["test_long"]
+             if low <= len(s.split()) <= high]
+    translator = Translator(net, data["source_vocab"], data["target_vocab"])
+    texts, alignments = translator([s for s, _ in pairs],
+                                   return_alignments=True)
+    words = dropped = repeated = outputs = repeats = 0
+    for (_, reference), text, a in zip(pairs, texts, alignments):
+        if a["weights"] is not None:
+            received = a["weights"].sum(axis=0)           # per source word
+            words += len(received)
+            dropped += int((received < 0.5).sum())
+            repeated += int((received > 1.5).sum())
+        allowed, seen = Counter(reference.split()), Counter()
+        for word in text.split():
+            seen[word] += 1
+            outputs += 1
+            repeats += seen[word] > max(1, allowed[word])
+    return {"sentences": len(pairs),
+            "dropped": round(dropped / max(words, 1), 4),
+            "repeated": round(repeated / max(words, 1), 4),
+            "repeated_output": round(repeats / max(outputs, 1), 4)}
 
 
 def run(model, names, epochs, seed=0, max_train=None):
@@ -158,8 +213,9 @@ def run(model, names, epochs, seed=0, max_train=None):
                "bleu_greedy_by_source_length":
                    results["bleu_greedy_by_source_length"],
                "minutes": round((time.time() - start) / 60, 2)}
+        row["alignment_rates"] = alignment_rates(net, data)
         print(name, row, flush=True)
-        table[f"{name}@{epochs}"] = row
+        table[f"{name}@{epochs}" + (f" seed {seed}" if seed else "")] = row
         with open(path, "w") as f:
             json.dump(table, f, indent=1)
     return table
