@@ -318,7 +318,11 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
             min_length: as `greedy_search`.
         beam_width: int `K >= 1`.
         length_penalty: GNMT's alpha (0 = raw log-probability).
-        coverage_penalty: GNMT's beta (0 = none).
+        coverage_penalty: GNMT's beta (0 = none): a decode-time rescoring
+            of finished hypotheses, with any attention model. Not the
+            coverage of See et al. (2017), `BahdanauAttention(coverage=
+            True)`, which the model learns and carries as a decoder state
+            (a state this search reorders with its hypotheses).
         no_repeat_ngram_size: int; if > 0, no n-gram of this size appears
             twice in a hypothesis.
         num_return: int in [1, K], the n-best hypotheses returned per input.
