@@ -650,6 +650,12 @@ case("generate", "source of rank 1",
 case("generate", "beam_width 0",
      lambda: decoding.generate(_S2S(), _SRC, strategy="beam", beam_width=0),
      "`beam_width`")
+case("generate", "a beam option with greedy search",
+     lambda: decoding.generate(_S2S(), _SRC, beam_width=3),
+     "`beam_width` must be an option of strategy='greedy'")
+case("generate", "an unknown option",
+     lambda: decoding.generate(_S2S(), _SRC, strategy="sample", beam=3),
+     "`beam` must be an option of strategy='sample'")
 
 case("decode_function", "not a generative model",
      lambda: decoding.decode_function(_HAN_MODEL(), _VOCAB, 5), "`model`")

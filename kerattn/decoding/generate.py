@@ -23,6 +23,13 @@ from kerattn.decoding.compiled import compile_decoder
 from kerattn.decoding.search import beam_search, greedy_search, sample
 
 STRATEGIES = ("greedy", "beam", "sample")
+# The options each strategy takes (beyond those `generate` fills in).
+OPTIONS = {
+    "greedy": ("min_length",),
+    "beam": ("min_length", "beam_width", "length_penalty", "coverage_penalty",
+             "no_repeat_ngram_size", "never_worse_than_greedy", "source_mask"),
+    "sample": ("min_length", "temperature", "top_k", "top_p", "seed"),
+}
 # What decoding asks of a model: the protocol of kerattn.zoo.GenerativeModel.
 PROTOCOL = ("encode", "step", "beam_invariant", "inputs_are_ids")
 
@@ -124,6 +131,14 @@ def generate(model, inputs, max_length=50, strategy="greedy", bos_id=2, eos_id=3
     """
     _check_model(model)
     checks.one_of("strategy", strategy, STRATEGIES)
+    for option in options:
+        checks.require(
+            option in OPTIONS[strategy], option,
+            f"an option of strategy={strategy!r}, one of "
+            f"{OPTIONS[strategy]}", options[option],
+            note=next((f"It is an option of strategy={other!r}."
+                       for other in STRATEGIES if option in OPTIONS[other]),
+                      None))
     checks.positive_int("max_length", max_length)
     checks.positive_int("num_return", num_return)
     checks.min_rank("inputs", inputs.shape, 2, "(batch, ...)")
