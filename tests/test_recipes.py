@@ -270,6 +270,27 @@ def test_the_ablation_table_shows_each_row_and_its_long_bucket(tmp_path):
     assert "| old@1 | Adam 1e-2 | 1 | 4.5 | 4.25 | 3.2 | - | 2.5 |" in lines
     assert ("| local-p@6 | local-p | 6 | 4.5 | 4.25 | 30.5 | 19.5 (44 sentences) "
             "| 2.5 |") in lines
+    assert not any(line.startswith("| variant | seeds") for line in lines)
+
+
+def test_the_ablation_table_averages_alignment_rates_over_seeds(tmp_path):
+    bucket = {"16-20": {"sentences": 44, "bleu": 20.0}}
+    row = {"what": "coverage", "epochs": 1, "final_loss": 4.5,
+           "final_val_loss": 4.25, "bleu_greedy": 16.0, "minutes": 2.5,
+           "bleu_greedy_by_source_length": bucket,
+           "alignment_rates": {"sentences": 44, "dropped": 0.1,
+                               "repeated": 0.2, "repeated_output": 0.05}}
+    other = dict(row, bleu_greedy=18.0, bleu_greedy_by_source_length={
+        "16-20": {"sentences": 44, "bleu": 22.0}}, alignment_rates={
+        "sentences": 44, "dropped": 0.3, "repeated": 0.2, "repeated_output": 0.07})
+    with open(tmp_path / "ablation.json", "w") as f:
+        json.dump({"coverage@1": row, "coverage@1 seed 1": other,
+                   "old@1": {k: v for k, v in row.items()
+                             if k != "alignment_rates"}}, f)
+    lines = translation._ablation_section(str(tmp_path)).splitlines()
+    assert ("| coverage@1 | 2 | 17.0 ± 1.41 | 21.0 ± 1.41 | 0.2 ± 0.1414 "
+            "| 0.2 ± 0.0 | 0.06 ± 0.0141 |") in lines
+    assert not any(line.startswith("| old@1 | 1 |") for line in lines)
 
 
 def test_recipe_settings_read_the_presets():

@@ -434,8 +434,8 @@ def _ablation_section(directory, results=None):
     lines = ["", "## Ablation", "",
              f"Written by `python zoo/ablation.py {os.path.basename(os.path.abspath(directory))} "
              "VARIANT ...`: changes to the recipe, each trained on the same data "
-             "with the same seed for the epochs shown (one seed; the 1-epoch rows "
-             "rank the changes, they are not the result), scored "
+             "with seed 0 (or the seed its name gives) for the epochs shown (the "
+             "1-epoch rows rank the changes, they are not the result), scored "
              "by greedy sacreBLEU on the test split.",
              "", "| variant | what changes | epochs | train loss | val loss | "
              "greedy BLEU | greedy BLEU, 16-20 source words | minutes |",
@@ -458,7 +458,42 @@ def _ablation_section(directory, results=None):
             f"{_shown(results, 'final_val_loss')} | "
             f"{_shown(results, 'bleu_greedy')} | {bucket} | "
             f"{_shown(results, 'train_minutes')} |")
+    lines += _alignment_table(table)
     return "\n".join(lines) + "\n"
+
+
+def _alignment_table(table):
+    """The rows that recorded `alignment_rates`, over their seeds (a row
+    `name@epochs seed N` is seed N of `name@epochs`): greedy BLEU and how
+    the 16-20-word bucket's translations attend to their source."""
+    groups = {}
+    for name, row in table.items():
+        if "alignment_rates" in row:
+            groups.setdefault(name.split(" seed ")[0], []).append(row)
+    if not groups:
+        return []
+
+    def cell(values, digits):
+        mean, sd = mean_sd(values, digits)
+        return f"{mean}" if sd is None else f"{mean} ± {sd}"
+
+    lines = ["", "Alignment on the 16-20-word bucket (greedy; a source word is "
+             "dropped below 0.5 of a word's attention summed over the "
+             "translation, repeated above 1.5; a repeated output word occurs "
+             "more often than in the reference), mean ± standard deviation "
+             "over the seeds shown:", "",
+             "| variant | seeds | greedy BLEU | greedy BLEU, 16-20 | dropped "
+             "| repeated | repeated output words |", "|---|---|---|---|---|---|---|"]
+    for name, rows in groups.items():
+        rates = [r["alignment_rates"] for r in rows]
+        bucket = [r["bleu_greedy_by_source_length"]["16-20"]["bleu"]
+                  for r in rows]
+        lines.append(
+            f"| {name} | {len(rows)} | {cell([r['bleu_greedy'] for r in rows], 2)}"
+            f" | {cell(bucket, 2)} | {cell([a['dropped'] for a in rates], 4)} | "
+            f"{cell([a['repeated'] for a in rates], 4)} | "
+            f"{cell([a['repeated_output'] for a in rates], 4)} |")
+    return lines
 
 
 def parse_args(argv=None, **defaults):
