@@ -245,7 +245,7 @@ class BaseAttention(keras.layers.Layer):
             history = ops.expand_dims(
                 self.initial_alignment(ops.ones(ops.shape(value)[:2])), 1)
         else:
-            history = ops.convert_to_tensor(history, self.compute_dtype)
+            history = ops.convert_to_tensor(history)
             checks.rank("alignment_history", history.shape, (2, 3),
                         "(batch, Tv) or (batch, Tq, Tv)")
             checks.same("alignment_history", history.shape[-1], "value",
