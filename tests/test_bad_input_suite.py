@@ -45,6 +45,8 @@ ATTENTION = {
     "LocalAttention": (lambda: layers.LocalAttention("predictive", 2), 4, 4),
     "SoftVisualAttention": (lambda: layers.SoftVisualAttention(3), 6, 4),
     "HardVisualAttention": (lambda: layers.HardVisualAttention(3, seed=0), 6, 4),
+    "LocationSensitiveAttention": (
+        lambda: layers.LocationSensitiveAttention(3, filters=2, kernel_size=3), 6, 4),
 }
 for _name, (_make, _dq, _dv) in ATTENTION.items():
     case(_name, "query of rank 4",
@@ -80,6 +82,24 @@ case("LocalAttention", "unknown mode", lambda: layers.LocalAttention("sideways",
      "`mode`")
 case("LocalAttention", "negative window", lambda: layers.LocalAttention("monotonic", -1),
      "`window`")
+# Attentions that score with their past alignments (coverage, location).
+case("BahdanauAttention", "alignment_history of the wrong length",
+     lambda: layers.BahdanauAttention(3, coverage=True)(
+         x(2, 6), x(2, 5, 4), alignment_history=x(2, 4)),
+     "`alignment_history` and `value` must have the same length Tv")
+case("LuongAttention", "coverage with a score other than concat",
+     lambda: layers.LuongAttention("general", coverage=True), "`coverage`")
+case("LocalAttention", "coverage", lambda: layers.LocalAttention("monotonic", 2, coverage=True),
+     "`coverage`")
+_LSA = layers.LocationSensitiveAttention
+case("LocationSensitiveAttention", "even kernel_size", lambda: _LSA(3, kernel_size=4),
+     "`kernel_size`")
+case("LocationSensitiveAttention", "sharpening 0", lambda: _LSA(3, sharpening=0.0),
+     "`sharpening`")
+case("LocationSensitiveAttention", "alignment_history of the wrong length",
+     lambda: _LSA(3, filters=2, kernel_size=3)(x(2, 6), x(2, 5, 4),
+                                               alignment_history=x(2, 6)),
+     "`alignment_history` and `value` must have the same length Tv")
 case("SoftVisualAttention", "gating not a bool",
      lambda: layers.SoftVisualAttention(3, gating="yes"), "`gating`")
 case("HardVisualAttention", "unknown inference",
@@ -204,6 +224,10 @@ case("AttentionRNN", "memory_mask of the wrong shape",
      "`memory_mask` must have shape")
 case("AttentionRNN", "zero-length memory",
      lambda: _rnn()(x(2, 3, 5), x(2, 0, 6)), "`memory` must have at least one")
+
+case("AttentionRNN", "get_initial_state without the cache of a stateful attention",
+     lambda: layers.AttentionRNN(4, layers.BahdanauAttention(3, coverage=True))
+     .get_initial_state(2), "`cache`")
 
 def _cell(cell="gru", units=4, attention=None, order="bahdanau"):
     return layers.AttentionRNNCell(cell, units, attention or layers.BahdanauAttention(3),
@@ -341,6 +365,19 @@ case("DoublyStochasticRegularization", "step_mask of the wrong shape",
      "`step_mask` must have shape")
 case("DoublyStochasticRegularization", "alphas of rank 4",
      lambda: layers.DoublyStochasticRegularization()(x(2, 3, 4, 1)), "`alphas` must have rank 3")
+
+case("CoverageRegularization", "negative weight",
+     lambda: layers.CoverageRegularization(-1.0), "`weight`")
+case("CoverageRegularization", "weight a string",
+     lambda: layers.CoverageRegularization("1"), "`weight`")
+case("CoverageRegularization", "alphas of rank 2",
+     lambda: layers.CoverageRegularization()(x(2, 3)), "`alphas` must have rank 3")
+case("CoverageRegularization", "step_mask of the wrong shape",
+     lambda: layers.CoverageRegularization()(x(2, 3, 4), step_mask=np.ones((2, 4), bool)),
+     "`step_mask` must have shape")
+case("CoverageRegularization", "location_mask of the wrong shape",
+     lambda: layers.CoverageRegularization()(x(2, 3, 4), location_mask=np.ones((2, 3), bool)),
+     "`location_mask` must have shape")
 
 _HAR = layers.HardAttentionReinforce
 case("HardAttentionReinforce", "negative lambda_r", lambda: _HAR(lambda_r=-1.0), "`lambda_r`")
