@@ -1,9 +1,10 @@
-"""The benchmark runner still runs: `benchmarks/run.py --quick` on this backend.
+"""The benchmark runner still runs: `benchmarks/run.py --quick` on each backend.
 
 Each backend's runner runs some of the eight figures, so that one CI run
 smoke-tests every figure and every backend's runner within CI's time
-(`python benchmarks/run.py --quick` runs them all). Each case is heavy and
-placed on the backend it runs (tests/placement.py).
+(`python benchmarks/run.py --quick` runs them all). Each case is heavy:
+it runs once, in the pytest process tests/placement.py puts it in, and
+starts the runner for the backend in its id.
 
 No timing is asserted (timings belong in `benchmarks/`): the run must
 finish with every figure's rows present, no error row, positive finite

@@ -3,10 +3,12 @@
 Each run is the script in a fresh subprocess with `--backend` set, at
 `--size tiny`, on real data: the gettext messages and the digit strips of
 this machine, and the real samples in tests/data for the tasks whose full
-data needs Debian's archive (`--data`). The runs are heavy: each is placed
-on the backend it names (tests/placement.py), so that all four tasks and
-all three `--backend` values are covered without running every task three
-times (the models themselves are tested on every backend elsewhere).
+data needs Debian's archive (`--data`). The runs are heavy: each case
+runs once, in the pytest process tests/placement.py puts it in (its
+`--backend` is the one in its id, whichever process starts it), so that
+all four tasks and all three `--backend` values are covered without
+running every task three times (the models themselves are tested on every
+backend elsewhere).
 One run per backend trains distributed (`--distribute data`): on 2 virtual
 CPU devices on JAX and TensorFlow, in 2 processes under torchrun on torch.
 """
