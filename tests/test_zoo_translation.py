@@ -15,6 +15,8 @@ from kerattn.decoding import Translator, beam_search, greedy_search
 # (stacked layers, a score, a window, a decoder deeper than its encoder).
 BUILDERS = {
     "bahdanau": lambda v_s, v_t: zoo.bahdanau_nmt(v_s, v_t, preset="tiny"),
+    "bahdanau_coverage": lambda v_s, v_t: zoo.bahdanau_nmt(
+        v_s, v_t, preset="tiny", coverage=True),
     "luong_global_general": lambda v_s, v_t: zoo.luong_nmt(
         v_s, v_t, preset="tiny", num_layers=2),
     "luong_global_location": lambda v_s, v_t: zoo.luong_nmt(
@@ -27,6 +29,10 @@ BUILDERS = {
     "luong_no_feeding_concat": lambda v_s, v_t: zoo.luong_nmt(
         v_s, v_t, preset="tiny", score="concat", input_feeding=False,
         num_layers=3),
+    "luong_coverage": lambda v_s, v_t: zoo.luong_nmt(
+        v_s, v_t, preset="tiny", attention="coverage"),
+    "luong_location_sensitive": lambda v_s, v_t: zoo.luong_nmt(
+        v_s, v_t, preset="tiny", attention="location-sensitive"),
     "seq2seq": lambda v_s, v_t: zoo.seq2seq(v_s, v_t, preset="tiny", num_layers=2),
     "cho": lambda v_s, v_t: zoo.cho_encoder_decoder(v_s, v_t, preset="tiny"),
     "transformer": lambda v_s, v_t: zoo.transformer_nmt(
