@@ -482,6 +482,15 @@ case("luong_nmt", "bidirectional_encoder not a bool",
 case("luong_nmt", "odd units with a bidirectional encoder",
      lambda: zoo.luong_nmt(20, 20, preset="tiny", units=15, bidirectional_encoder=True),
      "`units`")
+case("luong_nmt", "coverage with the general score",
+     lambda: zoo.luong_nmt(20, 20, preset="tiny", attention="coverage", score="general"),
+     "`score` must be 'concat'")
+case("luong_nmt", "location-sensitive attention with a score",
+     lambda: zoo.luong_nmt(20, 20, preset="tiny", attention="location-sensitive",
+                           score="dot"), "`score` must be None")
+case("bahdanau_nmt", "coverage_loss_weight negative",
+     lambda: zoo.bahdanau_nmt(20, 20, preset="tiny", coverage=True,
+                              coverage_loss_weight=-1), "`coverage_loss_weight`")
 
 _SAT = dict(image_shape=(8, 20, 1), encoder_filters=(4,), encoder_pool_sizes=((2, 2),),
             embedding_dim=4, units=6, attention_units=4)

@@ -1,4 +1,5 @@
-"""Decoding loops tested with fake step functions, no model needed."""
+"""Decoding loops tested with fake step functions, and beam search over a
+zoo model whose decoder state carries the alignment history."""
 
 import itertools
 
@@ -8,6 +9,7 @@ import pytest
 from keras import ops
 
 from cases import to_numpy
+from kerattn import zoo
 from kerattn.decoding import (
     beam_search,
     gnmt_length_penalty,
@@ -191,6 +193,120 @@ def test_wide_beam_finds_the_brute_force_optimum(alpha):
         np.testing.assert_allclose(float(to_numpy(beam["scores"])[row, 0]),
                                    best_score, atol=1e-4)
     assert len(set(lengths)) > 1   # rows end at different lengths
+
+
+def coverage_model():
+    """`bahdanau_nmt(coverage=True)` (tiny) over target ids PAD, UNK, BOS, EOS
+    and 4, with weights scaled so that the coverage vector moves the scores.
+
+    At the tiny preset's initial weights (embeddings within +-0.05) every
+    context is near the mean annotation and a step's logits change by less
+    than 1e-4 whatever the coverage. Scaled: annotations and states that
+    differ with the tokens, sharp alignments that follow the state, a large
+    `w_c` (See et al.'s coverage weight) and a deep output that reads the
+    context; EOS made unlikely, so that the best hypotheses are long ones
+    whose late steps read the coverage of their own earlier steps."""
+    keras.utils.set_random_seed(0)
+    model = zoo.bahdanau_nmt(12, 5, preset="tiny", coverage=True)
+    model({"source_ids": np.ones((1, 2), "int32"),
+           "target_in_ids": np.ones((1, 2), "int32")})
+    attention = model.get_layer("decoder").attention
+    for variable, scale in [
+            (model.get_layer("source_embedding").embeddings, 40.0),
+            (model.get_layer("target_embedding").embeddings, 40.0),
+            (attention.W_a, 3.0), (attention.v_a, 5.0), (attention.w_c, 20.0),
+            (model.get_layer("deep_output").kernel, 5.0)]:
+        variable.assign(variable * scale)
+    model.get_layer("output_projection").bias.assign(
+        np.array([0, 0, 0, -2, 0], "float32"))
+    return model
+
+
+def model_sequence_scores(model, source_ids, max_length, alpha):
+    """Every hypothesis over the tokens {UNK, EOS, 4} up to `max_length`
+    (ending at EOS or at `max_length`), for every source row: `{tokens:
+    GNMT score}` per row, each scored by running the model's `step` along
+    that sequence alone (all sequences of all rows as one batch)."""
+    seqs = [body + (EOS,) * (max_length - len(body))
+            for n in range(max_length + 1)
+            for body in itertools.product((UNK, 4), repeat=n)]
+    tokens = np.tile(np.array(seqs, "int32"), (len(source_ids), 1))
+    rows = len(tokens)
+    state = model.encode(np.repeat(source_ids, len(seqs), axis=0))
+    log_p, length = np.zeros(rows), np.zeros(rows, "int64")
+    done, previous = np.zeros(rows, bool), np.full(rows, BOS, "int32")
+    for t in range(max_length):
+        logits, state, _ = model.step(ops.convert_to_tensor(previous), state, t)
+        logits = to_numpy(logits).astype("float64")
+        logits[:, [PAD, BOS]] = -np.inf
+        chosen = np_log_softmax(logits)[np.arange(rows), tokens[:, t]]
+        log_p = np.where(done, log_p, log_p + chosen)
+        length = np.where(done, length, t + 1)
+        done |= tokens[:, t] == EOS
+        previous = tokens[:, t]
+    score = log_p / ((5 + length) / 6) ** alpha
+    return [{tuple(tokens[i, :length[i]]): score[i]
+             for i in range(row * len(seqs), (row + 1) * len(seqs))}
+            for row in range(len(source_ids))]
+
+
+def test_beam_reorders_the_alignment_state():
+    """Beam search over a model whose decoder carries the coverage vector as
+    a state entry (`bahdanau_nmt(coverage=True)`): a pure beam as wide as
+    every prefix is exact, so its n-best (32 of the 63 hypotheses) are the
+    best sequences of all, each with the score the model's `step` gives it
+    along that sequence alone. A hypothesis whose parent sat in another row
+    must take its parent's coverage with its hidden state: the same search
+    with the coverage left out of the reorder (named `beam_invariant`, so
+    each row keeps the coverage of the hypothesis that was there before)
+    scores the n-best wrong."""
+    model = coverage_model()
+    source_ids = np.array([[5, 6, 7, 0, 0], [7, 8, 9, 10, 11]], "int32")
+    max_length, width, alpha = 5, 32, 0.6
+    expected = model_sequence_scores(model, source_ids, max_length, alpha)
+
+    def search(step, state, invariant):
+        # Every prefix fits: after 4 steps, 16 live and 15 finished.
+        out = beam_search(step, state, 2, BOS, EOS, PAD, beam_width=width,
+                          max_length=max_length, length_penalty=alpha,
+                          num_return=width, beam_invariant=invariant)
+        tokens, lengths = _tokens(out), to_numpy(out["lengths"])
+        got = [[tuple(tokens[row, k, :lengths[row, k]]) for k in range(width)]
+               for row in range(2)]
+        return got, to_numpy(out["scores"]).astype("float64")
+
+    got, scores = search(model.step, model.encode(source_ids),
+                         model.beam_invariant)
+    errors = []
+    for row in range(2):
+        best = sorted(expected[row].values(), reverse=True)
+        np.testing.assert_allclose(scores[row], best[:width], atol=2e-4)
+        assert len(set(got[row])) == width, got[row]
+        errors += [scores[row, k] - expected[row][hyp]
+                   for k, hyp in enumerate(got[row])]
+        assert best[0] - best[1] > 1e-3  # the optimum is clear: it is found
+        assert got[row][0] == max(expected[row], key=expected[row].get)
+    np.testing.assert_allclose(errors, 0.0, atol=2e-4)
+
+    # The coverage (the last-but-one state entry) as a separate entry of the
+    # state, which the search repeats but never reorders.
+    def apart(state):
+        states = list(state["states"])
+        return {"states": states[:-2] + states[-1:], "coverage": states[-2],
+                "cache": state["cache"]}
+
+    def step(tokens, state, index):
+        states = list(state["states"])
+        whole = {"states": states[:-1] + [state["coverage"]] + states[-1:],
+                 "cache": state["cache"]}
+        logits, whole, weights = model.step(tokens, whole, index)
+        return logits, apart(whole), weights
+
+    got, scores = search(step, apart(model.encode(source_ids)),
+                         ("cache", "coverage"))
+    wrong = max(abs(scores[row, k] - expected[row][hyp])
+                for row in range(2) for k, hyp in enumerate(got[row]))
+    assert wrong > 0.01, wrong
 
 
 @pytest.mark.parametrize("width", [2, 3])

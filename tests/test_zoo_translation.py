@@ -8,6 +8,7 @@ import pytest
 
 from cases import to_numpy
 from kerattn import zoo
+from kerattn.losses import MaskedSparseCrossentropy
 from kerattn.datasets import WordVocabulary, gettext_pairs, translation_arrays
 from kerattn.decoding import Translator, beam_search, greedy_search
 
@@ -15,6 +16,8 @@ from kerattn.decoding import Translator, beam_search, greedy_search
 # (stacked layers, a score, a window, a decoder deeper than its encoder).
 BUILDERS = {
     "bahdanau": lambda v_s, v_t: zoo.bahdanau_nmt(v_s, v_t, preset="tiny"),
+    "bahdanau_coverage": lambda v_s, v_t: zoo.bahdanau_nmt(
+        v_s, v_t, preset="tiny", coverage=True),
     "luong_global_general": lambda v_s, v_t: zoo.luong_nmt(
         v_s, v_t, preset="tiny", num_layers=2),
     "luong_global_location": lambda v_s, v_t: zoo.luong_nmt(
@@ -27,6 +30,10 @@ BUILDERS = {
     "luong_no_feeding_concat": lambda v_s, v_t: zoo.luong_nmt(
         v_s, v_t, preset="tiny", score="concat", input_feeding=False,
         num_layers=3),
+    "luong_coverage": lambda v_s, v_t: zoo.luong_nmt(
+        v_s, v_t, preset="tiny", attention="coverage"),
+    "luong_location_sensitive": lambda v_s, v_t: zoo.luong_nmt(
+        v_s, v_t, preset="tiny", attention="location-sensitive"),
     "seq2seq": lambda v_s, v_t: zoo.seq2seq(v_s, v_t, preset="tiny", num_layers=2),
     "cho": lambda v_s, v_t: zoo.cho_encoder_decoder(v_s, v_t, preset="tiny"),
     "transformer": lambda v_s, v_t: zoo.transformer_nmt(
@@ -321,6 +328,92 @@ def test_beam_one_equals_greedy_on_the_model():
     np.testing.assert_array_equal(to_numpy(b["tokens"])[:, 0], to_numpy(g["tokens"]))
     np.testing.assert_allclose(to_numpy(b["attention"])[:, 0],
                                to_numpy(g["attention"]), atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["bahdanau_coverage", "luong_location_sensitive"])
+def test_alignment_state_models_round_trip(name, tmp_path):
+    """A decoder that carries the alignment history survives a `.keras`
+    round trip: same class, same logits, same first decoding step, and the
+    coverage model keeps its one coverage loss, of the same value."""
+    model = BUILDERS[name](30, 40)
+    x = _shortest_first_batch(np.random.default_rng(2))
+    logits = to_numpy(model(x))
+    path = str(tmp_path / f"{name}.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert type(loaded) is type(model)
+    np.testing.assert_allclose(to_numpy(loaded(x)), logits, atol=1e-6)
+    assert len(loaded.losses) == len(model.losses) == (name == "bahdanau_coverage")
+    if model.losses:
+        np.testing.assert_allclose(to_numpy(loaded.losses[0]),
+                                   to_numpy(model.losses[0]), atol=1e-6)
+    bos = keras.ops.convert_to_tensor(x["target_in_ids"][:, 0])
+    first = [to_numpy(m.step(bos, m.encode(x["source_ids"]), 0)[0])
+             for m in (model, loaded)]
+    np.testing.assert_allclose(first[1], first[0], atol=1e-6)
+
+
+def np_coverage_loss(alphas, target_lengths, weight):
+    """See et al. (2017), eq. 12-13: `weight * sum_i min(a_i^t, c_i^t)` with
+    `c^t = sum_{t' < t} a^{t'}`, averaged over every row's real steps."""
+    total, steps = 0.0, 0
+    for a, length in zip(alphas, target_lengths):
+        c = np.zeros(a.shape[-1])
+        for t in range(length):
+            total += np.minimum(a[t], c).sum()
+            c += a[t]
+        steps += length
+    return weight * total / steps
+
+
+def test_coverage_loss_trains_with_the_model():
+    """`bahdanau_nmt(coverage=True, coverage_loss_weight=w)` adds to its
+    losses `w` times eq. 12-13 of its decoder's own alignments (read from
+    `encode` / `step` along the target, the shortest row first), and `fit`
+    trains on the cross-entropy plus that loss (jit-compiled on TensorFlow
+    and JAX; torch trains eagerly, as `tests/test_attention_rnn.py`
+    explains)."""
+    keras.utils.set_random_seed(1)
+    weight = 0.7
+    model = zoo.bahdanau_nmt(30, 40, preset="tiny", coverage=True,
+                             coverage_loss_weight=weight)
+    x = _shortest_first_batch(np.random.default_rng(3))
+    model(x)
+    # Sharp alignments, moved off the words they covered by a large w_c, so
+    # that min(a, c) binds (near-uniform alignments, or sharp ones that stay
+    # on one word, give covloss_t = 1 at every step after the first).
+    attention = model.get_layer("decoder").attention
+    for variable, scale in [(model.get_layer("source_embedding").embeddings, 40.0),
+                            (model.get_layer("target_embedding").embeddings, 40.0),
+                            (attention.W_a, 3.0), (attention.v_a, 5.0),
+                            (attention.w_c, -20.0)]:
+        variable.assign(variable * scale)
+    logits = model(x)
+    tgt = x["target_in_ids"]
+    lengths = (tgt != 0).sum(1)
+    state, alphas = model.encode(x["source_ids"]), []
+    for i in range(tgt.shape[1]):
+        _, state, w = model.step(keras.ops.convert_to_tensor(tgt[:, i]), state, i)
+        alphas.append(to_numpy(w))
+    alphas = np.stack(alphas, 1).astype("float64")        # (B, T, S)
+    expected = np_coverage_loss(alphas, lengths, weight)
+    # Well below that value of covloss_t = 1.
+    assert expected < weight * ((lengths - 1).sum() / lengths.sum()) - 0.05
+    assert len(model.losses) == 1
+    np.testing.assert_allclose(float(to_numpy(model.losses[0])), expected, atol=1e-5)
+
+    # One step of fit: its loss is the cross-entropy plus that loss.
+    y = np.concatenate([tgt[:, 1:], np.zeros_like(tgt[:, :1])], 1)
+    y[np.arange(len(y)), lengths - 1] = 3  # EOS after each row's last token
+    cross_entropy = float(to_numpy(MaskedSparseCrossentropy()(y, logits)))
+    backend = keras.backend.backend()
+    model.compile(keras.optimizers.Adam(1e-2), MaskedSparseCrossentropy(),
+                  jit_compile=backend != "torch")
+    w_c = to_numpy(attention.w_c)
+    history = model.fit(x, y, batch_size=len(y), epochs=1, verbose=0)
+    np.testing.assert_allclose(history.history["loss"][0],
+                               cross_entropy + expected, atol=1e-4)
+    assert not np.allclose(to_numpy(attention.w_c), w_c)
 
 
 @pytest.mark.parametrize("name", ["bahdanau", "luong_local_p", "seq2seq",
