@@ -19,6 +19,14 @@ def _model():
     return model
 
 
+@pytest.fixture(scope="module")
+def model():
+    """One compiled model for the cases that call `fit`: tracing its
+    training step is most of their time on TensorFlow (about 8 CPU-s), and
+    a model stopped by a bad batch must serve the next case as if new."""
+    return _model()
+
+
 def _data(bad_row=None, bad_value=VOCAB, which="source_ids"):
     rng = np.random.default_rng(0)
     x = {"source_ids": rng.integers(1, VOCAB, (12, 5)).astype("int32"),
@@ -40,8 +48,8 @@ def _dataset(x, y, with_targets=True):
     (9, VOCAB + 5, "source_ids"),      # a later batch
     (6, -1, "target_in_ids"),          # negative, in the other input
 ])
-def test_an_id_out_of_range_stops_every_call(bad_row, bad_value, which):
-    model = _model()
+def test_an_id_out_of_range_stops_every_call(model, bad_row, bad_value,
+                                             which):
     good_x, good_y = _data()
     before = keras.ops.convert_to_numpy(model.predict(good_x, verbose=0))
     x, y = _data(bad_row, bad_value, which)
@@ -62,8 +70,7 @@ def test_an_id_out_of_range_stops_every_call(bad_row, bad_value, which):
     assert np.isfinite(history.history["loss"][0])
 
 
-def test_the_validation_dataset_is_checked_too():
-    model = _model()
+def test_the_validation_dataset_is_checked_too(model):
     x, y = _data(5, VOCAB, "target_in_ids")
     good_x, good_y = _data()
     with pytest.raises(ValueError, match=r"`target_in_ids` must be token ids"):
