@@ -5,6 +5,9 @@ import keras
 from keras import ops
 
 from kerattn import checks
+# Defined beside its layer, `CoverageRegularization` (as Xu et al.'s penalty
+# is beside `DoublyStochasticRegularization`); public here, with the losses.
+from kerattn.layers.coverage_regularization import coverage_loss
 
 __all__ = ["MaskedSparseCrossentropy", "coverage_loss"]
 
@@ -73,53 +76,3 @@ class MaskedSparseCrossentropy(keras.losses.Loss):
                        "from_logits": self.from_logits})
         return config
 
-
-def coverage_loss(alphas, weight=1.0, step_mask=None, location_mask=None):
-    """See, Liu and Manning (2017), eq. 12-13: the coverage loss.
-
-        covloss_t = sum_i min(a_i^t, c_i^t),   c^t = sum_{t' < t} a^{t'}
-
-    the attention step `t` pays again to source positions already covered,
-    weighted by `lambda` and averaged over the real target steps of the
-    batch (eq. 13 adds `lambda covloss_t` to each step's negative
-    log-likelihood; `MaskedSparseCrossentropy` averages those over the same
-    steps). It penalises attending to a word twice, which is what the
-    coverage vector of `BahdanauAttention(coverage=True)` lets the model
-    see; the loss is what makes it learn to use it.
-
-    Args:
-        alphas: `(batch, T, S)`, the attention weights of every step
-            (`AttentionRNN(..., return_attention_scores=True)`).
-        weight: `lambda` (1 in the paper).
-        step_mask: optional boolean `(batch, T)`; padded steps are left out
-            of the sum and of the count.
-        location_mask: optional boolean `(batch, S)`; padded source
-            positions are left out of the sum over `i`.
-
-    Returns:
-        A float32 scalar.
-
-    Example:
-
-    >>> import numpy as np
-    >>> alphas = np.array([[[1.0, 0.0], [0.5, 0.5]]], "float32")
-    >>> float(coverage_loss(alphas))     # (0 + min(0.5, 1) + 0) / 2 steps
-    0.25
-    """
-    checks.rank("alphas", getattr(alphas, "shape", ()), (3,), "(batch, T, S)")
-    checks.nonnegative_number("weight", weight)
-    checks.mask("step_mask", step_mask, tuple(alphas.shape[:2]))
-    checks.mask("location_mask", location_mask,
-                (alphas.shape[0], alphas.shape[2]))
-    # float32: a loss term (Keras adds the losses in float32).
-    alphas = ops.cast(ops.convert_to_tensor(alphas), "float32")
-    if location_mask is not None:
-        alphas = alphas * ops.expand_dims(
-            ops.cast(ops.cast(location_mask, "bool"), "float32"), 1)
-    coverage = ops.cumsum(alphas, axis=1) - alphas            # c^t, (b, T, S)
-    per_step = ops.sum(ops.minimum(alphas, coverage), axis=-1)  # (b, T)
-    if step_mask is None:
-        return weight * ops.mean(per_step)
-    keep = ops.cast(ops.cast(step_mask, "bool"), "float32")
-    total = ops.sum(per_step * keep)
-    return weight * total / ops.maximum(ops.sum(keep), 1.0)

@@ -13,6 +13,7 @@ a step function.
 """
 
 import collections
+import inspect
 
 import keras
 import numpy as np
@@ -23,12 +24,15 @@ from kerattn.decoding.compiled import compile_decoder
 from kerattn.decoding.search import beam_search, greedy_search, sample
 
 STRATEGIES = ("greedy", "beam", "sample")
-# The options each strategy takes (beyond those `generate` fills in).
+# The options each strategy takes: its search's arguments, less those
+# `generate` fills in itself.
+_FILLED = ("step_fn", "state", "batch_size", "bos_id", "eos_id", "pad_id",
+           "max_length", "num_return", "beam_invariant")
 OPTIONS = {
-    "greedy": ("min_length",),
-    "beam": ("min_length", "beam_width", "length_penalty", "coverage_penalty",
-             "no_repeat_ngram_size", "never_worse_than_greedy", "source_mask"),
-    "sample": ("min_length", "temperature", "top_k", "top_p", "seed"),
+    strategy: tuple(name for name in inspect.signature(search).parameters
+                    if name not in _FILLED)
+    for strategy, search in (("greedy", greedy_search), ("beam", beam_search),
+                             ("sample", sample))
 }
 # What decoding asks of a model: the protocol of kerattn.zoo.GenerativeModel.
 PROTOCOL = ("encode", "step", "beam_invariant", "inputs_are_ids")

@@ -135,16 +135,14 @@ def bahdanau_nmt(
     target_in_ids = keras.Input((None,), dtype="int32", name="target_in_ids")
     h, s0, mask = encode_source(get, source_ids)           # (B, S, 2n), (B, n)
     y = get("target_embedding")(target_in_ids)             # (B, T, m)
-    if not coverage:
-        out = get("decoder")(y, h, memory_mask=mask,
-                             initial_state=[s0])           # (B, T, 3n)
-        logits = readout(get, out, y)                      # (B, T, V_y)
-    else:
-        out, alphas = get("decoder")(y, h, memory_mask=mask, initial_state=[s0],
-                                     return_attention_scores=True)
+    decoded = get("decoder")(y, h, memory_mask=mask, initial_state=[s0],
+                             return_attention_scores=coverage)
+    out = decoded[0] if coverage else decoded              # (B, T, 3n)
+    logits = readout(get, out, y)                          # (B, T, V_y)
+    if coverage:   # + lambda sum_j min(alpha_ij, c^i_j), alphas (B, T, S)
         logits = CoverageRegularization(coverage_loss_weight, name="coverage_loss")(
-            alphas, step_mask=ops.not_equal(target_in_ids, 0),
-            location_mask=mask, passthrough=readout(get, out, y))
+            decoded[1], step_mask=ops.not_equal(target_in_ids, 0),
+            location_mask=mask, passthrough=logits)
     return BahdanauNMT(
         {"source_ids": source_ids, "target_in_ids": target_in_ids},
         logits, name=name)
