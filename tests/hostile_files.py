@@ -10,8 +10,8 @@ callables the payloads name (`os.system` and `builtins.exec` as
 activations, which carry no command, `subprocess.Popen`,
 `enable_unsafe_deserialization`, `TFSMLayer`): the test replaces each with
 a recorder that must not be called. Used by
-`tests/test_hostile_files.py`; run as a script it prints the README's table
-of what `kerattn.load_model` and `keras.saving.load_model` do with each:
+`tests/test_hostile_files.py`; run as a script it prints docs/export.md's
+table of what `kerattn.load_model` and `keras.saving.load_model` do with each:
 
     KERAS_BACKEND=jax python tests/hostile_files.py
 """
@@ -322,7 +322,7 @@ def _outcome(load, path, marker, **kwargs):
 
 
 def table(directory):
-    """The README's markdown table: each case under both loaders."""
+    """docs/export.md's markdown table: each case under both loaders."""
     import keras
 
     import kerattn

@@ -11,7 +11,7 @@ test that starts its own interpreter for a backend (the `model.fit`
 script's `--backend`, the benchmark runner's `--backends`) names that
 backend in its case id; the process that launches it is the one in the
 table. The placement is this table, nothing else: the same commit always
-runs the same tests. The README's testing section prints the table
+runs the same tests. `tests/README.md` prints the table
 (`tests/test_placement.py` keeps the two equal), and
 `tests/run_backends.py --quick` leaves every heavy test out.
 
@@ -23,18 +23,18 @@ a test wins.
 BACKENDS = ("tensorflow", "jax", "torch")
 
 # node id -> (backend, what it runs). Chosen by per-test junit durations
-# (README, "Testing") so that the three processes end close together. Each
-# process keeps at most one core busy and three share two cores, so CI's
-# tests take at least half the three processes' CPU time, and a move gains
-# only while one process would run on alone at the end. The JAX process
-# has the most backend-dependent work of its own and the least heavy work
-# (only what is cheapest on JAX); TensorFlow's keeps the heavy runs that
-# run on TensorFlow in-process (notebooks, the AoA overfit, the hostile
-# requests' export, one distributed model) up to about the JAX process'
-# CPU time; everything else is in the torch process: the runs that start
-# their own interpreter for a named backend (the model.fit script, the
-# benchmark runner: they cost the same from any process) and those
-# cheapest on torch.
+# (tests/README.md, "The budget") so that the three processes end close
+# together. Each process keeps at most one core busy and three share two
+# cores, so CI's tests take at least half the three processes' CPU time,
+# and a move gains only while one process would run on alone at the end.
+# The JAX process has the most backend-dependent work of its own and the
+# least heavy work (only what is cheapest on JAX); TensorFlow's keeps the
+# heavy runs that run on TensorFlow in-process (notebooks, the AoA
+# overfit, the hostile requests' export, one distributed model) up to
+# about the JAX process' CPU time; everything else is in the torch
+# process: the runs that start their own interpreter for a named backend
+# (the model.fit script, the benchmark runner: they cost the same from any
+# process) and those cheapest on torch.
 _OVERFIT = "test_zoo_translation.py::test_overfits_a_real_slice"
 _DISTRIBUTED = "test_distributed.py::test_data_parallel_matches_one_device"
 _NOTEBOOK = "test_notebooks.py::test_notebook_runs_and_draws_attention"
@@ -159,7 +159,7 @@ def placement(nodeid):
 
 
 def table():
-    """The README's table of heavy tests (markdown), in the order above."""
+    """tests/README.md's table of heavy tests (markdown), in the order above."""
     rows = ["| heavy test (under `tests/`) | process | what it runs |",
             "|---|---|---|"]
     rows += [f"| `{key}` | {backend} | {what} |"

@@ -7,7 +7,7 @@ missing or corrupt data file). Each must raise a ValueError whose message
 names the argument (the `match` pattern), or the documented error
 (FileNotFoundError for a missing file), never a backend stack trace and
 never silently wrong output. `test_every_target_has_five_cases` keeps the
-table complete as the library grows; the count goes in the README.
+table complete as the library grows; the count goes in tests/README.md.
 """
 
 import collections
@@ -1003,7 +1003,8 @@ def test_every_target_has_five_cases():
 
 
 def test_count_matches_readme():
-    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
+    readme = open(os.path.join(os.path.dirname(__file__), "README.md"),
+                  encoding="utf-8").read()
     total = sum(map(len, CASES.values()))
     assert f"{total} bad-input cases over {len(CASES)} public targets" in readme, (
-        f"update the README's testing section: {total} cases, {len(CASES)} targets")
+        f"update tests/README.md: {total} cases, {len(CASES)} targets")

@@ -214,7 +214,7 @@ def test_forward_savedmodel(name, tmp_path):
 
 
 # Which zoo models Keras' ONNX exporters convert on each backend, run in
-# onnxruntime to 1e-4 (the README's table gives the failures and why).
+# onnxruntime to 1e-4 (docs/export.md's table gives the failures and why).
 ONNX_WORKS = {
     "tensorflow": ["luong_nmt", "luong_nmt_local_p", "seq2seq",
                    "transformer_nmt", "convs2s_nmt", "show_attend_tell_soft",

@@ -79,8 +79,8 @@ def test_longest_key_wins_and_other_tests_run_everywhere(monkeypatch):
 
 
 def test_readme_prints_the_table():
-    with open(os.path.join(os.path.dirname(HERE), "README.md")) as f:
+    with open(os.path.join(HERE, "README.md"), encoding="utf-8") as f:
         readme = f.read()
     assert placement.table() in readme, (
-        "README's testing section must carry tests/placement.py's table:\n"
+        "tests/README.md must carry tests/placement.py's table:\n"
         + placement.table())

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from cases import to_numpy
 from kerattn import layers
 
-EXAMPLES = 4  # per layer and dtype; the README's testing section says so
+EXAMPLES = 4  # per layer and dtype; tests/README.md says so
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
                     suppress_health_check=list(HealthCheck))
 DTYPES = ["float32", "float16", "bfloat16"]
