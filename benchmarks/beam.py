@@ -15,7 +15,7 @@ under `inference_mode`); the figure is sentences per second.
   and `model=model` as keras-hub's own `CausalLM.generate` passes it.
   Without `model`, keras-hub's JAX loop body reads the weights as
   trace-time constants (its inner `StatelessScope` hides the variables
-  passed to the compiled function), which was 25% faster here and would
+  passed to the compiled function), which is 25% faster here but would
   decode with stale weights after more training.
 
 Both run the full 50 steps here (both loops stop early once every

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from kerattn import zoo
+from kerattn.datasets import WordVocabulary
 
 
 @pytest.fixture(scope="module")
@@ -57,3 +58,19 @@ def test_saving_a_model_reads_no_deprecated_alias(model, tmp_path, recwarn):
     keras.saving.load_model(str(tmp_path / "m.keras"))
     assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)
                 and "source_input" in str(w.message)]
+
+
+@pytest.mark.parametrize("name", ["TextCodec", "vocabulary_from_json"])
+def test_export_codec_aliases_warn_and_are_the_datasets_ones(name):
+    import kerattn.datasets
+    import kerattn.export
+
+    with pytest.warns(DeprecationWarning, match=f"kerattn.export.{name}.*"
+                      f"kerattn.datasets.{name}"):
+        alias = getattr(kerattn.export, name)
+    assert alias is getattr(kerattn.datasets, name)
+    if name == "vocabulary_from_json":     # it still works
+        vocab = WordVocabulary(["open", "file"])
+        assert alias(vocab.to_json()).itos == vocab.itos
+    with pytest.raises(AttributeError, match="no_such_name"):
+        kerattn.export.no_such_name
