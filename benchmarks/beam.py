@@ -3,7 +3,7 @@
 `bahdanau_nmt` at the recipes' size (vocabularies 8,000, embeddings 128,
 256 units), random weights (speed does not depend on them), a batch of 32
 random sources of 20 tokens, beam width 5, at most 50 target tokens.
-Both searches drive the same `kerattn.zoo.incremental(model).step` (one
+Both searches drive the same `model.step` (one
 decoder step, keys precomputed at encode time) and are compiled the same
 way (`kerattn.decoding.compile_decoder`: XLA, `jax.jit`, torch eager
 under `inference_mode`); the figure is sentences per second.
@@ -15,7 +15,7 @@ under `inference_mode`); the figure is sentences per second.
   and `model=model` as keras-hub's own `CausalLM.generate` passes it.
   Without `model`, keras-hub's JAX loop body reads the weights as
   trace-time constants (its inner `StatelessScope` hides the variables
-  passed to the compiled function), which was 25% faster here and would
+  passed to the compiled function), which is 25% faster here but would
   decode with stale weights after more training.
 
 Both run the full 50 steps here (both loops stop early once every
@@ -41,27 +41,25 @@ def searches(model, s):
     import keras_hub
     from keras import ops
 
-    import kerattn
     from kerattn.decoding import beam_search, compile_decoder, greedy_search
 
-    inc = kerattn.zoo.incremental(model)
-    common_args = dict(step_fn=inc.step, batch_size=s["batch"], bos_id=BOS,
+    common_args = dict(step_fn=model.step, batch_size=s["batch"], bos_id=BOS,
                        eos_id=EOS, pad_id=PAD, max_length=s["max_length"])
 
     def ours_beam(source):
-        out = beam_search(state=inc.encode(source), beam_width=s["beam_width"],
-                          beam_invariant=inc.beam_invariant,
+        out = beam_search(state=model.encode(source), beam_width=s["beam_width"],
+                          beam_invariant=model.beam_invariant,
                           never_worse_than_greedy=False, **common_args)
         return out["tokens"][:, 0]
 
     def ours_greedy(source):
-        return greedy_search(state=inc.encode(source), **common_args)["tokens"]
+        return greedy_search(state=model.encode(source), **common_args)["tokens"]
 
     def ours_greedy_all_rows(source):
         # Greedy over batch x width rows: the model steps of a beam search
         # without its bookkeeping, a floor for any beam search.
         rows = ops.repeat(source, s["beam_width"], axis=0)
-        return greedy_search(state=inc.encode(rows), **dict(
+        return greedy_search(state=model.encode(rows), **dict(
             common_args, batch_size=s["batch"] * s["beam_width"]))["tokens"]
 
     sampler = keras_hub.samplers.BeamSampler(num_beams=s["beam_width"])
@@ -70,7 +68,7 @@ def searches(model, s):
     def keras_hub_beam(source):
         def next(prompt, cache, index):
             tokens = ops.take(prompt, index - 1, axis=1)
-            logits, cache, _ = inc.step(tokens, cache, index - 1)
+            logits, cache, _ = model.step(tokens, cache, index - 1)
             # As ours: PAD and BOS are never generated.
             return ops.where(banned, -1e9, logits), None, cache
 
@@ -81,7 +79,7 @@ def searches(model, s):
         mask = ops.concatenate(
             [ops.ones((batch, 1), "bool"), ops.zeros((batch, length - 1), "bool")],
             axis=1)
-        out = sampler(next, prompt, cache=inc.encode(source), index=1,
+        out = sampler(next, prompt, cache=model.encode(source), index=1,
                       mask=mask, stop_token_ids=[EOS], model=model)
         return out[:, 1:]
 

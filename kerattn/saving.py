@@ -30,8 +30,8 @@ def _portable_compile_config(compile_config, jit_compile):
     return compile_config
 
 
-# The layers that tell which model a file saved before the zoo's own classes
-# holds (its top-level class then was `ZooModel`); the first match wins.
+# The layers that tell which generative model a file whose top-level class is
+# `ZooModel` holds; the first match wins.
 _LEGACY_CLASSES = (
     ({"summary", "decoder", "deep_output", "maxout"}, "ChoEncoderDecoder"),
     ({"encoder", "decoder", "deep_output", "maxout"}, "BahdanauNMT"),
@@ -46,14 +46,14 @@ _LEGACY_CLASSES = (
 
 
 def upgrade_legacy_config(config):
-    """The class of a zoo model saved before each had its own, by its layers.
+    """The generative class of a `ZooModel` config, found by its layers.
 
-    Files written before 2026-11 name every zoo model `ZooModel`, a plain
-    functional model that could not decode by itself. This is used only
-    when loading (`load_model`): it renames the top-level class of such a
-    file to its generative model class (`BahdanauNMT`, ...), whose
-    `encode` / `step` read the same named layers. Other configs are
-    returned unchanged.
+    A `.keras` file whose top-level class is `ZooModel` (a plain
+    functional model, which cannot decode by itself) may hold a generative
+    zoo model, recognised by its layer names. Used when loading
+    (`load_model`): it renames the top-level class of such a config to its
+    generative model class (`BahdanauNMT`, ...), whose `encode` / `step`
+    read the same named layers. Other configs are returned unchanged.
 
     Args:
         config: the parsed `config.json` of a `.keras` file.
@@ -87,9 +87,9 @@ def load_model(filepath, compile=True, safe_mode=True, jit_compile="auto",
     carries `jit_compile=True`. This loads the same file with the portable
     optimizer class (its state, e.g. Adam's moments and iteration count,
     restored as usual) and `jit_compile` chosen for this backend, so
-    training continues where it stopped. A generative zoo model saved
-    before each had its own class loads as that class
-    (`upgrade_legacy_config`).
+    training continues where it stopped. A file whose top-level class is a
+    plain `ZooModel` holding a generative zoo model's layers loads as that
+    model's class (`upgrade_legacy_config`).
 
     The file is treated as untrusted: before Keras opens it,
     `kerattn.archive.read_config` checks the archive (complete, no path

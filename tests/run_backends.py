@@ -33,8 +33,9 @@ FAST_COMPILE = ("--xla_backend_optimization_level=0 "
                 "--xla_llvm_disable_expensive_passes=true")
 # JAX only: the loop emitters instead of the fusion emitters (about 40%
 # less time per compile of one eager op; test_attention_rnn +
-# test_legacy_files on JAX 170 s -> 115 s alone). TensorFlow's compiled
-# training steps took 5% longer with it (test_reliability 163 -> 172 s).
+# test_legacy_files on JAX alone: 115 s with it, 170 s without).
+# TensorFlow's compiled training steps take 5% longer with it
+# (test_reliability: 172 s with it, 163 s without).
 JAX_COMPILE = " --xla_cpu_use_fusion_emitters=false"
 
 

@@ -294,8 +294,8 @@ ROW_CASES = [(kind, order, feeding)
 def test_each_row_decodes_as_if_alone(kind, order, feeding):
     """The shortest row first, with target and memory masks: every row of the
     batch gets what it gets alone, for every attention kind, order and
-    feeding rule. (Regression: local-m used to centre every row's window on
-    row 0's step count, which stops once row 0's target ends.)"""
+    feeding rule. (A local-m that centres every row's window on row 0's
+    step count fails here: that count stops once row 0's target ends.)"""
     rng = np.random.default_rng(7)
     b, t, s = 3, 6, 7
     inputs = rng.normal(size=(b, t, 4)).astype("float32")

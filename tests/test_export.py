@@ -11,14 +11,14 @@ import pytest
 
 import zoo_cases as zc
 from kerattn import load_model, zoo
-from kerattn.datasets import WordPieceVocabulary, WordVocabulary
-from kerattn.decoding import Captioner, Translator
-from kerattn.export import (
+from kerattn.datasets import (
     TextCodec,
-    export_model,
-    input_signature_like,
+    WordPieceVocabulary,
+    WordVocabulary,
     vocabulary_from_json,
 )
+from kerattn.decoding import Captioner, Translator
+from kerattn.export import export_model, input_signature_like
 
 tf = pytest.importorskip(
     "tensorflow", reason="SavedModels are TensorFlow's format: install the "

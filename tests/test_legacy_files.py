@@ -1,10 +1,11 @@
-"""Files users saved before the zoo's model classes keep loading and decoding.
+"""`.keras` files whose top-level class is a plain `ZooModel` load and decode.
 
-`tests/data/legacy/` holds one small `.keras` file per generative zoo model,
-written by kerattn at 0d3b9ef (each model then a plain `ZooModel`, decoded
-through step adapters found by layer names), with its inputs, its logits
-and its greedy and beam tokens of that time (`make_legacy.py` says how).
-Today each loads as its own class and decodes as it did then.
+`tests/data/legacy/` holds one small `.keras` file per generative zoo model
+whose config names the model `ZooModel` (a functional model with no
+`encode` / `step`; its layer names say which model it is), with its
+inputs, its logits and the greedy and beam tokens and scores recorded when
+it was written (`make_legacy.py` says how). Each loads as its own
+generative class and gives the recorded logits, tokens and scores.
 """
 
 import os
@@ -39,7 +40,7 @@ def _load(name):
 
 
 @pytest.mark.parametrize("name", sorted(FILES))
-def test_old_file_loads_as_its_class_and_decodes_as_before(name, tmp_path):
+def test_zoomodel_file_loads_as_its_class_and_decodes_as_recorded(name, tmp_path):
     model, x, data = _load(name)
     assert type(model) is FILES[name]
     np.testing.assert_allclose(to_numpy(model.predict(x, verbose=0)),
@@ -54,7 +55,7 @@ def test_old_file_loads_as_its_class_and_decodes_as_before(name, tmp_path):
     np.testing.assert_array_equal(to_numpy(beam["tokens"]), data["beam_tokens"])
     np.testing.assert_allclose(to_numpy(beam["scores"]), data["beam_scores"],
                                atol=1e-5)
-    # Saved again, it is a file of today: Keras' own loader gives the class.
+    # Saved again, its config names the class: Keras' own loader gives it.
     path = str(tmp_path / "again.keras")
     model.save(path)
     again = keras.saving.load_model(path)
@@ -63,7 +64,7 @@ def test_old_file_loads_as_its_class_and_decodes_as_before(name, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["bahdanau_nmt", "show_attend_tell_soft"])
-def test_codecs_take_an_old_file(name):
+def test_codecs_take_a_zoomodel_file(name):
     """`Translator` / `Captioner` take the loaded model as it is (its class
     says what it is) and decode what `generate` decodes."""
     model, x, data = _load(name)

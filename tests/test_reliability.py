@@ -171,7 +171,7 @@ def test_same_seed_same_weights(name):
     CPU. Two builds from the seed give the same state (weights and seed
     generator states); one model then trains twice from that state, the
     global generators seeded each time. One model, so that its training
-    step is traced once (tracing twice was most of the time on
+    step is traced once (tracing twice would be most of the time on
     TensorFlow); after a first `fit`, as building it for training draws
     from torch's global generator (Keras' unseeded dropout)."""
     keras.backend.clear_session()

@@ -229,9 +229,9 @@ def test_cloze_batches_predict_in_order_with_free_width():
     """Sorted (unshuffled) batches of several widths predict on every backend.
 
     Keras' TensorFlow adapter reads its signature off the first two batches;
-    when they had the same width, a wider later batch failed ("yielded an
+    when they have the same width, a wider later batch fails ("yielded an
     element of shape (128, 450) where an element of shape (None, 400) was
-    expected").
+    expected"), so the batches put two widths first (`free_first_width`).
     """
     from kerattn.recipes.reading import ClozeBatches
 

@@ -237,7 +237,7 @@ def test_overfits_a_tiny_real_slice(strips, attention):
                   units=64, attention_units=32, embedding_dim=16,
                   encoder_filters=(16, 32))
     # Clipped: unclipped Adam at 1e-2 sometimes spikes and stalls, and which
-    # seed does depends on float round-off (a JAX scan change flipped seed 0).
+    # seed does depends on float round-off (a different JAX scan can flip one).
     model.compile(keras.optimizers.Adam(1e-2, clipnorm=1.0), MaskedSparseCrossentropy())
     x, c_out = inputs_for(model, images, vocab, captions)
     # Hard attention learns from one sampled location per word, so more

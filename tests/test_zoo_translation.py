@@ -235,12 +235,6 @@ def test_decoder_is_causal_and_source_padding_is_inert(name):
                                base, atol=1e-5)
 
 
-def test_incremental_rejects_other_models():
-    inputs = keras.Input((3,))
-    with pytest.raises(ValueError, match="`model` must be a generative kerattn.zoo"):
-        zoo.incremental(keras.Model(inputs, keras.layers.Dense(2)(inputs)))
-
-
 @pytest.fixture(scope="module")
 def real_slice(gettext_catalogs):
     pairs = gettext_pairs("fr")["train"][:64]
@@ -320,10 +314,9 @@ def test_overfits_a_real_slice(name, real_slice, tmp_path):
 def test_beam_one_equals_greedy_on_the_model():
     rng = np.random.default_rng(1)
     model = zoo.bahdanau_nmt(30, 40, preset="tiny")
-    inc = zoo.incremental(model)
     src = _random_batch(rng)["source_ids"]
-    g = greedy_search(inc.step, inc.encode(src), 3, 2, 3, 0, max_length=7)
-    b = beam_search(inc.step, inc.encode(src), 3, 2, 3, 0, beam_width=1,
+    g = greedy_search(model.step, model.encode(src), 3, 2, 3, 0, max_length=7)
+    b = beam_search(model.step, model.encode(src), 3, 2, 3, 0, beam_width=1,
                     max_length=7)
     np.testing.assert_array_equal(to_numpy(b["tokens"])[:, 0], to_numpy(g["tokens"]))
     np.testing.assert_allclose(to_numpy(b["attention"])[:, 0],
@@ -447,9 +440,9 @@ def test_compiled_translator_equals_eager(name):
 def test_compiled_translator_serves_many_batch_shapes():
     """Many padded batch and source shapes through one compiled search.
 
-    TensorFlow's `reduce_retracing` used to relax the shapes after a few
-    traces to unknown dimensions, and the search then failed on its batch
-    size (`int(None)`); every shape now compiles on its own.
+    TensorFlow's `reduce_retracing` relaxes the shapes to unknown
+    dimensions after a few traces, and a search traced that way fails on
+    its batch size (`int(None)`): every shape compiles on its own.
     """
     texts = ["open the file", "cannot open file %s", "permission denied",
              "the file is not a directory", "file"]

@@ -42,8 +42,8 @@ def _check_model(model):
     checks.require(
         isinstance(model, keras.Model) and all(hasattr(model, a) for a in PROTOCOL),
         "model", "a generative kerattn.zoo model (a kerattn.zoo.GenerativeModel "
-        "with `encode` and `step`, e.g. kerattn.zoo.bahdanau_nmt(); a .keras "
-        "file saved before these classes loads as one with kerattn.load_model)",
+        "with `encode` and `step`, e.g. kerattn.zoo.bahdanau_nmt(), or a "
+        ".keras file loaded with kerattn.load_model)",
         model)
 
 

@@ -30,12 +30,26 @@ into it):
   imports the codecs; nothing imports it.
 
 `TextCodec` and `vocabulary_from_json` live in `kerattn.datasets`, beside
-the vocabularies they mirror; they are also importable from here.
+the vocabularies they mirror; `kerattn.export.TextCodec` and
+`kerattn.export.vocabulary_from_json` are deprecated aliases of them.
 """
 
-from kerattn.datasets.text_codec import TextCodec, vocabulary_from_json  # noqa: F401
+import warnings
+
 from kerattn.export.model import export_model, input_signature_like
 from kerattn.export.serving import export_serving  # noqa: F401
 from kerattn.export.stablehlo import stablehlo_for_tensorflow
 
 __all__ = ["export_model", "input_signature_like", "stablehlo_for_tensorflow"]
+
+_MOVED_TO_DATASETS = ("TextCodec", "vocabulary_from_json")
+
+
+def __getattr__(name):
+    if name in _MOVED_TO_DATASETS:
+        warnings.warn(f"kerattn.export.{name} is deprecated: use "
+                      f"kerattn.datasets.{name}.", DeprecationWarning,
+                      stacklevel=2)
+        from kerattn.datasets import text_codec
+        return getattr(text_codec, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,7 +2,7 @@
 
 On JAX, Keras' `ExportArchive` converts functions with jax2tf: StableHLO
 inside an `XlaCallModule` op. A JAX newer than the installed TensorFlow
-writes StableHLO that TensorFlow cannot read (today: jax 0.10 writes 1.15,
+writes StableHLO that TensorFlow cannot read (e.g. jax 0.10 writes 1.15,
 TF 2.21 reads up to 1.13.7). `stablehlo_for_tensorflow()` lowers the target
 version to the one the installed TensorFlow reports. Every kerattn export
 runs inside it; wrap a plain `model.export` in it yourself.

@@ -6,6 +6,8 @@ generative ones (`GenerativeModel`: translation and captioning) have
 each model's file, `preset=` of each builder).
 """
 
+import warnings
+
 from kerattn import checks
 from kerattn.zoo.aoa_reader import aoa_attention, aoa_reader
 from kerattn.zoo.bahdanau_nmt import BahdanauNMT, bahdanau_nmt
@@ -52,8 +54,7 @@ def presets(name):
 
 
 def incremental(model, pad_id=0):
-    """The model itself: kept for code written before models had `encode`
-    and `step` of their own (`GenerativeModel`).
+    """Deprecated: returns `model`, which has `encode` and `step` itself.
 
     Args:
         model: a generative zoo model (a `GenerativeModel`).
@@ -68,14 +69,17 @@ def incremental(model, pad_id=0):
     Example:
 
     >>> model = bahdanau_nmt(20, 30, preset="tiny")
-    >>> incremental(model) is model
+    >>> incremental(model) is model   # warns: use `model` itself
     True
     """
+    warnings.warn("kerattn.zoo.incremental(model) is deprecated: use the "
+                  "model itself (its `encode` and `step`).", DeprecationWarning,
+                  stacklevel=2)
     checks.instance(
         "model", model, GenerativeModel,
         "a generative kerattn.zoo model (a kerattn.zoo.GenerativeModel, e.g. "
-        "kerattn.zoo.bahdanau_nmt(); a file saved before 2026-11 loads as one "
-        "with kerattn.load_model)")
+        "kerattn.zoo.bahdanau_nmt(), or a .keras file loaded with "
+        "kerattn.load_model)")
     checks.require(not isinstance(pad_id, bool) and pad_id == 0, "pad_id",
                    "0 (zoo models mask id 0)", pad_id)
     return model

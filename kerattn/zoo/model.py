@@ -29,6 +29,8 @@ consumes it (`keras.layers.Embedding.input_dim`, or
 loaded from a `.keras` file.
 """
 
+import warnings
+
 import keras
 import numpy as np
 
@@ -428,6 +430,10 @@ class ZooModel(keras.Model):
         return super().predict_on_batch(x)
 
 
+_SOURCE_INPUT_DEPRECATED = ("GenerativeModel.source_input is deprecated: use "
+                            "`encoder_input_name`.")
+
+
 class GenerativeModel(ZooModel):
     """A zoo model that writes a sequence: `encode` once, then `step`.
 
@@ -440,8 +446,9 @@ class GenerativeModel(ZooModel):
     `.keras` file loads back as the same class.
 
     Class attributes:
-        source_input: the name of the input `encode` reads
-            (`"source_ids"`, or `"images"` / `"features"` for captioning).
+        encoder_input_name: the name of the input `encode` reads
+            (`"source_ids"`, or `"images"` / `"features"` for captioning);
+            `source_input` is its deprecated alias.
         beam_invariant: the entries of the state dict that are the same for
             every hypothesis of one input (encoder outputs, projected keys):
             beam search never reorders them.
@@ -471,18 +478,33 @@ class GenerativeModel(ZooModel):
     (1, 3)
     """
 
-    source_input = "source_ids"
+    encoder_input_name = "source_ids"
     beam_invariant = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "source_input" in cls.__dict__:
+            warnings.warn(_SOURCE_INPUT_DEPRECATED, DeprecationWarning,
+                          stacklevel=2)
+            cls.encoder_input_name = cls.__dict__["source_input"]
+
+    def __getattr__(self, name):
+        # Only reached when normal lookup fails, so `source_input` is not
+        # an attribute (Keras' saving reads every attribute of a model).
+        if name == "source_input":
+            warnings.warn(_SOURCE_INPUT_DEPRECATED, DeprecationWarning,
+                          stacklevel=2)
+            return self.encoder_input_name
+        parent = getattr(super(), "__getattr__", None)   # torch's Module
+        if parent is None:
+            raise AttributeError(
+                f"{type(self).__name__!r} object has no attribute {name!r}")
+        return parent(name)
 
     @property
     def inputs_are_ids(self):
         """Whether `encode` reads token ids (else images or features)."""
         return self._specs()[self.encoder_input_name][1]
-
-    @property
-    def encoder_input_name(self):
-        """The name of the input `encode` reads."""
-        return self.source_input
 
     @property
     def encoder_input_shape(self):

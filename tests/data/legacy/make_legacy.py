@@ -1,15 +1,15 @@
-"""How the files in this folder were written (kept for the record).
+"""How the files in this folder were written (the data's provenance).
 
-They are `.keras` files saved by kerattn at commit 0d3b9ef, before each
-generative zoo model became its own class (`ZooModel` with step adapters
-found by layer names). `tests/test_legacy_files.py` loads them with today's
-code and checks that they decode as they did then. This script ran at that
-commit, under JAX:
+They are `.keras` files saved by kerattn at commit 0d3b9ef, whose zoo
+models were plain `ZooModel`s decoded through step adapters found by
+layer names. `tests/test_legacy_files.py` loads them and checks that they
+decode as recorded. This script ran at that commit, under JAX:
 
     KERAS_BACKEND=jax python tests/data/legacy/make_legacy.py tests/data/legacy
 
-It uses the API of that commit (`kerattn.zoo.incremental`,
-`kerattn.decoding.search_incremental`) and does not run on today's code.
+It uses that commit's API (`kerattn.zoo.incremental`,
+`kerattn.decoding.search_incremental`) and does not run on the current
+package.
 """
 
 import os
