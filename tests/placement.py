@@ -78,8 +78,8 @@ HEAVY = {
     f"{_FIT}[jax-convs2s_nmt]": ("torch", "examples/fit.py --backend jax --data a TSV"),
     f"{_FIT}[torch-luong_nmt]": ("torch", "examples/fit.py --backend torch --data a TSV"),
     # In-process: a third of TensorFlow's CPU time on torch.
-    "test_recipes.py::test_translation_recipe_end_to_end": (
-        "torch", "the translation recipe's command line end to end (tiny)"),
+    "test_zoo_runner.py::test_translation_recipe_tiny_run": (
+        "torch", "zoo/bahdanau_nmt/recipe.py --preset tiny, then --report-only"),
     f"{_FLAGS}[model]": ("torch", "examples/fit.py exits 2 on an unknown model"),
     f"{_FLAGS}[epochs]": ("torch", "examples/fit.py exits 2 on --epochs 0"),
     f"{_FLAGS}[backend]": ("torch", "examples/fit.py exits 2 on --backend numpy"),
@@ -123,7 +123,7 @@ FULL_ONLY = (
     "test_benchmarks.py", "test_distributed.py", "test_docstrings.py",
     "test_examples.py", "test_export.py", "test_notebooks.py",
     "test_pipeline.py", "test_recipes.py", "test_recipes_tasks.py",
-    "test_reliability.py", "test_zoo_table.py",
+    "test_reliability.py", "test_zoo_runner.py", "test_zoo_table.py",
 )
 
 
