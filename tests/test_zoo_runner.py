@@ -2,6 +2,9 @@
 runs, their mean ± spread, results.json and RESULTS.md, the ablation
 tables; every recipe's command line (`--help`) and one tiny run a task."""
 
+import argparse
+import functools
+import importlib.util
 import json
 import os
 import runpy
@@ -18,7 +21,15 @@ sys.path.insert(0, ZOO)   # zoo/runner.py and the task modules beside it
 import runner  # noqa: E402
 import translation as translation_task  # noqa: E402  (zoo/translation.py)
 
-RECIPES = {"translation": "bahdanau_nmt"}
+
+
+def recipe(name):
+    """zoo/<name>/recipe.py as a module."""
+    spec = importlib.util.spec_from_file_location(
+        f"recipe_{name}", os.path.join(ZOO, name, "recipe.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def run_recipe(name, argv, monkeypatch):
@@ -163,11 +174,195 @@ def test_the_ablation_table_averages_alignment_rates_over_seeds(tmp_path):
 
 
 # -----------------------------------------------------------------------------
+# Document classification (zoo/han_classifier/recipe.py)
+
+HAN_META = {"backend": "jax", "embeddings": "lsa", "unlabelled_texts": 10,
+            "documents": {"train": 7, "valid": 2, "test": 857}, "vocabulary": 50,
+            "max_sentences": 10, "max_words": 40, "preset": "base",
+            "sizes": {"embedding_dim": 200}}
+
+
+def _han_row(seed, accuracy, epochs=10, minutes=5.0):
+    return {"seed": seed, "accuracy": accuracy, "best_valid_accuracy": 0.7,
+            "epochs": epochs, "minutes": minutes, "parameters": 1000,
+            "schedule": "two-stage",
+            "baselines": {"majority_class": 0.19, "tfidf_logistic_regression": 0.719}}
+
+
+def _han_run(settings, rows):
+    data = {"examples": {k: [None] * n for k, n in HAN_META["documents"].items()},
+            "unlabelled": [None] * 10, "vocab": [None] * 50}
+    args = argparse.Namespace(embeddings=settings["embeddings"],
+                              preset=settings.get("preset", "base"))
+    return runner.Run(settings, rows, "", args, data)
+
+
+def test_classification_seeds_aggregate_and_report():
+    """Several seeds: the mean and sample deviation of the test accuracy
+    (NumPy's), each seed listed, the first seed's split figures kept."""
+    han = recipe("han_classifier")
+    rows = [_han_row(1, 0.734, 19, 11.6), _han_row(2, 0.751, 16, 9.0),
+            _han_row(3, 0.722, 22, 13.1)]
+    r = han.aggregate(rows)
+    accuracies = [0.734, 0.751, 0.722]
+    assert r["han_test_accuracy"] == round(np.mean(accuracies), 4)
+    assert r["han_test_accuracy_sd"] == round(np.std(accuracies, ddof=1), 4)
+    assert r["seeds"] == [1, 2, 3] and r["per_seed"] == rows
+    assert r["train"]["epochs"] == round(np.mean([19, 16, 22]), 1)
+    text = han.render(dict(r, meta=HAN_META, settings=dict(han.DEFAULTS)))
+    assert "`python zoo/han_classifier/recipe.py --seeds 3`" in text
+    assert "mean ± sd of 3 seeds | **0.736 ± 0.015** |" in text
+    assert "seed 1: 0.734, seed 2: 0.751, seed 3: 0.722" in text
+    assert "| TF-IDF + logistic regression (computed by the recipe) | 0.719 |" in text
+    one = han.aggregate(rows[1:2])
+    assert one["han_test_accuracy"] == 0.751 and "han_test_accuracy_sd" not in one
+    text = han.render(dict(one, meta=HAN_META, settings=dict(han.DEFAULTS)))
+    assert "`python zoo/han_classifier/recipe.py --seed 2`" in text
+    assert "| **HAN** (kerattn.zoo.han_classifier) | **0.751** |" in text
+    half = 1.96 * np.sqrt(0.751 * 0.249 / 857)
+    assert f"test documents is ± {half:.3f}." in text
+
+
+def test_classification_runs_are_kept_and_join_their_seeds():
+    """Every setting the HAN recipe trained stays in results.json's `runs`;
+    seeds of the same settings join their run; the top level is the
+    defaults' run (or the newest, until the defaults ran)."""
+    han = recipe("han_classifier")
+    longer = dict(han.DEFAULTS, patience=han.DEFAULTS["patience"] + 3)
+    alone = han.record(None, _han_run(longer, [_han_row(1, 0.76), _han_row(2, 0.74)]))
+    assert alone["settings"] == longer and len(alone["runs"]) == 1
+    assert f"recipe.py --patience {longer['patience']} --seeds 2`" in han.render(alone)
+    both = han.record(alone, _han_run(han.DEFAULTS, [_han_row(1, 0.75)]))
+    assert both["settings"] == han.DEFAULTS and both["han_test_accuracy"] == 0.75
+    again = han.record(both, _han_run(longer, [_han_row(3, 0.78), _han_row(2, 0.72)]))
+    assert again["settings"] == han.DEFAULTS
+    joined = again["runs"][-1]
+    assert joined["seeds"] == [1, 2, 3] and joined["settings"] == longer
+    assert joined["han_test_accuracy"] == round(np.mean([0.76, 0.72, 0.78]), 4)
+    text = han.render(again)
+    assert "## What each change bought" in text
+    assert (f"| lsa embeddings, two-stage, patience {longer['patience']}, at most 30 "
+            "epochs a stage | 3 | 0.753 ± 0.031 | 0.760, 0.720, 0.780 |") in text
+    averaged = han.record(None, _han_run(dict(han.DEFAULTS, ema=0.99),
+                                         [_han_row(1, 0.77)]))
+    text = han.render(averaged)
+    assert "recipe.py --ema 0.99`" in text and "weights averaged with momentum 0.99" in text
+
+
+def test_classification_recipe_rejects_bad_flags(tmp_path):
+    han = recipe("han_classifier")
+    with pytest.raises(ValueError, match="patience"):
+        runner.main(han.TASK, argv=["--patience", "0", "--out", str(tmp_path)])
+    with pytest.raises(ValueError, match="ema"):
+        runner.main(han.TASK, argv=["--ema", "1", "--out", str(tmp_path)])
+
+
+# -----------------------------------------------------------------------------
+# Reading comprehension (zoo/aoa_reader/recipe.py)
+
+KINDS = {"names": 0.5, "nouns": 0.4, "verbs": 0.3, "prepositions": 0.6, "all": 0.5}
+
+
+def test_reading_difference_intervals_against_the_formula():
+    """AoA minus a baseline, with the 95% interval of a difference of two
+    independent proportions: 1.96 * sqrt(p(1-p)/n + q(1-q)/n)."""
+    aoa = recipe("aoa_reader")
+    r = {"meta": {"test_per_kind": {"verbs": 192, "all": 3994}},
+         "aoa_test_accuracy": {"verbs": 0.375, "all": 0.534, "names": 0.5},
+         "baselines": {"bigram": {"verbs": 0.401, "all": 0.423, "names": 0.44}}}
+    rows = {kind: (d, h) for kind, d, h in aoa.difference_intervals(r, "bigram")}
+    assert set(rows) == {"verbs", "all"}   # names has no count: left out
+    for kind, (p, q) in {"verbs": (0.375, 0.401), "all": (0.534, 0.423)}.items():
+        n = r["meta"]["test_per_kind"][kind]
+        want = 1.96 * np.sqrt(p * (1 - p) / n + q * (1 - q) / n)
+        np.testing.assert_allclose(rows[kind], (p - q, want), rtol=1e-12)
+    assert rows["verbs"][1] > abs(rows["verbs"][0])      # not told apart
+    assert rows["all"][1] < rows["all"][0]               # ahead
+
+
+def _aoa_seed(seed, accuracy, difference, half, steps):
+    return {"seed": seed,
+            "aoa_test_accuracy": {k: accuracy + 0.01 * i for i, k in enumerate(KINDS)},
+            "paired_vs_bigram": {k: [difference, half] for k in KINDS},
+            "train": {"epochs": 2, "minutes": 40.0 + seed, "steps": steps,
+                      "batch_size": 32, "parameters": 10,
+                      "final_val_accuracy": accuracy}}
+
+
+def _aoa_run(aoa, settings, rows, rule="rule A"):
+    """A `Run` of the reader's; its question set's meta says `rule`."""
+    meta = {"backend": "jax", "kinds": rule,
+            "questions": {"train": 100, "valid": 1, "test": 1},
+            "test_per_kind": {"verbs": 1252, "all": 5411}, "vocabulary": 5,
+            "preset": "base", "sizes": {}}
+    aoa._meta = lambda run: meta
+    data = {"baselines": {"most_frequent": KINDS, "bigram": KINDS}}
+    return runner.Run(settings, rows, "", None, data)
+
+
+def test_reading_seeds_join_one_run_with_their_mean_and_spread():
+    """Seeds trained later with the same settings on the same question set
+    join the recorded seeds: the mean and sample deviation per kind (by hand
+    in NumPy), the mean AoA-minus-bigram difference with the widest seed's
+    interval, one report row a seed. Other settings, or another question
+    set, move the recorded run to "earlier", whole."""
+    aoa = recipe("aoa_reader")
+    settings = aoa.settings_of("python zoo/aoa_reader/recipe.py --minutes 40")
+    assert settings == {"epochs": 3, "minutes": 40.0, "max_train": None,
+                        "batch_size": 32, "preset": "base"}
+    recorded = aoa.record(None, _aoa_run(aoa, settings,
+                                         [_aoa_seed(1, 0.58, 0.15, 0.02, 3532)]))
+    assert recorded["command"] == "python zoo/aoa_reader/recipe.py --minutes 40"
+    r = aoa.record(recorded, _aoa_run(aoa, settings, [
+        _aoa_seed(3, 0.55, 0.12, 0.03, 3000), _aoa_seed(2, 0.57, 0.13, 0.025, 3400)]))
+    assert r["seeds"] == [1, 2, 3] and r["command"] == (
+        "python zoo/aoa_reader/recipe.py --minutes 40 --seeds 3")
+    verbs = np.array([0.60, 0.59, 0.57])     # accuracy + 0.02, seeds 1, 2, 3
+    assert r["aoa_test_accuracy"]["verbs"] == round(verbs.mean(), 4)
+    assert r["aoa_test_accuracy_sd"]["verbs"] == round(verbs.std(ddof=1), 4)
+    assert r["paired_vs_bigram"]["all"] == [round(np.mean([0.15, 0.13, 0.12]), 4), 0.03]
+    assert r["train"]["steps"] == round(np.mean([3532, 3400, 3000]), 1)
+    text = aoa.render(r)
+    assert "`python zoo/aoa_reader/recipe.py --minutes 40 --seeds 3`" in text
+    assert "mean of 3 seeds (1, 2, 3)" in text and "the time budget ended it" in text
+    assert "| 3 | 0.550 | 0.560 | 0.570 | 0.580 | 0.590 | 3,000 | 43.0 |" in text
+    assert "all +0.133 ± 0.030" in text
+    other = aoa.record(json.loads(json.dumps(r)), _aoa_run(
+        aoa, dict(settings, minutes=20.0), [_aoa_seed(1, 0.5, 0.1, 0.02, 9)]))
+    assert "seeds" not in other and other["seed"] == 1
+    assert other["command"] == "python zoo/aoa_reader/recipe.py --minutes 20"
+    assert [e["kinds"] for e in other["earlier"]] == [
+        "rule A; `python zoo/aoa_reader/recipe.py --minutes 40 --seeds 3`"]
+    moved = aoa.record(json.loads(json.dumps(r)), _aoa_run(
+        aoa, settings, [_aoa_seed(1, 0.5, 0.1, 0.02, 9)], rule="rule B"))
+    assert [e["kinds"] for e in moved["earlier"]] == ["rule A"]
+    assert moved["earlier"][0]["seeds"] == [1, 2, 3]
+    # An earlier run's interval is unpaired where it recorded no pairs.
+    old = dict(moved["earlier"][0], aoa_test_accuracy=dict(KINDS, verbs=0.375),
+               baselines={"most_frequent": KINDS, "bigram": dict(KINDS, verbs=0.401)},
+               meta=dict(moved["meta"], test_per_kind={"verbs": 192}))
+    del old["paired_vs_bigram"]
+    text = aoa.render(dict(moved, earlier=[old]))
+    half_old = 1.96 * np.sqrt(0.375 * 0.625 / 192 + 0.401 * 0.599 / 192)
+    assert "| rule A | 0 / 0 / 192 / 0 |" in text
+    assert f"verbs -0.026 ± {half_old:.3f}" in text
+
+
+def test_reading_recipe_rejects_bad_flags(tmp_path):
+    aoa = recipe("aoa_reader")
+    with pytest.raises(ValueError, match="batch_size"):
+        runner.main(aoa.TASK, argv=["--batch-size", "0", "--out", str(tmp_path)])
+    with pytest.raises(ValueError, match="seeds"):
+        runner.main(aoa.TASK, argv=["--seeds", "0", "--out", str(tmp_path)])
+
+
+# -----------------------------------------------------------------------------
 # Every recipe's command line
 
 
 @pytest.mark.parametrize("name", ["seq2seq", "cho_encoder_decoder", "bahdanau_nmt",
-                                  "luong_nmt", "transformer_nmt", "convs2s_nmt"])
+                                  "luong_nmt", "transformer_nmt", "convs2s_nmt",
+                                  "han_classifier", "aoa_reader"])
 def test_recipe_help_lists_its_options(name, monkeypatch, capsys):
     with pytest.raises(SystemExit) as exit:
         run_recipe(name, ["--help"], monkeypatch)
@@ -201,3 +396,37 @@ def test_translation_recipe_tiny_run(tmp_path, monkeypatch):
     (tmp_path / "RESULTS.md").unlink()
     run_recipe("bahdanau_nmt", ["--report-only", "--out", str(tmp_path)], monkeypatch)
     assert (tmp_path / "RESULTS.md").read_text() == text
+
+
+def test_classification_recipe_tiny_run(tmp_path, monkeypatch):
+    """`zoo/han_classifier/recipe.py --preset tiny` on the topical-10 sample."""
+    from kerattn.recipes import classification
+
+    monkeypatch.setattr(classification, "prepare", functools.partial(
+        classification.prepare, os.path.join(DATA, "topical10_sample.jsonl")))
+    run_recipe("han_classifier", ["--preset", "tiny", "--epochs", "1",
+                                  "--out", str(tmp_path)], monkeypatch)
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert 0 <= results["han_test_accuracy"] <= 1 and results["seed"] == 1
+    assert results["settings"]["preset"] == "tiny" and len(results["runs"]) == 1
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert "`python zoo/han_classifier/recipe.py --epochs 1 --preset tiny`" in text
+    assert f"| **HAN** (kerattn.zoo.han_classifier) | **{results['han_test_accuracy']:.3f}** |" in text
+    assert (tmp_path / "model.keras").exists()
+
+
+def test_reading_recipe_tiny_run(tmp_path, monkeypatch):
+    """`zoo/aoa_reader/recipe.py --preset tiny` on the KJV cloze sample."""
+    from kerattn.recipes import reading
+
+    monkeypatch.setattr(reading, "prepare", functools.partial(
+        reading.prepare, os.path.join(DATA, "kjv_cloze_sample.txt")))
+    run_recipe("aoa_reader", ["--preset", "tiny", "--epochs", "1",
+                              "--out", str(tmp_path)], monkeypatch)
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert 0 <= results["aoa_test_accuracy"]["all"] <= 1 and results["seed"] == 1
+    assert results["command"] == "python zoo/aoa_reader/recipe.py --epochs 1 --preset tiny"
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert f"`{results['command']}`" in text
+    assert f"| **AoA Reader** (kerattn.zoo.aoa_reader) |" in text
+    assert (tmp_path / "model.keras").exists()
