@@ -59,8 +59,12 @@ HEAVY = {
     "test_zoo_aoa.py::test_overfits_a_tiny_real_slice_and_round_trip": (
         "tensorflow", "AoA reader overfits 12 KJV cloze questions, round-trips"),
     # Recipes, notebooks, the model.fit script, the benchmark runner.
-    "test_recipes_tasks.py::test_captioning_recipe_end_to_end": (
-        "torch", "the captioning recipe end to end (tiny)"),
+    "test_zoo_runner.py::test_captioning_recipe_tiny_run": (
+        "torch", "zoo/show_attend_tell/recipe.py --preset tiny, then --report-only"),
+    "test_zoo_runner.py::test_classification_recipe_tiny_run": (
+        "torch", "zoo/han_classifier/recipe.py --preset tiny on the topical-10 sample"),
+    "test_zoo_runner.py::test_reading_recipe_tiny_run": (
+        "jax", "zoo/aoa_reader/recipe.py --preset tiny on the KJV cloze sample"),
     f"{_NOTEBOOK}[captioning.ipynb]": ("tensorflow", "the captioning notebook, small size"),
     f"{_NOTEBOOK}[document_classification.ipynb]": (
         "tensorflow", "the document classification notebook, small size"),

@@ -357,12 +357,129 @@ def test_reading_recipe_rejects_bad_flags(tmp_path):
 
 
 # -----------------------------------------------------------------------------
+# Captioning (zoo/show_attend_tell/recipe.py)
+
+
+def _caption_seed(seed, exact, share, minutes=1.0):
+    figures = {"exact_caption_accuracy": exact, "own_digit_share_correct": share,
+               "own_digit_share_all": share - 0.01}
+    return {"train": {"epochs": 1, "train_minutes": minutes, "final_loss": 0.5,
+                      "parameters": 100},
+            "beam1": dict(figures), "examples": [{"caption": "one", "truth": "one"}],
+            "beam3": dict(figures)}
+
+
+def _caption_run(sat, flags, rows):
+    args = runner.parser(sat.TASK, ".").parse_args(flags)
+    return runner.Run(sat.settings(args), rows,
+                      runner.command(sat.TASK, flags), args, None)
+
+
+def test_captioning_seeds_join_their_study_row_and_the_defaults_lead(tmp_path):
+    """Each command's seeds join the study row of its settings, per
+    attention (mean ± sample sd, NumPy's); the top level is the defaults'
+    row once it ran, else the newest; RESULTS.md shows both tables."""
+    sat = recipe("show_attend_tell")
+    hard = ["--attention", "hard", "--expectation-rate", "0.2"]
+    first = sat.record(None, _caption_run(sat, hard, [
+        {"seed": 1, "hard": _caption_seed(1, 0.5, 0.4)}]))
+    assert list(first["study"]) == [
+        "40,000 strips x 8 epochs, initial state mean; hard: expected context p=0.2"]
+    assert first["results"]["hard"]["seeds"] == 1   # the newest leads
+    both = sat.record(first, _caption_run(sat, ["--seeds", "2"], [
+        {"seed": 1, "soft": _caption_seed(1, 0.9, 0.8), "hard": _caption_seed(1, 0.7, 0.6)},
+        {"seed": 2, "soft": _caption_seed(2, 0.8, 0.7), "hard": _caption_seed(2, 0.6, 0.5)}]))
+    again = sat.record(both, _caption_run(sat, ["--attention", "soft", "--seed", "3"], [
+        {"seed": 3, "soft": _caption_seed(3, 0.85, 0.9)}]))
+    assert len(again["study"]) == 2 and set(again["results"]) == {"soft", "hard"}
+    soft = again["results"]["soft"]
+    exact = [0.9, 0.8, 0.85]
+    assert [s["seed"] for s in soft["by_seed"]] == [1, 2, 3]
+    assert soft["beam1"]["exact_caption_accuracy"] == round(np.mean(exact), 4)
+    assert soft["beam1"]["exact_caption_accuracy_sd"] == round(np.std(exact, ddof=1), 4)
+    assert again["results"]["hard"]["seeds"] == 2
+    assert again["meta"]["commands"] == ["python zoo/show_attend_tell/recipe.py --seeds 2",
+                                         "python zoo/show_attend_tell/recipe.py "
+                                         "--attention soft --seed 3"]
+    defaults = "40,000 strips x 8 epochs, initial state mean"
+    assert again["overlays"] == {"hard": defaults, "soft": defaults}
+    (tmp_path / "attention_soft.png").write_bytes(b"")
+    text = sat.render(again, str(tmp_path))
+    assert "| soft | greedy | 0.850 ± 0.050 |" in text
+    assert "| 40,000 strips x 8 epochs, initial state mean | soft | 3 | 0.850 ± 0.050 |" in text
+    assert "hard: expected context p=0.2 | hard | 1 | 0.500 |" in text
+    assert "![soft attention](attention_soft.png)" in text
+    assert "![hard attention]" not in text   # not drawn here
+
+
+def test_captioning_run_names_say_where_a_run_leaves_its_preset():
+    """A flag set to its preset's value names the same run as leaving it
+    out (so their seeds join one study row); soft-only runs are not named
+    by settings of hard attention."""
+    parser_defaults = ["--train", "40000", "--epochs", "8"]
+
+    sat = recipe("show_attend_tell")
+
+    def name(*flags):
+        args = runner.parser(sat.TASK, ".").parse_args([*parser_defaults, *flags])
+        return sat.run_name(sat.settings(args))
+
+    from kerattn.recipes import captioning
+
+    base = captioning.sizes("base")
+    pools = sat.pools_text(base["encoder_pool_sizes"])
+    assert pools == "1x1,8x9"
+    assert name() == "40,000 strips x 8 epochs, initial state mean"
+    assert name("--encoder-pool-sizes", pools, "--expectation-rate",
+                str(base["expectation_rate"])) == name()
+    assert name("--encoder-pool-sizes", "2x2,4x1") == (
+        "40,000 strips x 8 epochs, initial state mean, encoder pools 2x2,4x1")
+    assert name("--expectation-rate", "0") == (
+        "40,000 strips x 8 epochs, initial state mean; hard: expected context p=0.0")
+    assert name("--attention", "soft", "--encoder-pool-sizes", "2x2,4x1").endswith(
+        "encoder pools 2x2,4x1")
+    assert name("--preset", "tiny").endswith("preset tiny")
+    # One grid, one spelling: spaces around the windows name the same run.
+    assert name("--encoder-pool-sizes", "2x2, 4x1") == name(
+        "--encoder-pool-sizes", "2x2,4x1")
+
+
+def test_captioning_grid_text_follows_the_pooling():
+    """RESULTS.md's grid sentence is computed from the pools (valid max
+    pooling: each stage floors the strip's size), for any pools."""
+    captioning = recipe("show_attend_tell")
+    assert captioning.parse_pools(" 1x1 , 8x9") == ((1, 1), (8, 9))
+    assert "a 1 x 5 annotation grid" in captioning.grid_text(((1, 1), (8, 9)))
+    assert "pools 8 x 9 pixels" in captioning.grid_text(((1, 1), (8, 9)))
+    # 8 x 45 -> 4 x 22 -> 1 x 22; each location 8 x 2 pixels
+    assert "a 1 x 22 annotation grid: each location pools 8 x 2" in (
+        captioning.grid_text(((2, 2), (4, 1))))
+    assert "a 2 x 7 annotation grid" in captioning.grid_text(((2, 3), (2, 2)))
+    for bad in ("2x", "0x1", "2x2x2", "a,b"):
+        with pytest.raises(ValueError, match="encoder_pool_sizes"):
+            captioning.parse_pools(bad)
+
+
+@pytest.mark.parametrize("flags", [["--expectation-rate", "0.5"],
+                                   ["--samples-per-caption", "2"]])
+def test_captioning_recipe_refuses_hard_flags_for_soft(flags, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        runner.main(recipe("show_attend_tell").TASK,
+                    argv=["--attention", "soft", "--train", "8", "--test", "4",
+                          *flags, "--out", str(tmp_path)])
+    assert "hard attention's" in capsys.readouterr().err
+    assert not (tmp_path / "results.json").exists()
+
+
+
+# -----------------------------------------------------------------------------
 # Every recipe's command line
 
 
 @pytest.mark.parametrize("name", ["seq2seq", "cho_encoder_decoder", "bahdanau_nmt",
                                   "luong_nmt", "transformer_nmt", "convs2s_nmt",
-                                  "han_classifier", "aoa_reader"])
+                                  "show_attend_tell", "han_classifier",
+                                  "aoa_reader"])
 def test_recipe_help_lists_its_options(name, monkeypatch, capsys):
     with pytest.raises(SystemExit) as exit:
         run_recipe(name, ["--help"], monkeypatch)
@@ -430,3 +547,25 @@ def test_reading_recipe_tiny_run(tmp_path, monkeypatch):
     assert f"`{results['command']}`" in text
     assert f"| **AoA Reader** (kerattn.zoo.aoa_reader) |" in text
     assert (tmp_path / "model.keras").exists()
+
+
+def test_captioning_recipe_tiny_run(tmp_path, monkeypatch):
+    """`zoo/show_attend_tell/recipe.py --preset tiny`, both attentions, on 32
+    strips; then `--report-only` writes the same RESULTS.md again."""
+    run_recipe("show_attend_tell", ["--preset", "tiny", "--train", "32", "--test",
+                                    "8", "--epochs", "1", "--out", str(tmp_path)],
+               monkeypatch)
+    results = json.loads((tmp_path / "results.json").read_text())
+    for attention in ("soft", "hard"):
+        r = results["results"][attention]
+        for beam in ("beam1", "beam3"):
+            assert 0.0 <= r[beam]["exact_caption_accuracy"] <= 1.0
+            assert 0.0 <= r[beam]["own_digit_share_all"] <= 1.0
+        assert (tmp_path / f"model_{attention}.keras").exists()
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert "| hard | greedy |" in text and "| soft | beam 3 |" in text
+    assert "`python zoo/show_attend_tell/recipe.py --preset tiny --train 32" in text
+    (tmp_path / "RESULTS.md").unlink()
+    run_recipe("show_attend_tell", ["--report-only", "--out", str(tmp_path)],
+               monkeypatch)
+    assert (tmp_path / "RESULTS.md").read_text() == text

@@ -133,12 +133,6 @@ def _report_only(name, folder):
     """`python zoo/<name>/recipe.py --report-only`, writing into `folder`
     (a copy of zoo/<name>): RESULTS.md from results.json, no training."""
     recipe = runpy.run_path(os.path.join(ZOO, name, "recipe.py"))
-    if "TASK" not in recipe:
-        from kerattn.recipes import captioning, classification, reading
-
-        recipes = {"show_attend_tell": captioning, "han_classifier": classification,
-                   "aoa_reader": reading}
-        return recipes[name].main(["--report-only"], out_dir=folder)
     runner = sys.modules["runner"]   # zoo/runner.py, which the recipe imports
     runner.main(recipe["TASK"], argv=["--report-only"], folder=folder)
 

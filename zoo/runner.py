@@ -29,6 +29,8 @@ from typing import Callable
 
 import numpy as np
 
+from kerattn.recipes.common import interval95  # noqa: F401  (the tasks' too)
+
 ZOO = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -169,17 +171,19 @@ def main(task, recipe_file=None, argv=None, folder=None):
     if not strategy.is_chief:
         return None
     run = Run(task.settings(args), rows, command(task, argv), args, data)
-    results = task.record(load(args.out), run)
-    write(args.out, results, task.render(results, args.out))
-    return results
+    save(args.out, task.record(load(args.out), run))
+    return report_only(task, args.out)
 
 
 def _headline(row):
-    return {k: v for k, v in row.items() if not isinstance(v, (list, dict))}
+    """A seed's figures for the log: its numbers, not its tables."""
+    return {k: v for k, v in row.items() if not isinstance(v, (list, dict))} or ""
 
 
 def report_only(task, folder):
-    """RESULTS.md again from `folder`'s results.json; returns results.json."""
+    """RESULTS.md from `folder`'s results.json alone (as read back, so that a
+    report written after training and one written later are the same);
+    returns results.json."""
     results = load(folder)
     if results is None:
         raise FileNotFoundError(f"`--report-only`: no results.json in {folder!r} "
@@ -249,12 +253,6 @@ def mean_sd(values, digits):
 def mean_of(rows, key, digits):
     """The mean of `row[key]` over `rows`, rounded to `digits`."""
     return mean_sd([r[key] for r in rows], digits)[0]
-
-
-def interval95(accuracy, count):
-    """Half the width of the 95% interval (normal approximation) of an
-    `accuracy` measured on `count` test examples."""
-    return 1.96 * (accuracy * (1 - accuracy) / count) ** 0.5
 
 
 def shown(results, key, digits=None):
