@@ -59,8 +59,12 @@ HEAVY = {
     "test_zoo_aoa.py::test_overfits_a_tiny_real_slice_and_round_trip": (
         "tensorflow", "AoA reader overfits 12 KJV cloze questions, round-trips"),
     # Recipes, notebooks, the model.fit script, the benchmark runner.
-    "test_recipes_tasks.py::test_captioning_recipe_end_to_end": (
-        "torch", "the captioning recipe end to end (tiny)"),
+    "test_zoo_runner.py::test_captioning_recipe_tiny_run": (
+        "torch", "zoo/show_attend_tell/recipe.py --preset tiny, then --report-only"),
+    "test_zoo_runner.py::test_classification_recipe_tiny_run": (
+        "torch", "zoo/han_classifier/recipe.py --preset tiny on the topical-10 sample"),
+    "test_zoo_runner.py::test_reading_recipe_tiny_run": (
+        "jax", "zoo/aoa_reader/recipe.py --preset tiny on the KJV cloze sample"),
     f"{_NOTEBOOK}[captioning.ipynb]": ("tensorflow", "the captioning notebook, small size"),
     f"{_NOTEBOOK}[document_classification.ipynb]": (
         "tensorflow", "the document classification notebook, small size"),
@@ -78,8 +82,8 @@ HEAVY = {
     f"{_FIT}[jax-convs2s_nmt]": ("torch", "examples/fit.py --backend jax --data a TSV"),
     f"{_FIT}[torch-luong_nmt]": ("torch", "examples/fit.py --backend torch --data a TSV"),
     # In-process: a third of TensorFlow's CPU time on torch.
-    "test_recipes.py::test_translation_recipe_end_to_end": (
-        "torch", "the translation recipe's command line end to end (tiny)"),
+    "test_zoo_runner.py::test_translation_recipe_tiny_run": (
+        "torch", "zoo/bahdanau_nmt/recipe.py --preset tiny, then --report-only"),
     f"{_FLAGS}[model]": ("torch", "examples/fit.py exits 2 on an unknown model"),
     f"{_FLAGS}[epochs]": ("torch", "examples/fit.py exits 2 on --epochs 0"),
     f"{_FLAGS}[backend]": ("torch", "examples/fit.py exits 2 on --backend numpy"),
@@ -123,7 +127,7 @@ FULL_ONLY = (
     "test_benchmarks.py", "test_distributed.py", "test_docstrings.py",
     "test_examples.py", "test_export.py", "test_notebooks.py",
     "test_pipeline.py", "test_recipes.py", "test_recipes_tasks.py",
-    "test_reliability.py", "test_zoo_table.py",
+    "test_reliability.py", "test_zoo_runner.py", "test_zoo_table.py",
 )
 
 

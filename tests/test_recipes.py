@@ -1,7 +1,5 @@
-"""The translation recipe's pieces: bucketed batches, evaluation, report."""
+"""The translation recipe's pieces: bucketed batches, training, evaluation."""
 
-import json
-import os
 
 import numpy as np
 import pytest
@@ -47,7 +45,7 @@ def test_bucketed_batches_cover_every_pair_once_without_cutting():
         LengthBucketedBatches(x, y, batch_size=0)
 
 
-def test_evaluate_and_report_write_results_with_the_baseline(tmp_path):
+def test_evaluate_scores_bleu_by_source_length():
     pytest.importorskip("sacrebleu", reason="BLEU needs the [eval] extra's sacrebleu")
     src, tgt, x, y = _arrays()
     model = zoo.bahdanau_nmt(len(src), len(tgt), embedding_dim=8, units=8,
@@ -58,22 +56,8 @@ def test_evaluate_and_report_write_results_with_the_baseline(tmp_path):
     assert set(results["bleu_beam2_by_source_length"]) == {"1-5", "6-10"}
     by_length = results["bleu_beam2_by_source_length"]
     assert by_length["1-5"]["sentences"] == by_length["6-10"]["sentences"] == 2
-    results.update(backend="test", train_pairs=40, epochs=1, steps=5,
-                   train_minutes=0.1, parameters=123, final_loss=1.0,
-                   final_val_loss=1.0)
-    config = {"builder": "kerattn.zoo.bahdanau_nmt(...)", "lang": "fr",
-              "max_tokens": 20, "vocab_size": 8000, "batch_size": 64,
-              "learning_rate": 0.002, "label_smoothing": 0.0}
-    baseline = dict(results, bleu_greedy=1.5, bleu_beam2=2.5, model="seq2seq")
-    os.makedirs(tmp_path / "seq2seq")
-    with open(tmp_path / "seq2seq" / "results.json", "w") as f:
-        json.dump(baseline, f)
-    text = translation.report(str(tmp_path / "bahdanau_nmt"), "bahdanau_nmt",
-                              "RNNsearch.", config, results, "python x.py")
-    assert "| seq2seq (no attention, baseline) | 1.5 | 2.5 |" in text
-    with open(tmp_path / "bahdanau_nmt" / "results.json") as f:
-        assert json.load(f)["model"] == "bahdanau_nmt"
-    assert os.path.exists(tmp_path / "bahdanau_nmt" / "RESULTS.md")
+    assert results["beam_greedy_fallback"] is False
+    assert 0 <= results["bleu_greedy"] <= 100 and len(results["examples_beam2"]) == 4
 
 
 def test_first_two_batches_differ_in_width():
@@ -242,103 +226,8 @@ def test_time_budget_reports_the_time_left(capsys):
     assert all(line.endswith(" min left") for line in lines)
 
 
-def test_seeds_are_reported_as_mean_and_spread():
-    runs = [{"seed": seed, "bleu_greedy": g, "bleu_beam5": b, "epochs": 6,
-             "train_minutes": 10.0 + seed, "examples_greedy": [seed],
-             "bleu_beam5_by_source_length": {"1-5": {"sentences": 7, "bleu": b}}}
-            for seed, g, b in ((0, 30.0, 33.0), (1, 32.0, 36.0), (2, 31.0, 30.0))]
-    result = translation.aggregate(runs)
-    assert result["bleu_greedy"] == 31.0 and result["bleu_greedy_sd"] == 1.0
-    assert result["bleu_beam5"] == 33.0 and result["bleu_beam5_sd"] == 3.0
-    assert result["bleu_beam5_by_source_length"]["1-5"] == {
-        "sentences": 7, "bleu": 33.0, "bleu_sd": 3.0}
-    assert result["train_minutes"] == 11.0 and result["epochs"] == 6
-    assert result["examples_greedy"] == [0] and result["seeds"] == 3
-    assert [r["bleu_beam5"] for r in result["by_seed"]] == [33.0, 36.0, 30.0]
-
-
-def test_the_ablation_table_shows_each_row_and_its_long_bucket(tmp_path):
-    assert translation._ablation_section(str(tmp_path)) == ""
-    row = {"what": "Adam 1e-2", "epochs": 1, "final_loss": 4.5,
-           "final_val_loss": 4.25, "bleu_greedy": 3.2, "minutes": 2.5}
-    table = {"old@1": row, "local-p@6": dict(
-        row, what="local-p", epochs=6, bleu_greedy=30.5,
-        bleu_greedy_by_source_length={"16-20": {"sentences": 44, "bleu": 19.5}})}
-    with open(tmp_path / "ablation.json", "w") as f:
-        json.dump(table, f)
-    lines = translation._ablation_section(str(tmp_path)).splitlines()
-    assert "| old@1 | Adam 1e-2 | 1 | 4.5 | 4.25 | 3.2 | - | 2.5 |" in lines
-    assert ("| local-p@6 | local-p | 6 | 4.5 | 4.25 | 30.5 | 19.5 (44 sentences) "
-            "| 2.5 |") in lines
-    assert not any(line.startswith("| variant | seeds") for line in lines)
-
-
-def test_the_ablation_table_averages_alignment_rates_over_seeds(tmp_path):
-    bucket = {"16-20": {"sentences": 44, "bleu": 20.0}}
-    row = {"what": "coverage", "epochs": 1, "final_loss": 4.5,
-           "final_val_loss": 4.25, "bleu_greedy": 16.0, "minutes": 2.5,
-           "bleu_greedy_by_source_length": bucket,
-           "alignment_rates": {"sentences": 44, "dropped": 0.1,
-                               "repeated": 0.2, "repeated_output": 0.05}}
-    other = dict(row, bleu_greedy=18.0, bleu_greedy_by_source_length={
-        "16-20": {"sentences": 44, "bleu": 22.0}}, alignment_rates={
-        "sentences": 44, "dropped": 0.3, "repeated": 0.2, "repeated_output": 0.07})
-    with open(tmp_path / "ablation.json", "w") as f:
-        json.dump({"coverage@1": row, "coverage@1 seed 1": other,
-                   "old@1": {k: v for k, v in row.items()
-                             if k != "alignment_rates"}}, f)
-    lines = translation._ablation_section(str(tmp_path)).splitlines()
-    assert ("| coverage@1 | 2 | 17.0 ± 1.41 | 21.0 ± 1.41 | 0.2 ± 0.1414 "
-            "| 0.2 ± 0.0 | 0.06 ± 0.0141 |") in lines
-    assert not any(line.startswith("| old@1 | 1 |") for line in lines)
-
-
 def test_recipe_settings_read_the_presets():
     for name in ("bahdanau_nmt", "transformer_nmt", "convs2s_nmt"):
         config = translation.settings(name)
         assert config["preset"] in zoo.presets(name)
     assert translation.settings("transformer_nmt")["warmup_steps"] > 0
-
-
-def test_translation_recipe_end_to_end(tmp_path):
-    """`zoo/<model>/recipe.py`'s command line, at the tiny preset, on gettext,
-    two seeds; then `--report-only` rewrites RESULTS.md from results.json."""
-    results = translation.main(
-        "bahdanau_nmt", "RNNsearch.\n\nmore", str(tmp_path),
-        argv=["--preset", "tiny", "--epochs", "1", "--max-train", "200",
-              "--max-test", "20", "--beam-width", "2", "--seeds", "2"])
-    assert results["epochs"] == 1 and 0 <= results["bleu_greedy"] <= 100
-    assert results["seeds"] == 2 and [r["seed"] for r in results["by_seed"]] == [0, 1]
-    assert results["beam_greedy_fallback"] is False
-    text = (tmp_path / "RESULTS.md").read_text()
-    assert "| greedy | beam2 (alpha 0.6) |" in text and "pure beam search" in text
-    assert f"{results['bleu_greedy']} ± {results['bleu_greedy_sd']}" in text
-    (tmp_path / "RESULTS.md").unlink()
-    translation.main("bahdanau_nmt", "RNNsearch.", str(tmp_path),
-                     argv=["--report-only"])
-    assert (tmp_path / "RESULTS.md").read_text() == text
-    saved = json.loads((tmp_path / "results.json").read_text())
-    assert saved["config"]["builder"].startswith(
-        "kerattn.zoo.bahdanau_nmt(V_x, V_y, preset='tiny'): embedding_dim=8")
-    assert "| bahdanau_nmt |" in (tmp_path / "RESULTS.md").read_text()
-    assert (tmp_path / "model.keras").exists()
-    # A third seed from another command joins the first two (same settings).
-    args = ["--preset", "tiny", "--epochs", "1", "--max-train", "200",
-            "--max-test", "20", "--beam-width", "2"]
-    more = translation.main("bahdanau_nmt", "RNNsearch.", str(tmp_path),
-                            argv=args + ["--seed", "2"])
-    assert more["seeds"] == 3 and [r["seed"] for r in more["by_seed"]] == [0, 1, 2]
-    assert more["by_seed"][:2] == results["by_seed"]
-    greedy = [r["bleu_greedy"] for r in more["by_seed"]]
-    assert abs(more["bleu_greedy"] - np.mean(greedy)) < 0.006
-    text = (tmp_path / "RESULTS.md").read_text()
-    assert "--seeds 2` and `python zoo/bahdanau_nmt/recipe.py --preset tiny" in text
-    assert text.count("--seed 2`") == 1
-    saved = json.loads((tmp_path / "results.json").read_text())
-    assert saved["config"]["seed"] == 0 and len(saved["per_seed"]) == 3
-    # Other settings start afresh: nothing joins them.
-    other = dict(saved["config"], learning_rate=0.5)
-    assert translation.earlier_seeds(str(tmp_path), other, more["per_seed"]) == ([], [])
-    same = translation.earlier_seeds(str(tmp_path), saved["config"],
-                                     [dict(more["per_seed"][0], seed=1)])
-    assert [r["seed"] for r in same[0]] == [0, 2] and len(same[1]) == 2

@@ -4,8 +4,8 @@ Each variant is the model's recipe (`kerattn.recipes.translation`, its
 "base" preset and `settings`) with changes to the builder or the training
 settings, trained for `--epochs` on the same data and seed and scored by
 greedy sacreBLEU on the test split. Results go to
-`zoo/<model>/ablation.json`, which the recipe's report prints as a table in
-that model's RESULTS.md.
+`zoo/<model>/ablation.json` (`runner.save`), and the model's RESULTS.md is
+rendered again with its table (zoo/translation.py, `ablation_section`).
 
     python zoo/ablation.py luong_nmt --epochs 1 recipe uniform0.1
     python zoo/ablation.py bahdanau_nmt --seed 1 recipe coverage
@@ -26,9 +26,11 @@ others measure a paper's own choice where it differs from Keras' default
 """
 
 import argparse
-import json
 import os
+import runpy
 import time
+
+import runner
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -186,11 +188,8 @@ def run(model, names, epochs, seed=0, max_train=None):
 
     from kerattn.recipes import translation
 
-    path = os.path.join(HERE, model, "ablation.json")
-    table = {}
-    if os.path.exists(path):
-        with open(path) as f:
-            table = json.load(f)
+    folder = os.path.join(HERE, model)
+    table = runner.load(folder, "ablation.json") or {}
     data = translation.prepare(max_train=max_train)
     for name in names:
         what, builder, training, *model_name = VARIANTS[model][name]
@@ -216,8 +215,10 @@ def run(model, names, epochs, seed=0, max_train=None):
         row["alignment_rates"] = alignment_rates(net, data)
         print(name, row, flush=True)
         table[f"{name}@{epochs}" + (f" seed {seed}" if seed else "")] = row
-        with open(path, "w") as f:
-            json.dump(table, f, indent=1)
+        runner.save(folder, table, "ablation.json")
+    if runner.load(folder) is not None:   # RESULTS.md, with the new rows
+        recipe = runpy.run_path(os.path.join(folder, "recipe.py"))
+        runner.report_only(recipe["TASK"], folder)
     return table
 
 

@@ -10,11 +10,12 @@ markers (`table`), and each model's row of the project README's short
 table (`readme_cell`).
 """
 
-import glob
-import json
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import runner  # noqa: E402  (zoo/runner.py: the records)
 PROJECT_README = os.path.join(os.path.dirname(HERE), "README.md")
 ORDER = ["seq2seq", "cho_encoder_decoder", "bahdanau_nmt", "luong_nmt",
          "transformer_nmt", "convs2s_nmt"]
@@ -131,8 +132,8 @@ def with_readme_cells(text):
 
 
 def results_of(name):
-    with open(os.path.join(HERE, name, "results.json")) as f:
-        return json.load(f)
+    """zoo/<name>/results.json, as its recipe recorded it."""
+    return runner.load(os.path.join(HERE, name))
 
 
 def with_result_cells(text):
@@ -150,10 +151,10 @@ def with_result_cells(text):
 
 def table():
     results = {}
-    for path in glob.glob(os.path.join(HERE, "*", "results.json")):
-        with open(path) as f:
-            r = json.load(f)
-        if "bleu_beam5" in r:  # the translation recipes; others have their own
+    for name in sorted(os.listdir(HERE)):
+        r = runner.load(os.path.join(HERE, name)) if os.path.isdir(
+            os.path.join(HERE, name)) else None
+        if r and "bleu_beam5" in r:  # the translation recipes; others have their own
             results[r["model"]] = r
     buckets = ["1-5", "6-10", "11-15", "16-20", "21-30", "31-50"]
     lines = ["| model | greedy BLEU | beam5 BLEU (pure, or marked) | " +

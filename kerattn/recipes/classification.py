@@ -1,38 +1,30 @@
 """Recipe: a HAN on Debian package descriptions ("topical-10").
 
 Builds the set from apt's lists (one description per source package, split
-by a hash of the source name), computes the TF-IDF + logistic-regression
-baseline on the same split, trains `kerattn.zoo.han_classifier` with early
-stopping on the validation split, and reports test accuracy beside the
-baseline and the majority class, with a highlighted test document.
+by a hash of the source name) or reads a user's JSONL, computes the TF-IDF +
+logistic-regression baseline on the same split, trains
+`kerattn.zoo.han_classifier` with early stopping on the validation split,
+and measures test accuracy beside the baseline and the majority class; `draw`
+highlights a test document. Seeds, results.json and RESULTS.md are
+zoo/runner.py's (zoo/han_classifier/recipe.py).
 """
 
-import argparse
 import collections
-import json
-import os
 
 import keras
 import numpy as np
 
-from kerattn import checks, distribute
+from kerattn import distribute
 from kerattn.datasets.documents import (build_word_vocabulary, debian_descriptions,
                                         debian_topical10, encode_documents,
                                         read_jsonl, tokenize_document)
-from kerattn.recipes.common import (compile_and_fit, interval95, mean_sd, split,
-                                    write_results)
+from kerattn.recipes.common import compile_and_fit, split
 
 PRESET = "base"   # the model's named sizes (kerattn.zoo.presets)
 # Each stage stops after this many epochs without a better validation
-# accuracy (and keeps its best weights). 6 since 2026-11-26: 3 seeds at
-# patience 6 gave 0.743 +/- 0.012, at 3 0.730 +/- 0.018.
+# accuracy (and keeps its best weights); zoo/han_classifier/RESULTS.md
+# compares patience 3 and 6 over 3 seeds.
 PATIENCE = 6
-# The recipe's settings that name a run (results.json's "runs"), and the
-# command-line defaults.
-DEFAULTS = {"embeddings": "lsa", "schedule": "two-stage", "patience": PATIENCE,
-            "epochs": 30, "ema": 0.0}
-# A run recorded before a setting existed ran without it: EMA off.
-_BEFORE = {"ema": 0.0}
 
 
 def sizes(preset=PRESET):
@@ -141,7 +133,7 @@ def build(data, preset=PRESET, **overrides):
 
 def train(model, data, epochs=30, embeddings="lsa", schedule="two-stage",
           batch_size=64, learning_rate=1e-3, minutes=None, patience=PATIENCE,
-          strategy=None, seed=1, verbose=2, ema=DEFAULTS["ema"]):
+          strategy=None, seed=1, verbose=2, ema=0.0):
     """The recipe's method: LSA embeddings, two stages, early stopping.
 
     Stage 1 (two-stage): the LSA embeddings fixed, the rest trained at
@@ -228,281 +220,8 @@ def fit(data=None, preset="small", epochs=30, batch_size=64, learning_rate=None,
         model = build(prepared, preset)
         summary = train(model, prepared, epochs, batch_size=batch_size,
                         learning_rate=learning_rate or 1e-3, strategy=strategy,
-                        seed=seed, verbose=verbose)   # DEFAULTS' settings
+                        seed=seed, verbose=verbose)
     if not strategy.is_chief:
         return model, summary, None, None
     return (model, summary, evaluate(model, prepared),
             lambda path: draw(model, prepared, path))
-
-
-def main(argv=None, out_dir=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[1])
-    parser.add_argument("--epochs", type=int, default=30)
-    parser.add_argument("--minutes", type=float, default=None)
-    parser.add_argument("--embeddings", choices=["lsa", "random"], default="lsa")
-    parser.add_argument("--schedule", choices=["two-stage", "fine-tune"],
-                        default="two-stage",
-                        help="LSA embeddings: fixed first, then fine-tuned; or "
-                             "fine-tuned from the start")
-    parser.add_argument("--patience", type=int, default=PATIENCE,
-                        help="epochs without a better validation accuracy "
-                             "before a stage stops (it keeps its best weights)")
-    parser.add_argument("--ema", type=float, default=DEFAULTS["ema"],
-                        help="average the weights with this momentum (Polyak "
-                             "averaging; 0: off)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--seeds", type=int, default=1,
-                        help="train this many seeds (from --seed); report the "
-                             "mean and standard deviation of their accuracy")
-    parser.add_argument("--out", default=out_dir or ".")
-    parser.add_argument("--report-only", action="store_true",
-                        help="rewrite RESULTS.md from results.json, train nothing")
-    distribute.add_arguments(parser)
-    args = parser.parse_args(argv)
-    checks.rate("ema", args.ema)   # a momentum in [0, 1); 0 is off
-    checks.positive_int("seeds", args.seeds)
-    checks.positive_int("patience", args.patience)
-    checks.positive_int("epochs", args.epochs)
-    previous_path = os.path.join(args.out, "results.json")
-    previous = None
-    if os.path.exists(previous_path):
-        with open(previous_path) as f:
-            previous = json.load(f)
-    if args.report_only:
-        if previous is None:
-            raise FileNotFoundError(f"`--report-only`: no results.json in "
-                                    f"{args.out!r} to report (train first).")
-        previous = retop(previous)
-        write_results(args.out, previous, report(previous))
-        return previous
-    strategy = distribute.from_arguments(args, "han_classifier")
-    os.makedirs(args.out, exist_ok=True)
-    data = prepare()
-    print("baselines", data["baselines"])
-    runs = []
-    for seed in range(args.seed, args.seed + args.seeds):
-        keras.utils.set_random_seed(seed)
-        with strategy.scope():
-            model = build(data)
-            summary = train(model, data, args.epochs, args.embeddings,
-                            args.schedule, minutes=args.minutes,
-                            patience=args.patience, strategy=strategy, seed=seed,
-                            ema=args.ema)
-        if not strategy.is_chief:   # torch DDP: rank 0 evaluates and writes
-            continue
-        evaluated = evaluate(model, data)
-        print(f"seed {seed}: test accuracy {evaluated['accuracy']}", flush=True)
-        if not runs:   # the first seed's model is the one saved and drawn
-            model.save(os.path.join(args.out, "model.keras"))
-            try:
-                draw(model, data, os.path.join(args.out, "highlight.png"))
-            except ImportError:
-                pass
-        runs.append({"seed": seed, "accuracy": evaluated["accuracy"],
-                     "best_valid_accuracy": summary["best_val_accuracy"],
-                     "epochs": summary["epochs"],
-                     "minutes": summary["train_minutes"],
-                     "parameters": summary["parameters"],
-                     "schedule": summary["schedule"],
-                     "baselines": evaluated["baselines"]})
-    if not strategy.is_chief:
-        return None
-    examples = data["examples"]
-    settings = {k: getattr(args, k) for k in DEFAULTS}
-    meta = {"backend": keras.backend.backend(), "embeddings": args.embeddings,
-            "unlabelled_texts": len(data["unlabelled"]),
-            "documents": {k: len(examples[k]) for k in ("train", "valid", "test")},
-            "vocabulary": len(data["vocab"]), "max_sentences": MAX_SENTENCES,
-            "max_words": MAX_WORDS, "preset": PRESET, "sizes": sizes()}
-    results = with_run(previous, meta, settings, runs)
-    write_results(args.out, results, report(results))
-    return results
-
-
-def _legacy_settings(results):
-    """The settings of a results.json written before `runs` was kept: the
-    defaults of its day (patience 3, 30 epochs a stage)."""
-    return dict(DEFAULTS, embeddings=results["meta"]["embeddings"],
-                schedule=results["train"]["schedule"], patience=3, epochs=30,
-                **_BEFORE)
-
-
-def _legacy_run(results):
-    """The one run of a results.json written before `runs` was kept."""
-    run = {k: v for k, v in results.items() if k != "meta"}
-    run["settings"] = _legacy_settings(results)
-    return run
-
-
-def _complete(runs):
-    """`runs` with the settings added since each was recorded, at what that
-    run used (`_BEFORE`)."""
-    return [dict(r, settings={**r["settings"],
-                              **{k: v for k, v in _BEFORE.items()
-                                 if k not in r["settings"]}}) for r in runs]
-
-
-def _seed_rows(run):
-    """A recorded run's seeds, one dict each (as `aggregate` takes them)."""
-    if "per_seed" in run:
-        return run["per_seed"]
-    train = run["train"]
-    return [{"seed": run.get("seed", 1), "accuracy": run["han_test_accuracy"],
-             "best_valid_accuracy": run["han_best_valid_accuracy"],
-             "epochs": train["epochs"], "minutes": train["minutes"],
-             "parameters": train["parameters"], "schedule": train["schedule"],
-             "baselines": run["baselines"]}]
-
-
-def with_run(previous, meta, settings, runs):
-    """results.json after training `runs` (one dict a seed) with `settings`.
-
-    Every run the recipe has recorded is kept under `"runs"`, one entry per
-    distinct `settings`: seeds trained again with the same settings join
-    their run (a seed trained twice keeps its newest result). The top level
-    is the run of the recipe's defaults (`DEFAULTS`), or the newest run
-    when the defaults have not been trained.
-    """
-    recorded = []
-    if previous is not None:
-        recorded = _complete(previous.get("runs") or [_legacy_run(previous)])
-    same = next((r for r in recorded if r["settings"] == settings), None)
-    seeds = {row["seed"]: row for row in (_seed_rows(same) if same else [])}
-    seeds.update({row["seed"]: row for row in runs})
-    joined = dict(aggregate([seeds[k] for k in sorted(seeds)]), settings=settings)
-    recorded = [r for r in recorded if r["settings"] != settings] + [joined]
-    return retop({"meta": meta, **joined, "runs": recorded})
-
-
-def retop(results):
-    """`results` with the run of today's `DEFAULTS` at the top level (kept
-    as it is when that run is not recorded)."""
-    runs = results.get("runs")
-    runs = None if runs is None else _complete(runs)
-    top = next((r for r in runs or [] if r["settings"] == DEFAULTS), None)
-    if top is None:
-        return results
-    return {"meta": results["meta"], **top, "runs": runs}
-
-
-def aggregate(runs):
-    """The results of one or more seeds' `runs`: the test accuracy (with
-    `han_test_accuracy_sd` and `per_seed` for several seeds), the best
-    validation accuracy, the baselines and the training summary (means of
-    epochs and minutes)."""
-    accuracy, sd = mean_sd([r["accuracy"] for r in runs], 4)
-    best, _ = mean_sd([r["best_valid_accuracy"] for r in runs], 4)
-    first = runs[0]
-    results = {
-        "han_test_accuracy": accuracy,
-        "han_best_valid_accuracy": best,
-        "baselines": first["baselines"],
-        "train": {"epochs": round(float(np.mean([r["epochs"] for r in runs])), 1),
-                  "minutes": round(float(np.mean([r["minutes"] for r in runs])), 2),
-                  "schedule": first["schedule"],
-                  "parameters": first["parameters"]}}
-    if len(runs) > 1:
-        results["han_test_accuracy_sd"] = sd
-        results["seeds"] = [r["seed"] for r in runs]
-        results["per_seed"] = runs
-    else:
-        results["seed"] = first["seed"]
-    return results
-
-
-def _flags(settings):
-    """The command-line flags that differ from the recipe's defaults."""
-    return "".join(f" --{k} {v}" for k, v in settings.items() if v != DEFAULTS[k])
-
-
-def _run_name(settings):
-    return (f"{settings['embeddings']} embeddings, {settings['schedule']}, "
-            f"patience {settings['patience']}, at most {settings['epochs']} "
-            f"epochs a stage"
-            + (f", weights averaged (EMA {settings['ema']})"
-               if settings.get("ema") else ""))
-
-
-def runs_table(r):
-    """Markdown rows of every recorded run (results.json's `runs`)."""
-    rows = ["| run | seeds | test accuracy, mean ± sd | per seed | epochs a seed "
-            "| minutes a seed |", "|---|---|---|---|---|---|"]
-    for run in r["runs"]:
-        seeds = _seed_rows(run)
-        sd = run.get("han_test_accuracy_sd")
-        rows.append(
-            f"| {_run_name(run['settings'])} | {len(seeds)} | "
-            f"{run['han_test_accuracy']:.3f}"
-            + (f" ± {sd:.3f}" if sd is not None else "") + " | "
-            + ", ".join(f"{x['accuracy']:.3f}" for x in seeds)
-            + f" | {run['train']['epochs']} | {run['train']['minutes']} |")
-    return "\n".join(rows)
-
-
-def report(r):
-    m = r["meta"]
-    d = m["documents"]
-    seeds = r.get("seeds", [r.get("seed", 1)])
-    settings = r.get("settings") or _legacy_settings(r)
-    command = ("python zoo/han_classifier/recipe.py" + _flags(settings)
-               + (f" --seed {seeds[0]}" if seeds[0] != 1 else "")
-               + (f" --seeds {len(seeds)}" if len(seeds) > 1 else ""))
-    if len(seeds) > 1:
-        han = (f"| **HAN** (kerattn.zoo.han_classifier), mean ± sd of "
-               f"{len(seeds)} seeds | **{r['han_test_accuracy']:.3f} ± "
-               f"{r['han_test_accuracy_sd']:.3f}** |")
-        per_seed = ", ".join(f"seed {x['seed']}: {x['accuracy']:.3f}"
-                             for x in r["per_seed"])
-        spread = (f"Per seed: {per_seed}. One run's 95% interval on "
-                  f"{d['test']:,} test documents is about ± "
-                  f"{interval95(r['han_test_accuracy'], d['test']):.3f}; "
-                  f"every seed sees the same split and baseline.")
-    else:
-        han = (f"| **HAN** (kerattn.zoo.han_classifier) | "
-               f"**{r['han_test_accuracy']:.3f}** |")
-        spread = (f"One seed ({seeds[0]}); its 95% interval on {d['test']:,} "
-                  f"test documents is ± "
-                  f"{interval95(r['han_test_accuracy'], d['test']):.3f}.")
-    a_seed = " a seed" if len(seeds) > 1 else ""
-    return "\n".join([
-        "# han_classifier on Debian topical-10", "",
-        f"Measured by `{command}` (backend "
-        f"{m['backend']}, this 2-core CPU). Data: Debian bookworm long package "
-        "descriptions, one per source package, labelled by Section (utils, "
-        "science, net, devel, admin, games, x11, sound, misc, text); split by "
-        f"a hash of the source name: {d['train']:,} train / {d['valid']:,} "
-        f"valid / {d['test']:,} test documents.", "",
-        "| model | test accuracy |", "|---|---|",
-        f"| majority class | {r['baselines']['majority_class']:.3f} |",
-        f"| TF-IDF + logistic regression (computed by the recipe) | "
-        f"{r['baselines']['tfidf_logistic_regression']:.3f} |",
-        han, "", spread, "", "DATA.md's figure for the baseline is 0.712 (on its own split of "
-        "8,092 documents); targets: above the baseline, and 0.75 as the "
-        "mean of 3 seeds.", "",
-        f"Training: {r['train']['epochs']} epochs in all{a_seed} (early "
-        f"stopping on validation accuracy, patience {settings['patience']}, per "
-        f"stage; best "
-        f"{r['han_best_valid_accuracy']:.3f}), "
-        f"{r['train']['minutes']} min{a_seed}, {r['train']['parameters']:,} "
-        f"parameters, "
-        f"Adam (the paper used SGD with momentum)"
-        + (f", weights averaged with momentum {settings['ema']} (Polyak "
-           f"averaging: validation, early stopping and the result use the "
-           f"average)" if settings.get("ema") else "")
-        + ". Embeddings: "
-        f"{settings['embeddings']}, schedule {r['train']['schedule']} (two-stage: fixed "
-        f"while the rest trains at 1e-3, then everything at 2e-4) "
-        f"(LSA: a {m['sizes']['embedding_dim']}-d truncated SVD of TF-IDF over "
-        f"{m['unlabelled_texts']:,} unlabelled descriptions of training-split "
-        f"source packages, all sections, where the paper used word2vec on its "
-        f"corpora), vocabulary {m['vocabulary']:,} words (seen at least 3 times "
-        f"in that text), "
-        f"documents cut to {m['max_sentences']} sentences of {m['max_words']} words.",
-        "", f"Sizes: `{m['sizes']}`.", "",
-        "`highlight.png`: word and sentence weights on a test document.", "",
-        *(["## What each change bought", "",
-           "Each row is one setting of this recipe (`--embeddings`, "
-           "`--schedule`, `--patience`, `--epochs`, `--ema`), on the same "
-           "split; the "
-           "table above is the row of the recipe's defaults.", "",
-           runs_table(r), ""] if r.get("runs") else [])])

@@ -1,20 +1,17 @@
-"""What every recipe shares: one compile-and-fit, and the results files.
+"""What every recipe shares: one compile-and-fit, the split of a user's file.
 
 `compile_and_fit` is the one training path of the recipes and of
 `examples/fit.py` (a command line over the recipes): Adam with gradient
 clipping (optionally a linear warm-up then cosine decay), the loss and
 metrics of the task, `kerattn.distribute`'s `prepare` and `shard`, a
 `TimeBudget`, and `model.fit`. It returns Keras' `History` and a summary
-(epochs, steps, minutes, final losses, parameters) that the recipes write
-into `results.json`.
+(epochs, steps, minutes, final losses, parameters) that zoo/runner.py
+records in `results.json`.
 """
 
-import json
-import os
 import time
 
 import keras
-import numpy as np
 
 from kerattn import checks, distribute
 from kerattn.callbacks import TimeBudget
@@ -139,24 +136,7 @@ def split(examples):
     return {"train": examples[:a], "valid": examples[a:b], "test": examples[b:]}
 
 
-def mean_sd(values, digits):
-    """`(mean, sample standard deviation)` of several seeds' figure, rounded
-    to `digits`; the deviation is None for a single value."""
-    mean = round(float(np.mean(values)), digits)
-    sd = round(float(np.std(values, ddof=1)), digits) if len(values) > 1 else None
-    return mean, sd
-
-
 def interval95(accuracy, count):
     """Half the width of the 95% interval (normal approximation) of an
     `accuracy` measured on `count` test examples."""
     return 1.96 * (accuracy * (1 - accuracy) / count) ** 0.5
-
-
-def write_results(directory, results, markdown):
-    """Write `results.json` and `RESULTS.md` into `directory`; print the JSON."""
-    with open(os.path.join(directory, "results.json"), "w") as handle:
-        json.dump(results, handle, indent=1)
-    with open(os.path.join(directory, "RESULTS.md"), "w") as handle:
-        handle.write(markdown)
-    print(json.dumps(results, indent=1))

@@ -6,8 +6,13 @@ every decoder step.
 """
 
 import os
+import sys
 
-from kerattn.recipes import translation
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import runner  # noqa: E402  (zoo/runner.py)
+import translation  # noqa: E402  (zoo/translation.py)
+
+TASK = translation.task("cho_encoder_decoder", __doc__)
 
 if __name__ == "__main__":
-    translation.main("cho_encoder_decoder", __doc__, os.path.dirname(os.path.abspath(__file__)))
+    runner.main(TASK, __file__)

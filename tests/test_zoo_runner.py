@@ -1,0 +1,571 @@
+"""zoo/runner.py and the task descriptions beside it: seeds joined into
+runs, their mean ± spread, results.json and RESULTS.md, the ablation
+tables; every recipe's command line (`--help`) and one tiny run a task."""
+
+import argparse
+import functools
+import importlib.util
+import json
+import os
+import runpy
+import sys
+
+import numpy as np
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ZOO = os.path.join(REPO, "zoo")
+DATA = os.path.join(REPO, "tests", "data")
+sys.path.insert(0, ZOO)   # zoo/runner.py and the task modules beside it
+
+import runner  # noqa: E402
+import translation as translation_task  # noqa: E402  (zoo/translation.py)
+
+
+
+def recipe(name):
+    """zoo/<name>/recipe.py as a module."""
+    spec = importlib.util.spec_from_file_location(
+        f"recipe_{name}", os.path.join(ZOO, name, "recipe.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_recipe(name, argv, monkeypatch):
+    """`python zoo/<name>/recipe.py ARGV`, in this process."""
+    path = os.path.join(ZOO, name, "recipe.py")
+    monkeypatch.setattr(sys, "argv", [path, *argv])
+    return runpy.run_path(path, run_name="__main__")
+
+
+# -----------------------------------------------------------------------------
+# The runner's pieces
+
+
+def test_seeds_join_their_run_newest_first_and_in_seed_order():
+    earlier = [{"seed": 0, "x": 1, "epochs": 6}, {"seed": 2, "x": 2, "epochs": 6},
+               {"seed": 5, "x": 3, "epochs": 3}]
+    rows = [{"seed": 2, "x": 9, "epochs": 6}, {"seed": 1, "x": 4, "epochs": 6}]
+    joined = runner.join_seeds(earlier, rows, match=("epochs",))
+    assert [(r["seed"], r["x"]) for r in joined] == [(0, 1), (1, 4), (2, 9)]
+    assert runner.join_commands(["a", "b", None], "a") == ["b", "a"]
+
+
+def test_mean_sd_spread_and_shown_are_numpys():
+    values = [0.734, 0.751, 0.722]
+    mean, sd = runner.mean_sd(values, 4)
+    assert (mean, sd) == (round(np.mean(values), 4), round(np.std(values, ddof=1), 4))
+    assert runner.mean_sd([0.5], 4) == (0.5, None)
+    assert runner.spread([1.0, 3.0], 2) == f"2.0 ± {round(np.sqrt(2), 2)}"
+    assert runner.shown({"a": 0.75, "a_sd": 0.0123}, "a", 3) == "0.750 ± 0.012"
+    assert runner.shown({"a": 0.75}, "a") == "0.75"
+    assert runner.command(runner.Task("m", *[None] * 7),
+                          ["--seeds", "2", "--out", "x", "--output=y"]) == (
+        "python zoo/m/recipe.py --seeds 2")
+
+
+# -----------------------------------------------------------------------------
+# Translation
+
+
+def _nmt_row(seed, greedy, beam, **more):
+    return {"seed": seed, "backend": "jax", "replicas": 1, "train_pairs": 40,
+            "epochs": 1, "steps": 5, "train_minutes": 0.1 + seed, "parameters": 123,
+            "final_loss": 1.0, "final_val_loss": 1.5, "test_sentences": 4,
+            "length_bucket_sentences": 4, "beam_greedy_fallback": False,
+            "bleu_greedy": greedy, "bleu_beam2": beam,
+            "bleu_beam2_by_source_length": {"1-5": {"sentences": 2, "bleu": beam}},
+            "examples_beam2": [{"source": "a", "reference": "b", "hypothesis": "c"}],
+            **more}
+
+
+def _nmt_run(rows, command="python zoo/bahdanau_nmt/recipe.py", **config):
+    settings = {"builder": "kerattn.zoo.bahdanau_nmt(V_x, V_y, preset='tiny'): ...",
+                "lang": "fr", "max_tokens": 20, "vocab_size": 8000,
+                "tokenizer": "word", "batch_size": 64, "learning_rate": 0.002,
+                "label_smoothing": 0.0, "warmup_steps": 0, **config}
+    return runner.Run(settings, rows, command, None, None)
+
+
+def test_translation_seeds_are_reported_as_mean_and_spread():
+    runs = [{"seed": seed, "bleu_greedy": g, "bleu_beam5": b, "epochs": 6,
+             "train_minutes": 10.0 + seed, "examples_greedy": [seed],
+             "bleu_beam5_by_source_length": {"1-5": {"sentences": 7, "bleu": b}}}
+            for seed, g, b in ((0, 30.0, 33.0), (1, 32.0, 36.0), (2, 31.0, 30.0))]
+    result = translation_task.aggregate(runs)
+    assert result["bleu_greedy"] == 31.0 and result["bleu_greedy_sd"] == 1.0
+    assert result["bleu_beam5"] == 33.0 and result["bleu_beam5_sd"] == 3.0
+    assert result["bleu_beam5_by_source_length"]["1-5"] == {
+        "sentences": 7, "bleu": 33.0, "bleu_sd": 3.0}
+    assert result["train_minutes"] == 11.0 and result["epochs"] == 6
+    assert result["examples_greedy"] == [0] and result["seeds"] == 3
+    assert [r["bleu_beam5"] for r in result["by_seed"]] == [33.0, 36.0, 30.0]
+
+
+def test_translation_seeds_of_the_same_config_join_and_others_start_afresh(tmp_path):
+    """A second command's seed joins the first command's two (same config);
+    a seed trained again keeps its newest row; another config replaces the
+    record; RESULTS.md shows the mean ± sd, both commands and the seq2seq
+    baseline beside it."""
+    first = translation_task.record("bahdanau_nmt", None, _nmt_run(
+        [_nmt_row(0, 30.0, 33.0), _nmt_row(1, 32.0, 36.0)],
+        "python zoo/bahdanau_nmt/recipe.py --seeds 2"))
+    assert first["seeds"] == 2 and first["config"]["seed"] == 0
+    assert first["command"] == "python zoo/bahdanau_nmt/recipe.py --seeds 2"
+    more = translation_task.record("bahdanau_nmt", first, _nmt_run(
+        [_nmt_row(2, 31.0, 30.0), _nmt_row(1, 34.0, 36.0)],
+        "python zoo/bahdanau_nmt/recipe.py --seed 1 --seeds 2"))
+    assert [r["seed"] for r in more["per_seed"]] == [0, 1, 2]
+    assert more["bleu_greedy"] == round(np.mean([30.0, 34.0, 31.0]), 2)
+    assert more["bleu_greedy_sd"] == round(np.std([30.0, 34.0, 31.0], ddof=1), 2)
+    assert more["commands"] == ["python zoo/bahdanau_nmt/recipe.py --seeds 2",
+                                "python zoo/bahdanau_nmt/recipe.py --seed 1 --seeds 2"]
+    other = translation_task.record("bahdanau_nmt", more, _nmt_run(
+        [_nmt_row(3, 1.0, 2.0)], learning_rate=0.5))
+    assert "per_seed" not in other and other["config"]["seed"] == 3
+    assert "commands" not in other
+    # Rendered beside seq2seq's results.json.
+    (tmp_path / "seq2seq").mkdir()
+    (tmp_path / "seq2seq" / "results.json").write_text(json.dumps(
+        dict(_nmt_row(0, 1.5, 2.5), model="seq2seq")))
+    text = translation_task.render("bahdanau_nmt", "RNNsearch.", more,
+                                   str(tmp_path / "bahdanau_nmt"))
+    assert "| bahdanau_nmt | 31.67 ± 2.08 | 33.0 ± 3.0 | 123 | 1 |" in text
+    assert "| seq2seq (no attention, baseline) | 1.5 | 2.5 | 123 | 1 | 0.1 |" in text
+    assert "`python zoo/bahdanau_nmt/recipe.py --seeds 2` and `python" in text
+    assert "(greedy / beam2: seed 0: 30.0 / 33.0, seed 1: 34.0 / 36.0" in text
+    assert "| 1-5 | 2 | 33.0 ± 3.0 | 2.5 |" in text
+
+
+def test_the_ablation_table_shows_each_row_and_its_long_bucket(tmp_path):
+    assert translation_task.ablation_section(str(tmp_path)) == ""
+    row = {"what": "Adam 1e-2", "epochs": 1, "final_loss": 4.5,
+           "final_val_loss": 4.25, "bleu_greedy": 3.2, "minutes": 2.5}
+    table = {"old@1": row, "local-p@6": dict(
+        row, what="local-p", epochs=6, bleu_greedy=30.5,
+        bleu_greedy_by_source_length={"16-20": {"sentences": 44, "bleu": 19.5}})}
+    runner.save(str(tmp_path), table, "ablation.json")
+    lines = translation_task.ablation_section(str(tmp_path)).splitlines()
+    assert "| old@1 | Adam 1e-2 | 1 | 4.5 | 4.25 | 3.2 | - | 2.5 |" in lines
+    assert ("| local-p@6 | local-p | 6 | 4.5 | 4.25 | 30.5 | 19.5 (44 sentences) "
+            "| 2.5 |") in lines
+    assert not any(line.startswith("| variant | seeds") for line in lines)
+
+
+def test_the_ablation_table_averages_alignment_rates_over_seeds(tmp_path):
+    bucket = {"16-20": {"sentences": 44, "bleu": 20.0}}
+    row = {"what": "coverage", "epochs": 1, "final_loss": 4.5,
+           "final_val_loss": 4.25, "bleu_greedy": 16.0, "minutes": 2.5,
+           "bleu_greedy_by_source_length": bucket,
+           "alignment_rates": {"sentences": 44, "dropped": 0.1,
+                               "repeated": 0.2, "repeated_output": 0.05}}
+    other = dict(row, bleu_greedy=18.0, bleu_greedy_by_source_length={
+        "16-20": {"sentences": 44, "bleu": 22.0}}, alignment_rates={
+        "sentences": 44, "dropped": 0.3, "repeated": 0.2, "repeated_output": 0.07})
+    runner.save(str(tmp_path), {"coverage@1": row, "coverage@1 seed 1": other,
+                                "old@1": {k: v for k, v in row.items()
+                                          if k != "alignment_rates"}},
+                "ablation.json")
+    lines = translation_task.ablation_section(str(tmp_path)).splitlines()
+    assert ("| coverage@1 | 2 | 17.0 ± 1.41 | 21.0 ± 1.41 | 0.2 ± 0.1414 "
+            "| 0.2 ± 0.0 | 0.06 ± 0.0141 |") in lines
+    assert not any(line.startswith("| old@1 | 1 |") for line in lines)
+
+
+# -----------------------------------------------------------------------------
+# Document classification (zoo/han_classifier/recipe.py)
+
+HAN_META = {"backend": "jax", "embeddings": "lsa", "unlabelled_texts": 10,
+            "documents": {"train": 7, "valid": 2, "test": 857}, "vocabulary": 50,
+            "max_sentences": 10, "max_words": 40, "preset": "base",
+            "sizes": {"embedding_dim": 200}}
+
+
+def _han_row(seed, accuracy, epochs=10, minutes=5.0):
+    return {"seed": seed, "accuracy": accuracy, "best_valid_accuracy": 0.7,
+            "epochs": epochs, "minutes": minutes, "parameters": 1000,
+            "schedule": "two-stage",
+            "baselines": {"majority_class": 0.19, "tfidf_logistic_regression": 0.719}}
+
+
+def _han_run(settings, rows):
+    data = {"examples": {k: [None] * n for k, n in HAN_META["documents"].items()},
+            "unlabelled": [None] * 10, "vocab": [None] * 50}
+    args = argparse.Namespace(embeddings=settings["embeddings"],
+                              preset=settings.get("preset", "base"))
+    return runner.Run(settings, rows, "", args, data)
+
+
+def test_classification_seeds_aggregate_and_report():
+    """Several seeds: the mean and sample deviation of the test accuracy
+    (NumPy's), each seed listed, the first seed's split figures kept."""
+    han = recipe("han_classifier")
+    rows = [_han_row(1, 0.734, 19, 11.6), _han_row(2, 0.751, 16, 9.0),
+            _han_row(3, 0.722, 22, 13.1)]
+    r = han.aggregate(rows)
+    accuracies = [0.734, 0.751, 0.722]
+    assert r["han_test_accuracy"] == round(np.mean(accuracies), 4)
+    assert r["han_test_accuracy_sd"] == round(np.std(accuracies, ddof=1), 4)
+    assert r["seeds"] == [1, 2, 3] and r["per_seed"] == rows
+    assert r["train"]["epochs"] == round(np.mean([19, 16, 22]), 1)
+    text = han.render(dict(r, meta=HAN_META, settings=dict(han.DEFAULTS)))
+    assert "`python zoo/han_classifier/recipe.py --seeds 3`" in text
+    assert "mean ± sd of 3 seeds | **0.736 ± 0.015** |" in text
+    assert "seed 1: 0.734, seed 2: 0.751, seed 3: 0.722" in text
+    assert "| TF-IDF + logistic regression (computed by the recipe) | 0.719 |" in text
+    one = han.aggregate(rows[1:2])
+    assert one["han_test_accuracy"] == 0.751 and "han_test_accuracy_sd" not in one
+    text = han.render(dict(one, meta=HAN_META, settings=dict(han.DEFAULTS)))
+    assert "`python zoo/han_classifier/recipe.py --seed 2`" in text
+    assert "| **HAN** (kerattn.zoo.han_classifier) | **0.751** |" in text
+    half = 1.96 * np.sqrt(0.751 * 0.249 / 857)
+    assert f"test documents is ± {half:.3f}." in text
+
+
+def test_classification_runs_are_kept_and_join_their_seeds():
+    """Every setting the HAN recipe trained stays in results.json's `runs`;
+    seeds of the same settings join their run; the top level is the
+    defaults' run (or the newest, until the defaults ran)."""
+    han = recipe("han_classifier")
+    longer = dict(han.DEFAULTS, patience=han.DEFAULTS["patience"] + 3)
+    alone = han.record(None, _han_run(longer, [_han_row(1, 0.76), _han_row(2, 0.74)]))
+    assert alone["settings"] == longer and len(alone["runs"]) == 1
+    assert f"recipe.py --patience {longer['patience']} --seeds 2`" in han.render(alone)
+    both = han.record(alone, _han_run(han.DEFAULTS, [_han_row(1, 0.75)]))
+    assert both["settings"] == han.DEFAULTS and both["han_test_accuracy"] == 0.75
+    again = han.record(both, _han_run(longer, [_han_row(3, 0.78), _han_row(2, 0.72)]))
+    assert again["settings"] == han.DEFAULTS
+    joined = again["runs"][-1]
+    assert joined["seeds"] == [1, 2, 3] and joined["settings"] == longer
+    assert joined["han_test_accuracy"] == round(np.mean([0.76, 0.72, 0.78]), 4)
+    text = han.render(again)
+    assert "## What each change bought" in text
+    assert (f"| lsa embeddings, two-stage, patience {longer['patience']}, at most 30 "
+            "epochs a stage | 3 | 0.753 ± 0.031 | 0.760, 0.720, 0.780 |") in text
+    averaged = han.record(None, _han_run(dict(han.DEFAULTS, ema=0.99),
+                                         [_han_row(1, 0.77)]))
+    text = han.render(averaged)
+    assert "recipe.py --ema 0.99`" in text and "weights averaged with momentum 0.99" in text
+
+
+def test_classification_recipe_rejects_bad_flags(tmp_path):
+    han = recipe("han_classifier")
+    with pytest.raises(ValueError, match="patience"):
+        runner.main(han.TASK, argv=["--patience", "0", "--out", str(tmp_path)])
+    with pytest.raises(ValueError, match="ema"):
+        runner.main(han.TASK, argv=["--ema", "1", "--out", str(tmp_path)])
+
+
+# -----------------------------------------------------------------------------
+# Reading comprehension (zoo/aoa_reader/recipe.py)
+
+KINDS = {"names": 0.5, "nouns": 0.4, "verbs": 0.3, "prepositions": 0.6, "all": 0.5}
+
+
+def test_reading_difference_intervals_against_the_formula():
+    """AoA minus a baseline, with the 95% interval of a difference of two
+    independent proportions: 1.96 * sqrt(p(1-p)/n + q(1-q)/n)."""
+    aoa = recipe("aoa_reader")
+    r = {"meta": {"test_per_kind": {"verbs": 192, "all": 3994}},
+         "aoa_test_accuracy": {"verbs": 0.375, "all": 0.534, "names": 0.5},
+         "baselines": {"bigram": {"verbs": 0.401, "all": 0.423, "names": 0.44}}}
+    rows = {kind: (d, h) for kind, d, h in aoa.difference_intervals(r, "bigram")}
+    assert set(rows) == {"verbs", "all"}   # names has no count: left out
+    for kind, (p, q) in {"verbs": (0.375, 0.401), "all": (0.534, 0.423)}.items():
+        n = r["meta"]["test_per_kind"][kind]
+        want = 1.96 * np.sqrt(p * (1 - p) / n + q * (1 - q) / n)
+        np.testing.assert_allclose(rows[kind], (p - q, want), rtol=1e-12)
+    assert rows["verbs"][1] > abs(rows["verbs"][0])      # not told apart
+    assert rows["all"][1] < rows["all"][0]               # ahead
+
+
+def _aoa_seed(seed, accuracy, difference, half, steps):
+    return {"seed": seed,
+            "aoa_test_accuracy": {k: accuracy + 0.01 * i for i, k in enumerate(KINDS)},
+            "paired_vs_bigram": {k: [difference, half] for k in KINDS},
+            "train": {"epochs": 2, "minutes": 40.0 + seed, "steps": steps,
+                      "batch_size": 32, "parameters": 10,
+                      "final_val_accuracy": accuracy}}
+
+
+def _aoa_run(aoa, settings, rows, rule="rule A"):
+    """A `Run` of the reader's; its question set's meta says `rule`."""
+    meta = {"backend": "jax", "kinds": rule,
+            "questions": {"train": 100, "valid": 1, "test": 1},
+            "test_per_kind": {"verbs": 1252, "all": 5411}, "vocabulary": 5,
+            "preset": "base", "sizes": {}}
+    aoa._meta = lambda run: meta
+    data = {"baselines": {"most_frequent": KINDS, "bigram": KINDS}}
+    return runner.Run(settings, rows, "", None, data)
+
+
+def test_reading_seeds_join_one_run_with_their_mean_and_spread():
+    """Seeds trained later with the same settings on the same question set
+    join the recorded seeds: the mean and sample deviation per kind (by hand
+    in NumPy), the mean AoA-minus-bigram difference with the widest seed's
+    interval, one report row a seed. Other settings, or another question
+    set, move the recorded run to "earlier", whole."""
+    aoa = recipe("aoa_reader")
+    settings = aoa.settings_of("python zoo/aoa_reader/recipe.py --minutes 40")
+    assert settings == {"epochs": 3, "minutes": 40.0, "max_train": None,
+                        "batch_size": 32, "preset": "base"}
+    recorded = aoa.record(None, _aoa_run(aoa, settings,
+                                         [_aoa_seed(1, 0.58, 0.15, 0.02, 3532)]))
+    assert recorded["command"] == "python zoo/aoa_reader/recipe.py --minutes 40"
+    r = aoa.record(recorded, _aoa_run(aoa, settings, [
+        _aoa_seed(3, 0.55, 0.12, 0.03, 3000), _aoa_seed(2, 0.57, 0.13, 0.025, 3400)]))
+    assert r["seeds"] == [1, 2, 3] and r["command"] == (
+        "python zoo/aoa_reader/recipe.py --minutes 40 --seeds 3")
+    verbs = np.array([0.60, 0.59, 0.57])     # accuracy + 0.02, seeds 1, 2, 3
+    assert r["aoa_test_accuracy"]["verbs"] == round(verbs.mean(), 4)
+    assert r["aoa_test_accuracy_sd"]["verbs"] == round(verbs.std(ddof=1), 4)
+    assert r["paired_vs_bigram"]["all"] == [round(np.mean([0.15, 0.13, 0.12]), 4), 0.03]
+    assert r["train"]["steps"] == round(np.mean([3532, 3400, 3000]), 1)
+    text = aoa.render(r)
+    assert "`python zoo/aoa_reader/recipe.py --minutes 40 --seeds 3`" in text
+    assert "mean of 3 seeds (1, 2, 3)" in text and "the time budget ended it" in text
+    assert "| 3 | 0.550 | 0.560 | 0.570 | 0.580 | 0.590 | 3,000 | 43.0 |" in text
+    assert "all +0.133 ± 0.030" in text
+    other = aoa.record(json.loads(json.dumps(r)), _aoa_run(
+        aoa, dict(settings, minutes=20.0), [_aoa_seed(1, 0.5, 0.1, 0.02, 9)]))
+    assert "seeds" not in other and other["seed"] == 1
+    assert other["command"] == "python zoo/aoa_reader/recipe.py --minutes 20"
+    assert [e["kinds"] for e in other["earlier"]] == [
+        "rule A; `python zoo/aoa_reader/recipe.py --minutes 40 --seeds 3`"]
+    moved = aoa.record(json.loads(json.dumps(r)), _aoa_run(
+        aoa, settings, [_aoa_seed(1, 0.5, 0.1, 0.02, 9)], rule="rule B"))
+    assert [e["kinds"] for e in moved["earlier"]] == ["rule A"]
+    assert moved["earlier"][0]["seeds"] == [1, 2, 3]
+    # An earlier run's interval is unpaired where it recorded no pairs.
+    old = dict(moved["earlier"][0], aoa_test_accuracy=dict(KINDS, verbs=0.375),
+               baselines={"most_frequent": KINDS, "bigram": dict(KINDS, verbs=0.401)},
+               meta=dict(moved["meta"], test_per_kind={"verbs": 192}))
+    del old["paired_vs_bigram"]
+    text = aoa.render(dict(moved, earlier=[old]))
+    half_old = 1.96 * np.sqrt(0.375 * 0.625 / 192 + 0.401 * 0.599 / 192)
+    assert "| rule A | 0 / 0 / 192 / 0 |" in text
+    assert f"verbs -0.026 ± {half_old:.3f}" in text
+
+
+def test_reading_recipe_rejects_bad_flags(tmp_path):
+    aoa = recipe("aoa_reader")
+    with pytest.raises(ValueError, match="batch_size"):
+        runner.main(aoa.TASK, argv=["--batch-size", "0", "--out", str(tmp_path)])
+    with pytest.raises(ValueError, match="seeds"):
+        runner.main(aoa.TASK, argv=["--seeds", "0", "--out", str(tmp_path)])
+
+
+# -----------------------------------------------------------------------------
+# Captioning (zoo/show_attend_tell/recipe.py)
+
+
+def _caption_seed(seed, exact, share, minutes=1.0):
+    figures = {"exact_caption_accuracy": exact, "own_digit_share_correct": share,
+               "own_digit_share_all": share - 0.01}
+    return {"train": {"epochs": 1, "train_minutes": minutes, "final_loss": 0.5,
+                      "parameters": 100},
+            "beam1": dict(figures), "examples": [{"caption": "one", "truth": "one"}],
+            "beam3": dict(figures)}
+
+
+def _caption_run(sat, flags, rows):
+    args = runner.parser(sat.TASK, ".").parse_args(flags)
+    return runner.Run(sat.settings(args), rows,
+                      runner.command(sat.TASK, flags), args, None)
+
+
+def test_captioning_seeds_join_their_study_row_and_the_defaults_lead(tmp_path):
+    """Each command's seeds join the study row of its settings, per
+    attention (mean ± sample sd, NumPy's); the top level is the defaults'
+    row once it ran, else the newest; RESULTS.md shows both tables."""
+    sat = recipe("show_attend_tell")
+    hard = ["--attention", "hard", "--expectation-rate", "0.2"]
+    first = sat.record(None, _caption_run(sat, hard, [
+        {"seed": 1, "hard": _caption_seed(1, 0.5, 0.4)}]))
+    assert list(first["study"]) == [
+        "40,000 strips x 8 epochs, initial state mean; hard: expected context p=0.2"]
+    assert first["results"]["hard"]["seeds"] == 1   # the newest leads
+    both = sat.record(first, _caption_run(sat, ["--seeds", "2"], [
+        {"seed": 1, "soft": _caption_seed(1, 0.9, 0.8), "hard": _caption_seed(1, 0.7, 0.6)},
+        {"seed": 2, "soft": _caption_seed(2, 0.8, 0.7), "hard": _caption_seed(2, 0.6, 0.5)}]))
+    again = sat.record(both, _caption_run(sat, ["--attention", "soft", "--seed", "3"], [
+        {"seed": 3, "soft": _caption_seed(3, 0.85, 0.9)}]))
+    assert len(again["study"]) == 2 and set(again["results"]) == {"soft", "hard"}
+    soft = again["results"]["soft"]
+    exact = [0.9, 0.8, 0.85]
+    assert [s["seed"] for s in soft["by_seed"]] == [1, 2, 3]
+    assert soft["beam1"]["exact_caption_accuracy"] == round(np.mean(exact), 4)
+    assert soft["beam1"]["exact_caption_accuracy_sd"] == round(np.std(exact, ddof=1), 4)
+    assert again["results"]["hard"]["seeds"] == 2
+    assert again["meta"]["commands"] == ["python zoo/show_attend_tell/recipe.py --seeds 2",
+                                         "python zoo/show_attend_tell/recipe.py "
+                                         "--attention soft --seed 3"]
+    defaults = "40,000 strips x 8 epochs, initial state mean"
+    assert again["overlays"] == {"hard": defaults, "soft": defaults}
+    (tmp_path / "attention_soft.png").write_bytes(b"")
+    text = sat.render(again, str(tmp_path))
+    assert "| soft | greedy | 0.850 ± 0.050 |" in text
+    assert "| 40,000 strips x 8 epochs, initial state mean | soft | 3 | 0.850 ± 0.050 |" in text
+    assert "hard: expected context p=0.2 | hard | 1 | 0.500 |" in text
+    assert "![soft attention](attention_soft.png)" in text
+    assert "![hard attention]" not in text   # not drawn here
+
+
+def test_captioning_run_names_say_where_a_run_leaves_its_preset():
+    """A flag set to its preset's value names the same run as leaving it
+    out (so their seeds join one study row); soft-only runs are not named
+    by settings of hard attention."""
+    parser_defaults = ["--train", "40000", "--epochs", "8"]
+
+    sat = recipe("show_attend_tell")
+
+    def name(*flags):
+        args = runner.parser(sat.TASK, ".").parse_args([*parser_defaults, *flags])
+        return sat.run_name(sat.settings(args))
+
+    from kerattn.recipes import captioning
+
+    base = captioning.sizes("base")
+    pools = sat.pools_text(base["encoder_pool_sizes"])
+    assert pools == "1x1,8x9"
+    assert name() == "40,000 strips x 8 epochs, initial state mean"
+    assert name("--encoder-pool-sizes", pools, "--expectation-rate",
+                str(base["expectation_rate"])) == name()
+    assert name("--encoder-pool-sizes", "2x2,4x1") == (
+        "40,000 strips x 8 epochs, initial state mean, encoder pools 2x2,4x1")
+    assert name("--expectation-rate", "0") == (
+        "40,000 strips x 8 epochs, initial state mean; hard: expected context p=0.0")
+    assert name("--attention", "soft", "--encoder-pool-sizes", "2x2,4x1").endswith(
+        "encoder pools 2x2,4x1")
+    assert name("--preset", "tiny").endswith("preset tiny")
+    # One grid, one spelling: spaces around the windows name the same run.
+    assert name("--encoder-pool-sizes", "2x2, 4x1") == name(
+        "--encoder-pool-sizes", "2x2,4x1")
+
+
+def test_captioning_grid_text_follows_the_pooling():
+    """RESULTS.md's grid sentence is computed from the pools (valid max
+    pooling: each stage floors the strip's size), for any pools."""
+    captioning = recipe("show_attend_tell")
+    assert captioning.parse_pools(" 1x1 , 8x9") == ((1, 1), (8, 9))
+    assert "a 1 x 5 annotation grid" in captioning.grid_text(((1, 1), (8, 9)))
+    assert "pools 8 x 9 pixels" in captioning.grid_text(((1, 1), (8, 9)))
+    # 8 x 45 -> 4 x 22 -> 1 x 22; each location 8 x 2 pixels
+    assert "a 1 x 22 annotation grid: each location pools 8 x 2" in (
+        captioning.grid_text(((2, 2), (4, 1))))
+    assert "a 2 x 7 annotation grid" in captioning.grid_text(((2, 3), (2, 2)))
+    for bad in ("2x", "0x1", "2x2x2", "a,b"):
+        with pytest.raises(ValueError, match="encoder_pool_sizes"):
+            captioning.parse_pools(bad)
+
+
+@pytest.mark.parametrize("flags", [["--expectation-rate", "0.5"],
+                                   ["--samples-per-caption", "2"]])
+def test_captioning_recipe_refuses_hard_flags_for_soft(flags, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        runner.main(recipe("show_attend_tell").TASK,
+                    argv=["--attention", "soft", "--train", "8", "--test", "4",
+                          *flags, "--out", str(tmp_path)])
+    assert "hard attention's" in capsys.readouterr().err
+    assert not (tmp_path / "results.json").exists()
+
+
+
+# -----------------------------------------------------------------------------
+# Every recipe's command line
+
+
+@pytest.mark.parametrize("name", ["seq2seq", "cho_encoder_decoder", "bahdanau_nmt",
+                                  "luong_nmt", "transformer_nmt", "convs2s_nmt",
+                                  "show_attend_tell", "han_classifier",
+                                  "aoa_reader"])
+def test_recipe_help_lists_its_options(name, monkeypatch, capsys):
+    with pytest.raises(SystemExit) as exit:
+        run_recipe(name, ["--help"], monkeypatch)
+    assert exit.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: recipe.py")
+    for flag in ("--seeds", "--report-only", "--preset", "--epochs", "--out",
+                 "--distribute"):
+        assert flag in out, (name, flag)
+
+
+def test_translation_recipe_tiny_run(tmp_path, monkeypatch):
+    """`zoo/bahdanau_nmt/recipe.py --preset tiny` on 200 gettext pairs, one
+    epoch; then `--report-only` writes the same RESULTS.md again."""
+    run_recipe("bahdanau_nmt", ["--preset", "tiny", "--epochs", "1", "--max-train",
+                                "200", "--max-test", "20", "--beam-width", "2",
+                                "--out", str(tmp_path)], monkeypatch)
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["epochs"] == 1 and 0 <= results["bleu_greedy"] <= 100
+    assert results["beam_greedy_fallback"] is False
+    assert results["command"] == ("python zoo/bahdanau_nmt/recipe.py --preset tiny "
+                                  "--epochs 1 --max-train 200 --max-test 20 "
+                                  "--beam-width 2")
+    assert results["config"]["builder"].startswith(
+        "kerattn.zoo.bahdanau_nmt(V_x, V_y, preset='tiny'): embedding_dim=8")
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert "| model | greedy | beam2 (alpha 0.6) |" in text
+    assert f"| bahdanau_nmt | {results['bleu_greedy']} |" in text
+    for file in ("model.keras", "source_vocab.json", "target_vocab.json"):
+        assert (tmp_path / file).exists()
+    (tmp_path / "RESULTS.md").unlink()
+    run_recipe("bahdanau_nmt", ["--report-only", "--out", str(tmp_path)], monkeypatch)
+    assert (tmp_path / "RESULTS.md").read_text() == text
+
+
+def test_classification_recipe_tiny_run(tmp_path, monkeypatch):
+    """`zoo/han_classifier/recipe.py --preset tiny` on the topical-10 sample."""
+    from kerattn.recipes import classification
+
+    monkeypatch.setattr(classification, "prepare", functools.partial(
+        classification.prepare, os.path.join(DATA, "topical10_sample.jsonl")))
+    run_recipe("han_classifier", ["--preset", "tiny", "--epochs", "1",
+                                  "--out", str(tmp_path)], monkeypatch)
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert 0 <= results["han_test_accuracy"] <= 1 and results["seed"] == 1
+    assert results["settings"]["preset"] == "tiny" and len(results["runs"]) == 1
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert "`python zoo/han_classifier/recipe.py --epochs 1 --preset tiny`" in text
+    assert f"| **HAN** (kerattn.zoo.han_classifier) | **{results['han_test_accuracy']:.3f}** |" in text
+    assert (tmp_path / "model.keras").exists()
+
+
+def test_reading_recipe_tiny_run(tmp_path, monkeypatch):
+    """`zoo/aoa_reader/recipe.py --preset tiny` on the KJV cloze sample."""
+    from kerattn.recipes import reading
+
+    monkeypatch.setattr(reading, "prepare", functools.partial(
+        reading.prepare, os.path.join(DATA, "kjv_cloze_sample.txt")))
+    run_recipe("aoa_reader", ["--preset", "tiny", "--epochs", "1",
+                              "--out", str(tmp_path)], monkeypatch)
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert 0 <= results["aoa_test_accuracy"]["all"] <= 1 and results["seed"] == 1
+    assert results["command"] == "python zoo/aoa_reader/recipe.py --epochs 1 --preset tiny"
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert f"`{results['command']}`" in text
+    assert f"| **AoA Reader** (kerattn.zoo.aoa_reader) |" in text
+    assert (tmp_path / "model.keras").exists()
+
+
+def test_captioning_recipe_tiny_run(tmp_path, monkeypatch):
+    """`zoo/show_attend_tell/recipe.py --preset tiny`, both attentions, on 32
+    strips; then `--report-only` writes the same RESULTS.md again."""
+    run_recipe("show_attend_tell", ["--preset", "tiny", "--train", "32", "--test",
+                                    "8", "--epochs", "1", "--out", str(tmp_path)],
+               monkeypatch)
+    results = json.loads((tmp_path / "results.json").read_text())
+    for attention in ("soft", "hard"):
+        r = results["results"][attention]
+        for beam in ("beam1", "beam3"):
+            assert 0.0 <= r[beam]["exact_caption_accuracy"] <= 1.0
+            assert 0.0 <= r[beam]["own_digit_share_all"] <= 1.0
+        assert (tmp_path / f"model_{attention}.keras").exists()
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert "| hard | greedy |" in text and "| soft | beam 3 |" in text
+    assert "`python zoo/show_attend_tell/recipe.py --preset tiny --train 32" in text
+    (tmp_path / "RESULTS.md").unlink()
+    run_recipe("show_attend_tell", ["--report-only", "--out", str(tmp_path)],
+               monkeypatch)
+    assert (tmp_path / "RESULTS.md").read_text() == text

@@ -1,0 +1,283 @@
+"""One runner for every recipe in zoo/: seeds, runs, results.json, RESULTS.md.
+
+A recipe, `zoo/<model>/recipe.py`, is a `Task` (what its task trains and
+measures, with `kerattn.recipes.<task>`, and how its RESULTS.md reads) and
+one call, `runner.main(TASK, __file__)`. The runner does the rest, the same
+way for every task:
+
+    python zoo/<model>/recipe.py [flags]
+        parse the runner's flags and the task's                  `parser`
+        prepare the data once                                    task.prepare
+        for each seed: seed Keras, train, evaluate               task.train_seed
+        join the seeds to those results.json holds for the       task.record,
+          same settings (a seed trained again keeps its newest)    `join_seeds`
+        write results.json, then RESULTS.md from it alone         task.render
+    python zoo/<model>/recipe.py --report-only
+        RESULTS.md again from results.json; nothing is trained
+
+RESULTS.md is rendered from results.json and nothing else, so that every
+committed RESULTS.md regenerates byte for byte (tests/test_zoo_table.py),
+and zoo/summarize.py reads the same records (`load`).
+"""
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+from typing import Callable
+
+import numpy as np
+
+from kerattn.recipes.common import interval95  # noqa: F401  (the tasks' too)
+
+ZOO = os.path.dirname(os.path.abspath(__file__))
+
+
+# -----------------------------------------------------------------------------
+# What a task tells the runner
+
+
+@dataclasses.dataclass
+class Task:
+    """A task's description: its flags, one seed's training, its records.
+
+    Attributes:
+        name: the zoo model the recipe trains (`kerattn.zoo.<name>`); the
+            command is `python zoo/<name>/recipe.py`.
+        about: one line for `--help`.
+        options: `options(parser)` adds the task's own flags.
+        defaults: the parser's defaults for the runner's flags
+            (`epochs`, `preset`, `seed`) and the task's.
+        prepare: `prepare(args)` -> the data, once a command.
+        train_seed: `train_seed(args, data, seed, strategy, keep)` trains
+            and evaluates one seed (Keras already seeded) and returns its
+            row, a dict of its figures (None on a worker other than rank
+            0); `keep` is the folder to write the model and pictures into
+            (the command's first seed), else None.
+        settings: `settings(args)` -> the flags that name a run: seeds of
+            the same settings are one run, whichever command trained them.
+        record: `record(saved, run)` -> results.json: the recorded
+            results (`saved`, or None) with this command's `Run` joined.
+        render: `render(results, folder)` -> RESULTS.md, from results.json
+            alone (`folder` holds results.json and any pictures).
+        check: `check(args, parser)` refuses flags that do not go together
+            (`parser.error`), before anything trains.
+    """
+
+    name: str
+    about: str
+    options: Callable
+    prepare: Callable
+    train_seed: Callable
+    settings: Callable
+    record: Callable
+    render: Callable
+    defaults: dict = dataclasses.field(default_factory=dict)
+    check: Callable = None
+
+
+@dataclasses.dataclass
+class Run:
+    """One command's seeds: what `Task.record` joins to the recorded runs."""
+
+    settings: dict      # Task.settings(args)
+    rows: list          # one dict a seed, "seed" first, in seed order
+    command: str        # how to train them again
+    args: argparse.Namespace
+    data: object        # Task.prepare(args)
+
+
+# -----------------------------------------------------------------------------
+# The command line
+
+
+def parser(task, folder):
+    """The recipe's command line: the runner's flags, then the task's."""
+    p = argparse.ArgumentParser(description=task.about)
+    p.add_argument("--epochs", type=int, help="training epochs")
+    p.add_argument("--minutes", type=float, default=None,
+                   help="optional wall-clock cap on training")
+    p.add_argument("--preset", choices=("tiny", "small", "base", "paper"),
+                   default="base",
+                   help="the model's named sizes (kerattn.zoo.presets)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seeds", type=int, default=1,
+                   help="train this many seeds (from --seed); report their "
+                   "mean and standard deviation")
+    p.add_argument("--out", "--output", dest="out", default=folder,
+                   help="where results go (default: the recipe's folder)")
+    p.add_argument("--report-only", action="store_true",
+                   help="rewrite RESULTS.md from results.json, train nothing")
+    task.options(p)
+    from kerattn import distribute
+
+    distribute.add_arguments(p)
+    p.set_defaults(**task.defaults)
+    return p
+
+
+def command(task, argv):
+    """The command that trains these seeds again: where it wrote is not
+    part of the run, so `--out` is left out."""
+    shown, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in ("--out", "--output"):
+            skip = True
+        elif not arg.startswith(("--out=", "--output=")):
+            shown.append(arg)
+    return " ".join([f"python zoo/{task.name}/recipe.py", *shown])
+
+
+# -----------------------------------------------------------------------------
+# Running a recipe
+
+
+def main(task, recipe_file=None, argv=None, folder=None):
+    """Run `task`'s recipe with the flags `argv` (default `sys.argv[1:]`).
+
+    Results go to `--out`, by default `folder` or the recipe's folder.
+    Returns results.json as written (None on a worker other than rank 0).
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    folder = folder or os.path.dirname(os.path.abspath(recipe_file or ZOO))
+    p = parser(task, folder)
+    args = p.parse_args(argv)
+    if args.report_only:
+        return report_only(task, args.out)
+    from kerattn import checks, distribute
+
+    checks.positive_int("seeds", args.seeds)
+    checks.positive_int("epochs", args.epochs)
+    if task.check:
+        task.check(args, p)
+    strategy = distribute.from_arguments(args, task.name)   # before the backend starts
+    import keras
+
+    print(f"backend {keras.backend.backend()}, {strategy.num_replicas} replica(s)")
+    os.makedirs(args.out, exist_ok=True)
+    data = task.prepare(args)
+    rows = []
+    for seed in range(args.seed, args.seed + args.seeds):
+        keras.utils.set_random_seed(seed)
+        row = task.train_seed(args, data, seed, strategy,
+                              None if rows else args.out)
+        if row is None:   # torch DDP: rank 0 evaluates and writes
+            continue
+        rows.append({"seed": seed, **row})
+        print(f"seed {seed}: {_headline(row)}", flush=True)
+    if not strategy.is_chief:
+        return None
+    run = Run(task.settings(args), rows, command(task, argv), args, data)
+    save(args.out, task.record(load(args.out), run))
+    return report_only(task, args.out)
+
+
+def _headline(row):
+    """A seed's figures for the log: its numbers, not its tables."""
+    return {k: v for k, v in row.items() if not isinstance(v, (list, dict))} or ""
+
+
+def report_only(task, folder):
+    """RESULTS.md from `folder`'s results.json alone (as read back, so that a
+    report written after training and one written later are the same);
+    returns results.json."""
+    results = load(folder)
+    if results is None:
+        raise FileNotFoundError(f"`--report-only`: no results.json in {folder!r} "
+                                "to report (train first).")
+    write(folder, results, task.render(results, folder))
+    return results
+
+
+# -----------------------------------------------------------------------------
+# The records
+
+
+def load(folder, name="results.json"):
+    """`folder`'s results.json (or another JSON record), or None."""
+    path = os.path.join(folder, name)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def save(folder, record, name="results.json"):
+    """Write a JSON record (one space an indent, as every record is)."""
+    with open(os.path.join(folder, name), "w") as f:
+        json.dump(record, f, indent=1)
+
+
+def write(folder, results, markdown):
+    """results.json and RESULTS.md into `folder`."""
+    save(folder, results)
+    with open(os.path.join(folder, "RESULTS.md"), "w") as f:
+        f.write(markdown)
+    print(f"wrote {os.path.join(folder, 'RESULTS.md')}")
+
+
+def join_seeds(earlier, rows, match=()):
+    """The seeds of one run: `earlier` rows joined by this command's `rows`.
+
+    A seed trained again keeps its newest row; an earlier row whose `match`
+    keys differ from the new rows' (another budget, backend, ...) is
+    dropped. Returned in seed order.
+    """
+    earlier = [r for r in earlier
+               if all(r.get(k) == rows[0].get(k) for k in match)]
+    by_seed = {r["seed"]: r for r in earlier}
+    by_seed.update({r["seed"]: r for r in rows})
+    return [by_seed[seed] for seed in sorted(by_seed)]
+
+
+def join_commands(earlier, command):
+    """The commands whose seeds a run holds, this one last."""
+    return [c for c in earlier if c and c != command] + [command]
+
+
+# -----------------------------------------------------------------------------
+# Figures over seeds
+
+
+def mean_sd(values, digits):
+    """`(mean, sample standard deviation)` of several seeds' figure, rounded
+    to `digits`; the deviation is None for a single value."""
+    mean = round(float(np.mean(values)), digits)
+    sd = round(float(np.std(values, ddof=1)), digits) if len(values) > 1 else None
+    return mean, sd
+
+
+def mean_of(rows, key, digits):
+    """The mean of `row[key]` over `rows`, rounded to `digits`."""
+    return mean_sd([r[key] for r in rows], digits)[0]
+
+
+def shown(results, key, digits=None):
+    """`results[key]` as RESULTS.md shows it: with ` ± sd` when the record
+    has its spread over seeds (`<key>_sd`); `digits` fixes the decimals."""
+    def text(value):
+        return str(value) if digits is None else f"{value:.{digits}f}"
+
+    sd = results.get(f"{key}_sd")
+    return text(results[key]) + ("" if sd is None else f" ± {text(sd)}")
+
+
+def spread(values, digits):
+    """`"mean"` or `"mean ± sd"` of `values`."""
+    mean, sd = mean_sd(values, digits)
+    return f"{mean}" if sd is None else f"{mean} ± {sd}"
+
+
+def table(header, rows):
+    """A Markdown table: `header` and `rows` are lists of cells."""
+    return "\n".join(["| " + " | ".join(header) + " |",
+                      "|" + "---|" * len(header),
+                      *("| " + " | ".join(str(c) for c in row) + " |"
+                        for row in rows)])
+
+
+def plural(count, word):
+    return f"{count} {word}{'s' * (count != 1)}"

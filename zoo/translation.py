@@ -1,0 +1,351 @@
+"""The translation task, shared by the six zoo/<model>/recipe.py of NMT.
+
+Each trains `kerattn.zoo.<model>` with `kerattn.recipes.translation` on
+this machine's gettext English -> French catalogs and scores sacreBLEU,
+greedy and beam search, overall and by source length. A run is named by
+its config (the builder, data and training settings); seeds of the same
+config join, and the figures become their mean ± sample deviation.
+results.json is flat: the run's figures, `config`, and with several seeds
+`seeds`, `by_seed` (the headline figures) and `per_seed` (each seed's row).
+RESULTS.md sets the seq2seq baseline beside the model and prints
+ablation.json (zoo/ablation.py) when the model has one.
+"""
+
+import os
+import string
+
+import runner
+
+# The training flags the runner passes on, in config order.
+TRAINING = ("batch_size", "learning_rate", "label_smoothing", "warmup_steps")
+# Figures that are the mean of the seeds beside every BLEU.
+AVERAGED = ("final_loss", "final_val_loss", "train_minutes")
+
+
+def task(name, doc):
+    """The recipe of `kerattn.zoo.<name>`; `doc` is its docstring, whose
+    first paragraph opens RESULTS.md."""
+    from kerattn.recipes import translation
+
+    about = " ".join(doc.split("\n\n")[0].split())
+    return runner.Task(
+        name=name, about=about, options=options,
+        defaults=dict(translation.settings(name), epochs=6, seed=0),
+        prepare=prepare,
+        train_seed=lambda *a: train_seed(name, *a),
+        settings=lambda args: config(name, args),
+        record=lambda saved, run: record(name, saved, run),
+        render=lambda results, folder: render(name, about, results, folder))
+
+
+def options(p):
+    p.add_argument("--lang", default="fr")
+    p.add_argument("--max-tokens", type=int, default=20)
+    p.add_argument("--max-train", type=int, default=None)
+    p.add_argument("--max-test", type=int, default=None)
+    p.add_argument("--vocab-size", type=int, default=8000)
+    p.add_argument("--tokenizer", choices=("word", "wordpiece"), default="word",
+                   help="word-level vocabulary or keras-hub WordPiece")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--learning-rate", type=float)
+    p.add_argument("--label-smoothing", type=float)
+    p.add_argument("--warmup-steps", type=int,
+                   help="linear warm-up steps, then cosine decay")
+    p.add_argument("--beam-width", type=int, default=5)
+
+
+def prepare(args):
+    from kerattn.recipes import translation
+
+    data = translation.prepare(args.lang, args.vocab_size, args.max_tokens,
+                               args.tokenizer, max_train=args.max_train,
+                               max_test=args.max_test)
+    print(f"{data['train_pairs']} training pairs, {len(data['test'])} test pairs")
+    return data
+
+
+def train_seed(name, args, data, seed, strategy, keep):
+    from kerattn.recipes import translation
+
+    with strategy.scope():
+        model = translation.build(name, data, args.preset)
+        if keep:
+            model.summary()
+        summary = translation.train(
+            model, data, epochs=args.epochs, minutes=args.minutes,
+            batch_size=args.batch_size, learning_rate=args.learning_rate,
+            label_smoothing=args.label_smoothing, warmup_steps=args.warmup_steps,
+            verbose=2 if os.environ.get("CI") else "auto", strategy=strategy,
+            seed=seed)
+    if not strategy.is_chief:
+        return None
+    if keep:   # the model, and the vocabularies a Translator needs
+        model.save(os.path.join(keep, "model.keras"))
+        for side in ("source", "target"):
+            with open(os.path.join(keep, f"{side}_vocab.json"), "w") as f:
+                f.write(data[f"{side}_vocab"].to_json())
+    import keras
+
+    return {"backend": keras.backend.backend(),
+            "replicas": strategy.num_replicas, "train_pairs": data["train_pairs"],
+            **summary, **translation.evaluate(model, data, beam_width=args.beam_width)}
+
+
+def config(name, args):
+    """The settings that name a run (results.json's `config`, less `seed`)."""
+    from kerattn.zoo import presets
+
+    named = presets(name)
+    sizes = dict(named["paper"], **named[args.preset])
+    builder = (f"kerattn.zoo.{name}(V_x, V_y, preset={args.preset!r}): "
+               + ", ".join(f"{k}={v!r}" for k, v in sizes.items()))
+    return {"builder": builder, "lang": args.lang, "max_tokens": args.max_tokens,
+            "vocab_size": args.vocab_size, "tokenizer": args.tokenizer,
+            **{k: getattr(args, k) for k in TRAINING}}
+
+
+# -----------------------------------------------------------------------------
+# results.json
+
+
+def record(name, saved, run):
+    """results.json: the run's seeds, joined to the recorded seeds of the
+    same config (trained for the same epochs on the same pairs, backend and
+    replicas); a recorded run of another config is replaced."""
+    earlier, commands = [], []
+    if saved and _without_seed(saved["config"]) == run.settings:
+        earlier = saved.get("per_seed") or [_only_seed(saved)]
+        commands = saved.get("commands", [saved["command"]])
+    rows = runner.join_seeds(earlier, run.rows,
+                             match=("epochs", "train_pairs", "backend", "replicas"))
+    results = aggregate(rows) if len(rows) > 1 else dict(rows[0])
+    if len(rows) > 1:
+        results["per_seed"] = rows
+    config = dict(run.settings, seed=results.pop("seed"))
+    commands = runner.join_commands(commands, run.command)
+    results["command"] = run.command
+    if len(commands) > 1:
+        results["commands"] = commands
+    return {"model": name, "config": config, **results}
+
+
+def _without_seed(config):
+    return {k: v for k, v in config.items() if k != "seed"}
+
+
+def _only_seed(saved):
+    """The row of a one-seed results.json."""
+    return dict({k: v for k, v in saved.items()
+                 if k not in ("model", "config", "command", "commands")},
+                seed=saved["config"]["seed"])
+
+
+def aggregate(rows):
+    """One record from several seeds' rows: each BLEU (also by source
+    length) and the training summary become their mean, with the sample
+    standard deviation beside it in `<key>_sd`; everything else is the
+    first seed's; `by_seed` keeps each seed's headline figures."""
+    def averaged(key, values):
+        if isinstance(values[0], dict):        # BLEU by source length
+            out = {}
+            for k in values[0]:
+                out.update(averaged(k, [v[k] for v in values]))
+            return {key: out}
+        if key == "sentences":
+            return {key: values[0]}
+        mean, sd = runner.mean_sd(values, 2)
+        return {key: mean, f"{key}_sd": sd}
+
+    result = dict(rows[0])
+    headline = [k for k in rows[0] if k in AVERAGED or (
+        k.startswith("bleu_") and not k.endswith("length"))]
+    for key in rows[0]:
+        if key in AVERAGED or key.startswith("bleu_"):
+            result.update(averaged(key, [r[key] for r in rows]))
+    result["seeds"] = len(rows)
+    result["by_seed"] = [{k: r[k] for k in ["seed", *headline]} for r in rows]
+    return result
+
+
+# -----------------------------------------------------------------------------
+# RESULTS.md
+
+PAGE = string.Template("""\
+# $name: results
+
+$about
+
+Measured by `$command` (backend $backend, this project's 2-core
+CPU machine), written by the recipe itself.
+
+## Data
+
+gettext English -> $lang message catalogs of this machine
+(`kerattn.datasets.gettext_pairs`, fixed hash split): $train_pairs
+training pairs of at most $max_tokens tokens a side;
+$tokenizer vocabularies of $vocab_size tokens per language. Test: the
+$test_sentences test pairs of at most 20 words a side.
+
+## Model and budget
+
+`$builder`; Adam $learning_rate$schedule, clipnorm 1.0,
+batch $batch_size, $epochs epochs ($steps
+steps, $train_minutes minutes of training).
+
+## sacreBLEU on the test split
+
+$bleu_table
+
+The $search column is pure beam search (`never_worse_than_greedy=False`, no greedy fallback).$seeds
+$ablation
+## BLEU by source length ($search)
+
+All $length_bucket_sentences test pairs of at most 50 source
+words (the model trained on at most $max_tokens tokens).
+
+$bucket_table
+
+## Examples ($search)
+
+$examples
+""")
+
+
+def render(name, about, r, folder):
+    c = r["config"]
+    beam = next(k for k in r if k.startswith("bleu_beam")
+                and not k.endswith("length") and not k.endswith("_sd"))
+    search = beam[len("bleu_"):]
+    baseline = None if name == "seq2seq" else runner.load(
+        os.path.join(os.path.dirname(os.path.abspath(folder)), "seq2seq"))
+    return PAGE.substitute(
+        name=name, about=about,
+        command="` and `".join(r.get("commands") or [r["command"]]),
+        backend=r["backend"], lang=c["lang"], train_pairs=f"{r['train_pairs']:,}",
+        max_tokens=c["max_tokens"], tokenizer=c["tokenizer"],
+        vocab_size=f"{c['vocab_size']:,}", test_sentences=f"{r['test_sentences']:,}",
+        builder=c["builder"], learning_rate=c["learning_rate"],
+        schedule=_schedule(c), batch_size=c["batch_size"], epochs=r["epochs"],
+        steps=f"{r['steps']:,}", train_minutes=r["train_minutes"],
+        bleu_table=_bleu_table(name, r, baseline, beam), search=search,
+        seeds=_seeds(r, beam, search), ablation=ablation_section(folder, r),
+        length_bucket_sentences=f"{r['length_bucket_sentences']:,}",
+        bucket_table=_bucket_table(r, baseline, search),
+        examples="\n".join(f"- en: {e['source']}\n  - reference: {e['reference']}"
+                           f"\n  - {name}: {e['hypothesis']}"
+                           for e in r[f"examples_{search}"]))
+
+
+def _schedule(c):
+    text = ""
+    if c.get("warmup_steps"):
+        text = (f" (linear warm-up over {c['warmup_steps']} steps, "
+                "then cosine decay to a tenth)")
+    if c.get("label_smoothing"):
+        text += f", label smoothing {c['label_smoothing']}"
+    return text
+
+
+def _bleu_table(name, r, baseline, beam):
+    rows = [[name, runner.shown(r, "bleu_greedy"), runner.shown(r, beam),
+             f"{r['parameters']:,}", r["epochs"], r["train_minutes"]]]
+    if baseline:
+        rows.append(["seq2seq (no attention, baseline)", baseline["bleu_greedy"],
+                     baseline.get(beam, "n/a"), f"{baseline['parameters']:,}",
+                     baseline["epochs"], baseline["train_minutes"]])
+    return runner.table(["model", "greedy", f"{beam[len('bleu_'):]} (alpha 0.6)",
+                         "parameters", "epochs", "train minutes"], rows)
+
+
+def _seeds(r, beam, search):
+    if r.get("seeds", 1) == 1:
+        return ""
+    per_seed = ", ".join(f"seed {x['seed']}: {x['bleu_greedy']} / {x.get(beam, 'n/a')}"
+                         for x in r["by_seed"])
+    return (f"\n\nEvery BLEU is the mean ± standard deviation of {r['seeds']} "
+            f"seeds (greedy / {search}: {per_seed}); the examples are the first "
+            "seed's.")
+
+
+def _bucket_table(r, baseline, search):
+    key = f"bleu_{search}_by_source_length"
+    rows = [[bucket, row["sentences"], runner.shown(row, "bleu"),
+             (baseline or {}).get(key, {}).get(bucket, {}).get("bleu", "n/a")]
+            for bucket, row in r[key].items()]
+    return runner.table(["source words", "sentences", "BLEU", "seq2seq BLEU"], rows)
+
+
+# -----------------------------------------------------------------------------
+# The ablation (zoo/ablation.py writes ablation.json beside results.json)
+
+ABLATION = ("Written by `python zoo/ablation.py $model VARIANT ...`: changes to "
+            "the recipe, each trained on the same data with seed 0 (or the seed "
+            "its name gives) for the epochs shown (the 1-epoch rows rank the "
+            "changes, they are not the result), scored by greedy sacreBLEU on "
+            "the test split.")
+ALIGNMENT = ("Alignment on the 16-20-word bucket (greedy; a source word is dropped "
+             "below 0.5 of a word's attention summed over the translation, "
+             "repeated above 1.5; a repeated output word occurs more often than "
+             "in the reference), mean ± standard deviation over the seeds shown:")
+
+
+def ablation_section(folder, results=None):
+    """The tables of `folder`'s ablation.json, or nothing: a row a variant
+    (the last, the recipe's own `results`, for comparison at its budget),
+    then the rows that recorded alignment rates, over their seeds."""
+    variants = runner.load(folder, "ablation.json")
+    if variants is None:
+        return ""
+    rows = [[name, row["what"], row["epochs"], row["final_loss"],
+             row["final_val_loss"], row["bleu_greedy"],
+             _long_bucket(row), row["minutes"]]
+            for name, row in variants.items()]
+    if results and "bleu_greedy_by_source_length" in results:
+        seeds = results.get("seeds", 1)
+        rows.append(["the recipe (above)", f"its result, {runner.plural(seeds, 'seed')}",
+                     results["epochs"], runner.shown(results, "final_loss"),
+                     runner.shown(results, "final_val_loss"),
+                     runner.shown(results, "bleu_greedy"),
+                     _long_bucket(results),
+                     runner.shown(results, "train_minutes")])
+    lines = ["", "## Ablation", "",
+             string.Template(ABLATION).substitute(
+                 model=os.path.basename(os.path.abspath(folder))), "",
+             runner.table(["variant", "what changes", "epochs", "train loss",
+                           "val loss", "greedy BLEU",
+                           "greedy BLEU, 16-20 source words", "minutes"], rows)]
+    alignment = _alignment_table(variants)
+    if alignment:
+        lines += ["", ALIGNMENT, "", alignment]
+    return "\n".join(lines) + "\n"
+
+
+def _long_bucket(row):
+    """Greedy BLEU on the 16-20-word sources, or "-" where not recorded."""
+    bucket = row.get("bleu_greedy_by_source_length", {}).get("16-20")
+    if not bucket:
+        return "-"
+    return f"{runner.shown(bucket, 'bleu')} ({bucket['sentences']} sentences)"
+
+
+def _alignment_table(variants):
+    """Greedy BLEU and the 16-20-word bucket's alignment rates of the rows
+    that recorded them, over their seeds (`name@epochs seed N` is seed N of
+    `name@epochs`)."""
+    groups = {}
+    for name, row in variants.items():
+        if "alignment_rates" in row:
+            groups.setdefault(name.split(" seed ")[0], []).append(row)
+    if not groups:
+        return ""
+    rows = []
+    for name, group in groups.items():
+        rates = [r["alignment_rates"] for r in group]
+        rows.append([name, len(group),
+                     runner.spread([r["bleu_greedy"] for r in group], 2),
+                     runner.spread([r["bleu_greedy_by_source_length"]["16-20"]["bleu"]
+                                    for r in group], 2),
+                     *(runner.spread([a[k] for a in rates], 4)
+                       for k in ("dropped", "repeated", "repeated_output"))])
+    return runner.table(["variant", "seeds", "greedy BLEU", "greedy BLEU, 16-20",
+                         "dropped", "repeated", "repeated output words"], rows)
