@@ -11,6 +11,13 @@ import keras
 from kerattn import archive, checks
 
 
+def _is_keras_optimizer(config):
+    module = str(config.get("module", ""))
+    name = config.get("class_name")
+    return (module.startswith("keras.") and isinstance(name, str)
+            and isinstance(getattr(keras.optimizers, name, None), type))
+
+
 def _portable_compile_config(compile_config, jit_compile):
     compile_config = dict(compile_config)
     optimizer = compile_config.get("optimizer")
@@ -26,13 +33,6 @@ def _portable_compile_config(compile_config, jit_compile):
     # decides for itself.
     compile_config["jit_compile"] = jit_compile
     return compile_config
-
-
-def _is_keras_optimizer(config):
-    module = str(config.get("module", ""))
-    name = config.get("class_name")
-    return (module.startswith("keras.") and isinstance(name, str)
-            and isinstance(getattr(keras.optimizers, name, None), type))
 
 
 # The layers that tell which model a file saved before the zoo's own classes
