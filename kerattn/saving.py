@@ -10,17 +10,22 @@ import keras
 
 from kerattn import archive, checks
 
-# Keras writes the optimizer a model was compiled with by its module: under
-# PyTorch that is `keras.src.backend.torch.optimizers.torch_adam`, a class
-# that only works with torch tensors.
-_BACKEND_OPTIMIZERS = "keras.src.backend."
+
+def _is_keras_optimizer(config):
+    module = str(config.get("module", ""))
+    name = config.get("class_name")
+    return (module.startswith("keras.") and isinstance(name, str)
+            and isinstance(getattr(keras.optimizers, name, None), type))
 
 
 def _portable_compile_config(compile_config, jit_compile):
     compile_config = dict(compile_config)
     optimizer = compile_config.get("optimizer")
-    if isinstance(optimizer, dict) and str(
-            optimizer.get("module", "")).startswith(_BACKEND_OPTIMIZERS):
+    # Keras writes the optimizer a model was compiled with by its module:
+    # under PyTorch, a module of the torch backend whose class only works
+    # with torch tensors. One of Keras' own optimizers is read back from
+    # `keras.optimizers`, which gives the loading backend's class.
+    if isinstance(optimizer, dict) and _is_keras_optimizer(optimizer):
         optimizer = dict(optimizer, module="keras.optimizers")
         compile_config["optimizer"] = optimizer
     # `jit_compile` was chosen for the backend that saved the file (JAX's

@@ -1,12 +1,16 @@
-"""kerattn.layers.keras_fixes against the Keras bugs they work around.
+"""kerattn.keras_fixes: every private Keras, JAX or TensorFlow name kerattn
+uses, each checked to still exist (a test that names the fix to rewrite
+when a release moves it) and, where cheap, against what it works around.
 
-Keras' load-time object sharing keys objects by `id()`: a `Bidirectional`
-made in a `build` during a load could get, as its forward layer, an earlier
-`Bidirectional`'s backward layer whose wrapped layer had the same `id()`
-(CI, torch, `load_model` of a HAN: "Forward layer and backward layer should
-have different `go_backwards` value"). The collision is made certain here
-by wrapping one layer object twice.
+`bidirectional`: Keras' load-time object sharing keys objects by `id()`: a
+`Bidirectional` made in a `build` during a load could get, as its forward
+layer, an earlier `Bidirectional`'s backward layer whose wrapped layer had
+the same `id()` (CI, torch, `load_model` of a HAN: "Forward layer and
+backward layer should have different `go_backwards` value"). The collision
+is made certain here by wrapping one layer object twice.
 """
+
+import os
 
 import keras
 import numpy as np
@@ -14,7 +18,9 @@ import pytest
 
 from kerattn.layers import HierarchicalAttention
 from kerattn.layers import hierarchical_attention as han_module
-from kerattn.layers.keras_fixes import bidirectional
+from kerattn import keras_fixes
+from kerattn.keras_fixes import bidirectional
+from kerattn.zoo.model import ZooModel
 
 # Keras' own scope of a save or a load (private; the bug lives there).
 from keras.src.saving.serialization_lib import ObjectSharingScope
@@ -75,3 +81,147 @@ def test_a_han_whose_grus_share_an_id_loads(tmp_path, monkeypatch):
     monkeypatch.undo()
     np.testing.assert_allclose(keras.ops.convert_to_numpy(loaded(x)),
                                expected, atol=1e-6)
+
+
+# --- Each private name, still where its fix reads it ----------------------
+
+def test_the_object_sharing_state_is_where_bidirectional_clears_it():
+    assert keras_fixes._global_state is not None, (
+        "keras.src.backend.common.global_state is gone: "
+        "kerattn.keras_fixes.outside_object_sharing needs a new way")
+    with ObjectSharingScope():
+        for key in keras_fixes._SHARING_KEYS:
+            assert keras_fixes._global_state.get_global_attribute(
+                key) is not None, (
+                f"Keras' load-time sharing scope no longer sets {key!r}: "
+                "kerattn.keras_fixes.outside_object_sharing needs a new way")
+
+
+def test_call_inputs_lists_every_call_of_a_shared_layer():
+    assert hasattr(keras.layers.Layer(), "_inbound_nodes"), (
+        "keras.Layer._inbound_nodes is gone: kerattn.keras_fixes.call_inputs "
+        "needs a new way")
+    a, b = keras.Input((3,), name="a"), keras.Input((3,), name="b")
+    dense = keras.layers.Dense(2)
+    dense(a), dense(b)
+    assert [[id(t) for t in call] for call in keras_fixes.call_inputs(dense)
+            ] == [[id(a)], [id(b)]]
+
+
+def _zoo_model():
+    ids = keras.Input((None,), dtype="int32", name="ids")
+    model = ZooModel({"ids": ids},
+                     keras.layers.Dense(2)(keras.layers.Embedding(5, 3)(ids)))
+    model.compile(loss="mse")
+    return model
+
+
+def test_a_zoo_model_builds_on_float64_ids_as_tf_distribute_averages_them():
+    """What `strategy.reduce("MEAN", ...)` hands `_symbolic_build` under a
+    tf.distribute strategy: the first batch's ids as float64."""
+    assert hasattr(keras.Model, "_symbolic_build"), (
+        "keras.Model._symbolic_build is gone: kerattn.keras_fixes."
+        "IntegerIdsInDistributedBuild needs a new hook")
+    batch = ({"ids": np.array([[1, 2, 0], [3, 4, 4]], "float64")},
+             np.zeros((2, 3, 2), "float32"))
+    with pytest.raises(ValueError, match="ids"):   # without the fix
+        keras.Model._symbolic_build(_zoo_model(), data_batch=batch)
+    model = _zoo_model()
+    model._symbolic_build(data_batch=batch)           # no ValueError
+    assert model.evaluate({"ids": np.array([[1, 2, 0]])},
+                          np.zeros((1, 3, 2), "float32"), verbose=0) >= 0
+
+
+def _failing_batches(x, y, good=2):
+    for _ in range(good):
+        yield x, y
+    raise RuntimeError("a bad batch")
+
+
+def _dense_model():
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    model.compile(loss="mse")
+    return model
+
+
+def test_a_failed_evaluate_leaves_the_weights_in_place():
+    """On JAX the trainer empties the variables while it runs; a generator
+    that raises on its third batch stops `evaluate` with them empty."""
+    model = _dense_model()
+    x, y = np.ones((2, 4), "float32"), np.zeros((2, 2), "float32")
+    before = [keras.ops.convert_to_numpy(w) for w in model.weights]
+    with pytest.raises(Exception, match="a bad batch"):  # TF wraps it
+        with keras_fixes.jax_variables_kept(model):
+            model.evaluate(_failing_batches(x, y), verbose=0)
+    for want, got in zip(before, model.weights):
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(got), want)
+    assert model.evaluate(x, y, verbose=0) >= 0     # still usable
+
+
+def test_jax_still_empties_the_variables_of_a_failed_evaluate():
+    if keras.backend.backend() != "jax":
+        pytest.skip("JAX-only: only Keras' JAX trainer empties variables "
+                    "(Variable._value, Model._jax_state) while it runs")
+    assert hasattr(keras.Model, "jax_state_sync") and hasattr(
+        keras.Model, "_purge_model_variables"), (
+        "Keras' JAX trainer no longer has jax_state_sync/"
+        "_purge_model_variables: kerattn.keras_fixes.jax_variables_kept "
+        "needs a new way")
+    model = _dense_model()
+    assert hasattr(model.weights[0], "_value"), (
+        "keras.Variable._value is gone: kerattn.keras_fixes."
+        "jax_variables_kept needs a new way")
+    x, y = np.ones((2, 4), "float32"), np.zeros((2, 2), "float32")
+    with pytest.raises(RuntimeError):
+        model.evaluate(_failing_batches(x, y), verbose=0)
+    assert hasattr(model, "_jax_state"), (
+        "keras.Model._jax_state is gone: kerattn.keras_fixes."
+        "jax_variables_kept needs a new way")
+    if all(w._value is not None for w in model.weights):
+        pytest.skip("this Keras puts the variables back after a failed "
+                    "evaluate: keras_fixes.jax_variables_kept may go")
+
+
+def test_jax_serializes_for_the_target_stablehlo_version_inside():
+    pytest.importorskip("jax", reason="jax is not installed")
+    try:
+        from jax._src.export import _export
+    except ImportError:
+        pytest.fail("jax._src.export._export is gone: kerattn.keras_fixes."
+                    "jax_stablehlo_target_at_most needs a new way")
+    assert hasattr(_export, "hlo") and hasattr(
+        _export.hlo, "get_version_from_compatibility_requirement"), (
+        "jax._src.export._export.hlo.get_version_from_compatibility_"
+        "requirement is gone: kerattn.keras_fixes.jax_stablehlo_target_at_"
+        "most needs a new way")
+    hlo = _export.hlo
+    week_4 = hlo.StablehloCompatibilityRequirement.WEEK_4
+    own = hlo.get_version_from_compatibility_requirement(week_4)
+    with keras_fixes.jax_stablehlo_target_at_most("1.0.0"):
+        assert _export.hlo.get_version_from_compatibility_requirement(
+            week_4) == "1.0.0"
+    with keras_fixes.jax_stablehlo_target_at_most("999.0.0"):
+        assert _export.hlo.get_version_from_compatibility_requirement(
+            week_4) == own
+    assert _export.hlo is hlo
+
+
+def test_tensorflow_reports_its_stablehlo_version():
+    pytest.importorskip("tensorflow", reason="tensorflow is not installed")
+    version = keras_fixes.tensorflow_stablehlo_version()
+    assert version is not None, (
+        "tensorflow.compiler.mlir.stablehlo.stablehlo.get_current_version is "
+        "gone: kerattn.keras_fixes.tensorflow_stablehlo_version needs a new "
+        "way")
+    assert all(part.isdigit() for part in str(version).split("."))
+
+
+def test_the_fixes_name_the_versions_pyproject_says_are_tested():
+    import tomllib
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(here, "pyproject.toml"), "rb") as f:
+        tested = tomllib.load(f)["tool"]["kerattn"]["tested"]
+    assert set(tested) == {"keras", "jax", "tensorflow", "torch"}
+    for package, version in tested.items():
+        assert f"{package} {version}" in " ".join(keras_fixes.__doc__.split())

@@ -52,8 +52,9 @@ def export_model(model, path, format="tf_saved_model", **kwargs):
                        "(the SavedModel is written from the .keras file)",
                        sorted(kwargs))
         return run_under_tensorflow("model", model, path, {})
-    if format == "onnx" and not getattr(model, "_called", True):
-        # Keras' JAX and torch ONNX exporters want a model called once.
+    if format == "onnx":
+        # Keras' ONNX exporter refuses a model never called (it reads the
+        # private `Layer._called`); one call on zeros is cheap either way.
         model(_zeros_like_inputs(model, kwargs.get("input_signature")))
     with stablehlo_for_tensorflow():
         model.export(path, format=format, verbose=False, **kwargs)

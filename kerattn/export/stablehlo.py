@@ -12,19 +12,9 @@ import contextlib
 
 import keras
 
+from kerattn import keras_fixes
+
 __all__ = ["stablehlo_for_tensorflow"]
-
-
-def _tensorflow_stablehlo_version():
-    try:
-        from tensorflow.compiler.mlir.stablehlo import stablehlo
-    except ImportError:  # pragma: no cover - older or newer TensorFlow
-        return None
-    return stablehlo.get_current_version()
-
-
-def _version_tuple(text):
-    return tuple(int(p) for p in str(text).split("."))
 
 
 @contextlib.contextmanager
@@ -53,28 +43,6 @@ def stablehlo_for_tensorflow():
     if keras.backend.backend() != "jax":
         yield
         return
-    consumer = _tensorflow_stablehlo_version()
-    try:
-        from jax._src.export import _export
-    except ImportError:  # pragma: no cover - JAX moved its internals
+    with keras_fixes.jax_stablehlo_target_at_most(
+            keras_fixes.tensorflow_stablehlo_version()):
         yield
-        return
-    hlo = _export.hlo
-    original = hlo.get_version_from_compatibility_requirement
-
-    class _Shim:
-        def __getattr__(self, name):
-            return getattr(hlo, name)
-
-        @staticmethod
-        def get_version_from_compatibility_requirement(requirement):
-            version = original(requirement)
-            if consumer and _version_tuple(consumer) < _version_tuple(version):
-                return consumer
-            return version
-
-    _export.hlo = _Shim()
-    try:
-        yield
-    finally:
-        _export.hlo = hlo

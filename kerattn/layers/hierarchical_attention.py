@@ -5,7 +5,7 @@ from keras import ops
 
 from kerattn import checks
 from kerattn.layers import attention_utils as utils
-from kerattn.layers.keras_fixes import bidirectional
+from kerattn.keras_fixes import bidirectional
 
 
 @keras.saving.register_keras_serializable(package="kerattn")

@@ -110,9 +110,10 @@ class _KeepAverage(keras.callbacks.Callback):
         self.swap = swap
 
     def on_epoch_end(self, epoch, logs=None):
-        if (self.model.stop_training and self.swap._ema_weights_in_model
-                and epoch != self.params["epochs"] - 1):
-            self.swap._finalize_ema_values()
+        # The swap's own epoch-start swap puts the model's weights back and
+        # the average into its slots, which Keras then writes into the model.
+        if self.model.stop_training and epoch != self.params["epochs"] - 1:
+            self.swap.on_epoch_begin(epoch + 1)
 
 
 def _batches(data, shuffle=True):

@@ -36,7 +36,7 @@ import numpy as np
 
 from keras import tree
 
-from kerattn import checks
+from kerattn import checks, keras_fixes
 
 
 def numbered_layers(model, prefix):
@@ -141,9 +141,15 @@ def _vocab_size(layer):
     return int(size) if isinstance(size, int) else None
 
 
-# Starts the message of a tf.data id check, so that it is found again in
-# whichever error the backend wraps it in.
+# Starts the message of a tf.data id check, followed by the input's name in
+# backticks, so that it is found again in whichever error the backend wraps
+# it in.
 _ID_ERROR = "kerattn id check: "
+
+
+def _ids_expected(vocab):
+    return (f"token ids in [0, {vocab}) (0 is PAD), the vocabulary of this "
+            "model's embedding")
 
 
 def _is_dataset(x):
@@ -152,41 +158,12 @@ def _is_dataset(x):
         "DatasetV2", "Dataset") for c in type(x).__mro__)
 
 
-def _jax_values(model):
-    """The variables' values before a `fit` / `evaluate` / `predict` call.
-
-    Keras' JAX trainer empties every variable while it runs (the step is
-    stateless; `_purge_model_variables`) and puts the values back at the
-    end, but not when the data raise halfway through `evaluate` or
-    `predict`, nor at `fit`'s first step: the model would be left without
-    weights. Holding the arrays costs no copy. Empty on other backends.
-    """
-    if keras.backend.backend() != "jax":
-        return []
-    variables = [*model.trainable_variables, *model.non_trainable_variables,
-                 *model.metrics_variables]
-    if getattr(model, "optimizer", None) is not None:
-        variables += list(model.optimizer.variables)
-    return [(v, v._value) for v in variables]
-
-
-def _restore_jax_values(model, values):
-    """After an error from the data: the trainer's last state where it kept
-    one, else the values from before the call (`_jax_values`)."""
-    if getattr(model, "_jax_state", None) and hasattr(model, "jax_state_sync"):
-        model.jax_state_sync()
-    model._jax_state = None
-    for variable, value in values:
-        if variable._value is None:
-            variable._value = value
-
-
 def _is_array_like(x):
     return isinstance(x, (np.ndarray, list, tuple, int, float, np.generic))
 
 
 @keras.saving.register_keras_serializable(package="kerattn")
-class ZooModel(keras.Model):
+class ZooModel(keras_fixes.IntegerIdsInDistributedBuild, keras.Model):
     """A functional `keras.Model` that validates its inputs.
 
     Built exactly as `keras.Model(inputs, outputs, name=...)`; everything
@@ -231,11 +208,11 @@ class ZooModel(keras.Model):
         """`{name: (shape, is_ids, vocab_size)}`, from the graph, cached."""
         if getattr(self, "_input_specs", None) is not None:
             return self._input_specs
-        inputs = tree.flatten(self._inputs_struct)
+        inputs = list(self.inputs)
         consumers = {id(t): [] for t in inputs}
         for layer in self.layers:
-            for node in getattr(layer, "_inbound_nodes", []):
-                for t in node.input_tensors:
+            for call in keras_fixes.call_inputs(layer):
+                for t in call:
                     if id(t) in consumers:
                         consumers[id(t)].append(layer)
         vocab_sizes = [v for v in map(_vocab_size, self.layers) if v]
@@ -321,19 +298,6 @@ class ZooModel(keras.Model):
         self.check_inputs(inputs)
         return super().call(inputs, training=training, mask=mask, **kwargs)
 
-    def _symbolic_build(self, iterator=None, data_batch=None):
-        # Under a tf.distribute strategy, Keras' TensorFlow trainer builds
-        # the model on the first batch averaged over the replicas
-        # (`strategy.reduce("MEAN", ...)`), which turns integer token ids
-        # into float64; only shapes and dtypes are used, so give the ids
-        # their integer dtype back before `call` checks them.
-        if data_batch is not None:
-            data_batch = tree.map_structure(
-                lambda v: v if v is None or keras.backend.standardize_dtype(
-                    v.dtype) != "float64" else keras.ops.cast(v, "int32"),
-                data_batch)
-        return super()._symbolic_build(iterator=iterator, data_batch=data_batch)
-
     def _check_data(self, x):
         if isinstance(x, dict) or _is_array_like(x):
             self.check_inputs(x)
@@ -367,10 +331,9 @@ class ZooModel(keras.Model):
             for name, value in named.items():
                 if name not in checked or not value.dtype.is_integer:
                     continue
-                message = (f"{_ID_ERROR}`{name}` must be token ids in [0, "
-                           f"{checked[name]}) (0 is PAD), the vocabulary of "
-                           "this model's embedding; a batch of the dataset "
-                           "holds one out of range.")
+                message = (f"{_ID_ERROR}`{name}` must be "
+                           f"{_ids_expected(checked[name])}; a batch of the "
+                           "dataset holds one out of range.")
                 asserts += [tf.debugging.assert_non_negative(value, message),
                             tf.debugging.assert_less(
                                 value, tf.cast(checked[name], value.dtype),
@@ -393,18 +356,18 @@ class ZooModel(keras.Model):
             kwargs["validation_data"] = self.checked_dataset(validation)
         if _is_dataset(x):
             x = self.checked_dataset(x)
-        values = _jax_values(self)
         try:
-            return method(x, *args, **kwargs)
+            with keras_fixes.jax_variables_kept(self):
+                return method(x, *args, **kwargs)
         except Exception as error:   # TensorFlow's, through any backend
             text = str(error)
-            if _ID_ERROR not in text:
+            failed = [(name, vocab) for name, (_, ids, vocab) in
+                      self._specs().items()
+                      if ids and vocab and f"{_ID_ERROR}`{name}`" in text]
+            if not failed:
                 raise
-            _restore_jax_values(self, values)
-            message = text.split(_ID_ERROR, 1)[1].split(" Condition")[0]
-            name = message.split("`")[1]
-            expected = message.split(" must be ", 1)[1].split(";")[0]
-            checks.fail(name, expected.replace("\\'", "'"),
+            name, vocab = failed[0]
+            checks.fail(name, _ids_expected(vocab),
                         note="A batch of the tf.data dataset holds an id out "
                         "of range.")
 

@@ -1,0 +1,214 @@
+"""Every private Keras, JAX or TensorFlow name kerattn uses, in one place.
+
+kerattn calls only public APIs elsewhere. What is here has no public
+equivalent today: each is a small named function, context manager or mixin
+that says what it does, why no public API does it, the release it was
+written against and the upstream issue where there is one.
+`tests/test_keras_fixes.py` holds one test per fix that fails, naming the
+fix, on the day a release moves the private name it uses.
+
+Written against keras 3.15.1, jax 0.10.2, tensorflow 2.21.0 and torch
+2.13.0 (`[tool.kerattn] tested` in `pyproject.toml`).
+"""
+
+import contextlib
+
+import keras
+
+from keras import tree
+
+try:  # Keras' own state of a save or a load.
+    from keras.src.backend.common import global_state as _global_state
+except ImportError:  # pragma: no cover - a Keras that moved it
+    _global_state = None
+
+_SHARING_KEYS = ("shared_objects/id_to_obj_map",
+                 "shared_objects/id_to_config_map")
+
+
+@contextlib.contextmanager
+def outside_object_sharing():
+    """Run the block with Keras' object-sharing scope of a load turned off.
+
+    While `keras.saving.load_model` runs, Keras remembers every object it
+    serializes by `id()`, and hands back an object it has already built
+    when a config carries a known id. A layer that makes a `Bidirectional`
+    in its `build` (as `HierarchicalAttention` does, during a load) makes
+    Keras serialize the wrapped layer twice (forward, then backward), so
+    that id is marked shared and the backward copy remembered under it.
+    Once that wrapped layer is garbage-collected, the next layer created
+    can get the same `id()`, and its "forward" copy is then the earlier
+    backward layer: `ValueError: Forward layer and backward layer should
+    have different go_backwards value`, on some loads and not others.
+    Nothing built here is shared on purpose, so nothing is lost.
+
+    Private: the scope lives in `keras.src.backend.common.global_state`
+    (keys `shared_objects/*`); Keras has no public way to leave it.
+    Written against keras 3.15.1; no upstream issue found.
+    """
+    if _global_state is None:
+        yield
+        return
+    saved = [_global_state.get_global_attribute(k) for k in _SHARING_KEYS]
+    for key in _SHARING_KEYS:
+        _global_state.set_global_attribute(key, None)
+    try:
+        yield
+    finally:
+        for key, value in zip(_SHARING_KEYS, saved):
+            _global_state.set_global_attribute(key, value)
+
+
+def bidirectional(layer, **kwargs):
+    """`keras.layers.Bidirectional(layer, **kwargs)`, safe to call from a
+    `build` that runs while a model loads (see `outside_object_sharing`).
+
+    Example:
+
+    >>> rnn = bidirectional(keras.layers.GRU(3, return_sequences=True),
+    ...                     name="encoder")
+    >>> rnn.forward_layer.go_backwards, rnn.backward_layer.go_backwards
+    (False, True)
+    """
+    with outside_object_sharing():
+        return keras.layers.Bidirectional(layer, **kwargs)
+
+
+def call_inputs(layer):
+    """The input tensors of each call of `layer` in a functional graph, one
+    flat list per call (a layer shared by two inputs has two).
+
+    Private: Keras 3 records the calls in `Layer._inbound_nodes` (each node's
+    `input_tensors`); its public `layer.input` gives the first call only.
+    Written against keras 3.15.1. Upstream: keras-team/keras#21205 and
+    #19278 (a maintainer: walking the graph relies on private details).
+    """
+    return [list(node.input_tensors)
+            for node in getattr(layer, "_inbound_nodes", [])]
+
+
+class IntegerIdsInDistributedBuild:
+    """A mixin for a `keras.Model` (before it in the bases): under a
+    `tf.distribute` strategy, Keras' TensorFlow trainer builds the model's
+    compiled loss and metrics on the first batch averaged over the replicas
+    (`strategy.reduce("MEAN", ...)` in `_maybe_symbolic_build`), which turns
+    integer token ids into float64. Only shapes and dtypes are used, so the
+    ids get their integer dtype back before `call` checks them.
+
+    Private: the hook is `Trainer._symbolic_build`; no public method sees
+    the batch it builds on. Written against keras 3.15.1; no upstream issue
+    found.
+    """
+
+    def _symbolic_build(self, iterator=None, data_batch=None):
+        if data_batch is not None:
+            data_batch = tree.map_structure(
+                lambda v: v if v is None or keras.backend.standardize_dtype(
+                    v.dtype) != "float64" else keras.ops.cast(v, "int32"),
+                data_batch)
+        return super()._symbolic_build(iterator=iterator, data_batch=data_batch)
+
+
+def _jax_variables(model):
+    variables = [*model.trainable_variables, *model.non_trainable_variables,
+                 *model.metrics_variables]
+    if getattr(model, "optimizer", None) is not None:
+        variables += list(model.optimizer.variables)
+    return variables
+
+
+@contextlib.contextmanager
+def jax_variables_kept(model):
+    """On the JAX backend, `model` keeps its variables when the block (a
+    `fit`, `evaluate` or `predict`) raises. A no-op on other backends.
+
+    Keras' JAX trainer empties every variable while it runs (the step is
+    stateless; `_purge_model_variables` sets `Variable._value` to None) and
+    puts the values back at the end, but not when the data raise halfway
+    through `evaluate` or `predict`, nor at `fit`'s first step: the model
+    would be left without weights. When the block raises, this syncs the
+    trainer's last state where it kept one (public `jax_state_sync`),
+    forgets that state (`Model._jax_state = None`, as Keras does after a
+    call, so that a later call does not sync it again), and gives every
+    variable still empty its value from before the block. Holding the
+    arrays costs no copy.
+
+    Private: `Variable._value` is the only way to tell an emptied variable
+    (the public `value` then returns its initializer's values), and
+    `_jax_state` has no public setter. Written against keras 3.15.1.
+    Upstream: keras-team/keras#21019 restores the variables of an
+    interrupted `fit` after its first step, not of `evaluate` or `predict`.
+    """
+    if keras.backend.backend() != "jax":
+        yield
+        return
+    held = [(v, v.value) for v in _jax_variables(model)]
+    try:
+        yield
+    except BaseException:
+        model.jax_state_sync()
+        model._jax_state = None
+        for variable, value in held:
+            if variable._value is None:
+                variable.assign(value)
+        raise
+
+
+def tensorflow_stablehlo_version():
+    """The StableHLO version the installed TensorFlow reads, or None.
+
+    Private: TensorFlow exports it only as
+    `tensorflow.compiler.mlir.stablehlo.stablehlo.get_current_version`,
+    outside the `tf.*` API. Written against tensorflow 2.21.0; no upstream
+    issue found.
+    """
+    try:
+        from tensorflow.compiler.mlir.stablehlo import stablehlo
+    except ImportError:  # pragma: no cover - older or newer TensorFlow
+        return None
+    return stablehlo.get_current_version()
+
+
+def _version_tuple(text):
+    return tuple(int(p) for p in str(text).split("."))
+
+
+@contextlib.contextmanager
+def jax_stablehlo_target_at_most(version):
+    """Inside the block, JAX serializes StableHLO for at most `version`
+    (a string such as "1.13.7"); `None` leaves JAX's own target.
+
+    `jax.export` (hence jax2tf, hence Keras' `model.export` on JAX) writes
+    StableHLO for a consumer at most four weeks older than JAX
+    (`hlo.get_version_from_compatibility_requirement(WEEK_4)` in
+    `_module_to_bytecode`). This swaps, in `jax._src.export._export` only,
+    the `hlo` module for one whose answer is `min(JAX's, version)`.
+
+    Private: jax 0.10.2 has no public option for the target version
+    (`jax.export.export` takes none, and no `jax.config` flag sets it).
+    Written against jax 0.10.2; no upstream issue found.
+    """
+    try:
+        from jax._src.export import _export
+    except ImportError:  # pragma: no cover - JAX moved its internals
+        yield
+        return
+    hlo = _export.hlo
+    original = hlo.get_version_from_compatibility_requirement
+
+    class _Shim:
+        def __getattr__(self, name):
+            return getattr(hlo, name)
+
+        @staticmethod
+        def get_version_from_compatibility_requirement(requirement):
+            target = original(requirement)
+            if version and _version_tuple(version) < _version_tuple(target):
+                return version
+            return target
+
+    _export.hlo = _Shim()
+    try:
+        yield
+    finally:
+        _export.hlo = hlo
