@@ -1,11 +1,13 @@
 """StableHLO that the installed TensorFlow can read (the JAX backend only).
 
 On JAX, Keras' `ExportArchive` converts functions with jax2tf: StableHLO
-inside an `XlaCallModule` op. A JAX newer than the installed TensorFlow
-writes StableHLO that TensorFlow cannot read (e.g. jax 0.10 writes 1.15,
-TF 2.21 reads up to 1.13.7). `stablehlo_for_tensorflow()` lowers the target
-version to the one the installed TensorFlow reports. Every kerattn export
-runs inside it; wrap a plain `model.export` in it yourself.
+inside an `XlaCallModule` op. TensorFlow reads StableHLO only up to its
+own version (TF 2.21: 1.13.7), and JAX targets a version a few weeks older
+than itself, which a JAX much newer than TensorFlow puts past what
+TensorFlow reads. `stablehlo_for_tensorflow()` caps the target at the
+installed TensorFlow's version. Every kerattn export runs inside it; wrap a
+plain `model.export` in it yourself. (With jax 0.10.2 and TF 2.21 JAX's own
+target already loads: the cap is a guard.)
 """
 
 import contextlib
