@@ -131,6 +131,20 @@ def command(task, argv):
     return " ".join([f"python zoo/{task.name}/recipe.py", *shown])
 
 
+def command_for(task, settings, seeds):
+    """The one command that trains `seeds` with `settings` (flag -> value):
+    each flag, `--seed` and `--seeds` left out at the parser's default."""
+    p = parser(task, ".")
+    flags = [f"--{k.replace('_', '-')} {v:g}" if isinstance(v, float)
+             else f"--{k.replace('_', '-')} {v}"
+             for k, v in settings.items() if v != p.get_default(k)]
+    if seeds[0] != p.get_default("seed"):
+        flags.append(f"--seed {seeds[0]}")
+    if len(seeds) > 1:
+        flags.append(f"--seeds {len(seeds)}")
+    return " ".join([f"python zoo/{task.name}/recipe.py", *flags])
+
+
 # -----------------------------------------------------------------------------
 # Running a recipe
 
@@ -236,6 +250,14 @@ def join_seeds(earlier, rows, match=()):
 def join_commands(earlier, command):
     """The commands whose seeds a run holds, this one last."""
     return [c for c in earlier if c and c != command] + [command]
+
+
+def seed_fields(rows):
+    """How a run names its seeds in results.json: `seeds` (their list) for
+    several, `seed` for one; then `per_seed`, the rows themselves."""
+    named = ({"seeds": [r["seed"] for r in rows]} if len(rows) > 1
+             else {"seed": rows[0]["seed"]})
+    return dict(named, per_seed=rows)
 
 
 # -----------------------------------------------------------------------------

@@ -126,7 +126,8 @@ def aggregate(rows, meta, settings, data):
     def per_kind(k):
         return [r["aoa_test_accuracy"][k] for r in rows]
 
-    results = {"command": command(settings, [r["seed"] for r in rows]), "meta": meta,
+    results = {"command": runner.command_for(TASK, settings, [r["seed"] for r in rows]),
+               "meta": meta,
                "aoa_test_accuracy": {k: runner.mean_sd(per_kind(k), 4)[0]
                                      for k in kinds},
                "paired_vs_bigram": {
@@ -141,33 +142,12 @@ def aggregate(rows, meta, settings, data):
     if len(rows) > 1:
         results["aoa_test_accuracy_sd"] = {k: runner.mean_sd(per_kind(k), 4)[1]
                                            for k in kinds}
-        results["seeds"] = [r["seed"] for r in rows]
-    else:
-        results["seed"] = rows[0]["seed"]
-    results["per_seed"] = rows
-    return results
-
-
-def _parser():
-    return runner.parser(TASK, ".")
+    return dict(results, **runner.seed_fields(rows))
 
 
 def settings_of(command):
     """The `SETTINGS` of a recorded `command` (`python .../recipe.py FLAGS`)."""
-    return settings(_parser().parse_args(shlex.split(command)[2:]))
-
-
-def command(settings, seeds):
-    """The one command that trains `seeds` with `settings`."""
-    parser = _parser()
-    flags = "".join(f" --{k.replace('_', '-')} {v:g}" if isinstance(v, float)
-                    else f" --{k.replace('_', '-')} {v}"
-                    for k, v in settings.items() if v != parser.get_default(k))
-    if seeds[0] != 1:
-        flags += f" --seed {seeds[0]}"
-    if len(seeds) > 1:
-        flags += f" --seeds {len(seeds)}"
-    return f"python zoo/aoa_reader/recipe.py{flags}"
+    return settings(runner.parser(TASK, ".").parse_args(shlex.split(command)[2:]))
 
 
 # -----------------------------------------------------------------------------

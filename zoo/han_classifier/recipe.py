@@ -133,11 +133,7 @@ def aggregate(rows):
     if len(rows) > 1:
         results["han_test_accuracy_sd"] = runner.mean_sd(
             [r["accuracy"] for r in rows], 4)[1]
-        results["seeds"] = [r["seed"] for r in rows]
-    else:
-        results["seed"] = first["seed"]
-    results["per_seed"] = rows
-    return results
+    return dict(results, **runner.seed_fields(rows))
 
 
 # -----------------------------------------------------------------------------
@@ -209,7 +205,7 @@ def render(r, folder=None):
            "validation, early stopping and the result use the average)"
            if settings.get("ema") else "")
     return PAGE.substitute(
-        command=command(settings, seeds), backend=m["backend"],
+        command=runner.command_for(TASK, settings, seeds), backend=m["backend"],
         train=f"{d['train']:,}", valid=f"{d['valid']:,}", test=f"{d['test']:,}",
         majority=f"{r['baselines']['majority_class']:.3f}",
         tfidf=f"{r['baselines']['tfidf_logistic_regression']:.3f}",
@@ -222,15 +218,6 @@ def render(r, folder=None):
         vocabulary=f"{m['vocabulary']:,}", max_sentences=m["max_sentences"],
         max_words=m["max_words"], sizes=m["sizes"],
         runs=f"{RUNS}{runs_table(r)}\n" if r.get("runs") else "")
-
-
-def command(settings, seeds):
-    """The one command that trains `seeds` with `settings`."""
-    flags = "".join(f" --{k} {v}" for k, v in settings.items()
-                    if v != DEFAULTS.get(k))
-    return ("python zoo/han_classifier/recipe.py" + flags
-            + (f" --seed {seeds[0]}" if seeds[0] != 1 else "")
-            + (f" --seeds {len(seeds)}" if len(seeds) > 1 else ""))
 
 
 def run_name(settings):
