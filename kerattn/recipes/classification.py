@@ -25,6 +25,8 @@ PRESET = "base"   # the model's named sizes (kerattn.zoo.presets)
 # accuracy (and keeps its best weights); zoo/han_classifier/RESULTS.md
 # compares patience 3 and 6 over 3 seeds.
 PATIENCE = 6
+# A document is cut to this many sentences of this many words.
+MAX_SENTENCES, MAX_WORDS = 10, 40
 
 
 def sizes(preset=PRESET):
@@ -60,7 +62,6 @@ def lsa_embeddings(texts, vocab, dim):
     table = np.zeros((len(vocab), dim), "float32")
     table[4:] = vectors
     return table
-MAX_SENTENCES, MAX_WORDS = 10, 40
 
 
 def tfidf_baseline(train, test):
