@@ -43,6 +43,14 @@ def caption_arrays(captions, vocab, length=None):
 
 
 def evaluate(model, vocab, test, beam_widths=(1, 3), batch=256):
+    """Caption the `test` strips with each beam width and score them.
+
+    Returns `{"beam<k>": {"exact_caption_accuracy",
+    "own_digit_share_correct", "own_digit_share_all"}, "examples": the
+    first five captions beside their truth, "_maps", "_words"}`: the last
+    two are the last beam width's attention maps and words, for drawing,
+    and are popped before the figures are recorded.
+    """
     from kerattn.decoding import Captioner
 
     captioner = Captioner(model, vocab, max_length=8)
