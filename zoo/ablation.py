@@ -184,6 +184,9 @@ def alignment_rates(net, data, low=16, high=20):
 
 
 def run(model, names, epochs, seed=0, max_train=None):
+    """Train and score each variant `names` of `model` for `epochs` from
+    `seed`, writing zoo/<model>/ablation.json after each; then the model's
+    RESULTS.md again, with the new rows. Returns ablation.json's table."""
     import keras
 
     from kerattn.recipes import translation

@@ -16,6 +16,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import runner  # noqa: E402  (zoo/runner.py: the records)
+from runner import plural, shown  # noqa: E402
 PROJECT_README = os.path.join(os.path.dirname(HERE), "README.md")
 ORDER = ["seq2seq", "cho_encoder_decoder", "bahdanau_nmt", "luong_nmt",
          "transformer_nmt", "convs2s_nmt"]
@@ -24,24 +25,18 @@ README_ROWS = ORDER + ["show_attend_tell", "han_classifier", "aoa_reader"]
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
-def _bleu(r, key):
-    """A figure (a BLEU, an accuracy) with its spread over seeds when the
-    recipe ran several."""
-    return f"{r[key]} ± {r[key + '_sd']}" if f"{key}_sd" in r else str(r[key])
-
-
 def _beam(r):
     """The beam figure, marked when it was the better of beam and greedy."""
     fallback = r.get("beam_greedy_fallback", True)
-    return _bleu(r, "bleu_beam5") + (" (beam or greedy, the better)" if fallback
-                                     else " (pure beam 5)")
+    return shown(r, "bleu_beam5") + (" (beam or greedy, the better)" if fallback
+                                    else " (pure beam 5)")
 
 
 def result_cell(name, r):
     """The "our result (recipe)" cell of `name`'s row, from its results.json."""
     if "bleu_beam5" in r:
         seeds = f", mean of {r['seeds']} seeds" if r.get("seeds", 1) > 1 else ""
-        return f"sacreBLEU {_beam(r)}, {_bleu(r, 'bleu_greedy')} greedy{seeds}"
+        return f"sacreBLEU {_beam(r)}, {shown(r, 'bleu_greedy')} greedy{seeds}"
     if name == "show_attend_tell":
         soft, hard = r["results"]["soft"]["beam1"], r["results"]["hard"]["beam1"]
         return (f"soft: exact caption {soft['exact_caption_accuracy']}, attention "
@@ -52,7 +47,7 @@ def result_cell(name, r):
     if name == "han_classifier":
         b = r["baselines"]
         seeds = (f", mean of {len(r['seeds'])} seeds" if "seeds" in r else "")
-        return (f"accuracy {_bleu(r, 'han_test_accuracy')}{seeds} (TF-IDF + LR "
+        return (f"accuracy {shown(r, 'han_test_accuracy')}{seeds} (TF-IDF + LR "
                 f"{b['tfidf_logistic_regression']}, majority {b['majority_class']})")
     if name == "aoa_reader":
         b, sd = r["baselines"], r.get("aoa_test_accuracy_sd", {})
@@ -61,10 +56,6 @@ def result_cell(name, r):
         return (f"accuracy {r['aoa_test_accuracy']['all']}{spread} (bigram "
                 f"{b['bigram']['all']}, most frequent {b['most_frequent']['all']})")
     raise KeyError(f"no result cell for {name}")
-
-
-def _seeds(count):
-    return f"{count} seed{'s' * (count > 1)}"
 
 
 def _ahead_of_bigram(r):
@@ -97,20 +88,22 @@ def readme_cell(name, r):
     """A model's "our result" cell in the project README, from its
     results.json."""
     if "bleu_beam5" in r:
-        return f"sacreBLEU {_bleu(r, 'bleu_greedy')} greedy, {_beam(r)}"
+        return f"sacreBLEU {shown(r, 'bleu_greedy')} greedy, {_beam(r)}"
     if name == "show_attend_tell":   # the row of soft attention
         soft = r["results"]["soft"]
-        seeds = f" ({_seeds(soft['seeds'])})" if soft.get("seeds", 1) > 1 else ""
-        return (f"exact caption {_bleu(soft['beam1'], 'exact_caption_accuracy')}, "
-                f"{_bleu(soft['beam1'], 'own_digit_share_all')} of each word's "
+        seeds = (f" ({plural(soft['seeds'], 'seed')})" if soft.get("seeds", 1) > 1
+                 else "")
+        return (f"exact caption {shown(soft['beam1'], 'exact_caption_accuracy')}, "
+                f"{shown(soft['beam1'], 'own_digit_share_all')} of each word's "
                 f"attention on its own digit{seeds}")
     if name == "han_classifier":
-        seeds = f", mean of {_seeds(len(r['seeds']))}" if "seeds" in r else ""
-        return (f"accuracy {_bleu(r, 'han_test_accuracy')}{seeds} (TF-IDF + LR "
+        seeds = f", mean of {plural(len(r['seeds']), 'seed')}" if "seeds" in r else ""
+        return (f"accuracy {shown(r, 'han_test_accuracy')}{seeds} (TF-IDF + LR "
                 f"{r['baselines']['tfidf_logistic_regression']})")
     if name == "aoa_reader":
         sd = r.get("aoa_test_accuracy_sd", {})
-        spread = f" ± {sd['all']}, {_seeds(len(r['seeds']))}" if "seeds" in r else ""
+        spread = (f" ± {sd['all']}, {plural(len(r['seeds']), 'seed')}"
+                  if "seeds" in r else "")
         return (f"accuracy {r['aoa_test_accuracy']['all']}{spread} (bigram "
                 f"{r['baselines']['bigram']['all']}); {_ahead_of_bigram(r)}")
     raise KeyError(f"no README cell for {name}")
@@ -165,7 +158,7 @@ def table():
         r = results[name]
         by = r["bleu_beam5_by_source_length"]
         lines.append(
-            f"| [{name}]({name}/RESULTS.md) | {_bleu(r, 'bleu_greedy')} | "
+            f"| [{name}]({name}/RESULTS.md) | {shown(r, 'bleu_greedy')} | "
             f"{_beam(r)} | " +
             " | ".join(str(by.get(b, {}).get("bleu", "n/a")) for b in buckets) +
             f" | {r['parameters']:,} | {r['epochs']} | {r['train_minutes']} |")
