@@ -29,8 +29,6 @@ from typing import Callable
 
 import numpy as np
 
-from kerattn.recipes.common import interval95  # noqa: F401  (the tasks' too)
-
 ZOO = os.path.dirname(os.path.abspath(__file__))
 
 

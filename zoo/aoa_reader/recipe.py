@@ -21,6 +21,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import runner  # noqa: E402  (zoo/runner.py)
 from kerattn.datasets.cloze import KINDS  # noqa: E402
+from kerattn.recipes.common import interval95  # noqa: E402
 
 # How kjv_cloze tells nouns and verbs (results.json's meta.kinds): a run
 # with another rule measured another question set.
@@ -167,8 +168,7 @@ def difference_intervals(r, baseline):
         a, b = r["aoa_test_accuracy"].get(kind), r["baselines"][baseline].get(kind)
         if a is None or b is None or not n.get(kind):
             continue
-        half = (runner.interval95(a, n[kind]) ** 2
-                + runner.interval95(b, n[kind]) ** 2) ** 0.5
+        half = (interval95(a, n[kind]) ** 2 + interval95(b, n[kind]) ** 2) ** 0.5
         rows.append((kind, a - b, half))
     return rows
 

@@ -19,6 +19,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import runner  # noqa: E402  (zoo/runner.py)
 from kerattn.recipes.classification import PATIENCE  # noqa: E402
+from kerattn.recipes.common import interval95  # noqa: E402
 
 # The settings that name a run, at the recipe's defaults.
 DEFAULTS = {"embeddings": "lsa", "schedule": "two-stage", "patience": PATIENCE,
@@ -188,7 +189,7 @@ def render(r, folder=None):
     m, d, settings = r["meta"], r["meta"]["documents"], r["settings"]
     seeds = r.get("seeds", [r.get("seed")])
     accuracy = r["han_test_accuracy"]
-    interval = runner.interval95(accuracy, d["test"])
+    interval = interval95(accuracy, d["test"])
     if len(seeds) > 1:
         han = (f"| **HAN** (kerattn.zoo.han_classifier), mean ± sd of {len(seeds)} "
                f"seeds | **{runner.shown(r, 'han_test_accuracy', 3)}** |")
