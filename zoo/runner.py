@@ -150,11 +150,13 @@ def command_for(task, settings, seeds):
 def main(task, recipe_file=None, argv=None, folder=None):
     """Run `task`'s recipe with the flags `argv` (default `sys.argv[1:]`).
 
-    Results go to `--out`, by default `folder` or the recipe's folder.
+    Results go to `--out`, by default `folder`, else the folder of
+    `recipe_file`, else zoo/<task.name>.
     Returns results.json as written (None on a worker other than rank 0).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    folder = folder or os.path.dirname(os.path.abspath(recipe_file or ZOO))
+    folder = folder or (os.path.dirname(os.path.abspath(recipe_file)) if recipe_file
+                        else os.path.join(ZOO, task.name))
     p = parser(task, folder)
     args = p.parse_args(argv)
     if args.report_only:
