@@ -283,6 +283,40 @@ case("RepeatOverTime", "vector of rank 1",
 case("RepeatOverTime", "sequence of rank 4",
      lambda: layers.RepeatOverTime()(x(2, 4), x(2, 5, 4, 1)), "`sequence` must have rank 2 or 3")
 
+_PG_ARGS = (x(2, 3, 6), x(2, 3, 4), ids(2, 4, high=6), [x(2, 3, 5)])
+case("PointerGenerator", "logits of rank 1",
+     lambda: layers.PointerGenerator()(x(6), x(2, 4), ids(2, 4), [x(2, 5)]),
+     "`logits` must have rank 2 or 3")
+case("PointerGenerator", "attention of another rank than logits",
+     lambda: layers.PointerGenerator()(x(2, 3, 6), x(2, 4), ids(2, 4), [x(2, 3, 5)]),
+     "`attention` must have rank 3")
+case("PointerGenerator", "float source ids",
+     lambda: layers.PointerGenerator()(*_PG_ARGS[:2], x(2, 4), _PG_ARGS[3]),
+     "`source_ids` must hold integer token ids")
+case("PointerGenerator", "source length differs from the attention's",
+     lambda: layers.PointerGenerator()(*_PG_ARGS[:2], ids(2, 5), _PG_ARGS[3]),
+     "`attention` and `source_ids` must have the same source length")
+case("PointerGenerator", "batch of attention and source ids differ",
+     lambda: layers.PointerGenerator()(*_PG_ARGS[:2], ids(3, 4), _PG_ARGS[3]),
+     "`attention` and `source_ids` must have the same batch size")
+case("PointerGenerator", "no switch inputs",
+     lambda: layers.PointerGenerator()(*_PG_ARGS[:3], []), "`switch_inputs`")
+case("PointerGenerator", "switch inputs of rank 2 with logits of rank 3",
+     lambda: layers.PointerGenerator()(*_PG_ARGS[:3], [x(2, 5)]), "`switch_inputs`")
+case("PointerGenerator", "source mask of the wrong shape",
+     lambda: layers.PointerGenerator()(*_PG_ARGS, source_mask=np.ones((2, 5), bool)),
+     "`source_mask` must have shape")
+
+case("ExtendedEmbedding", "unk_id negative",
+     lambda: layers.ExtendedEmbedding(10, 4, unk_id=-1), "`unk_id` must be an int in")
+case("ExtendedEmbedding", "unk_id past the vocabulary",
+     lambda: layers.ExtendedEmbedding(10, 4, unk_id=10), r"`unk_id` must be an int in \[0, 10\)")
+case("ExtendedEmbedding", "unk_id a float",
+     lambda: layers.ExtendedEmbedding(10, 4, unk_id=1.0), "`unk_id`")
+case("ExtendedEmbedding", "input_dim 0", lambda: layers.ExtendedEmbedding(0, 4), "`input_dim`")
+case("ExtendedEmbedding", "float ids",
+     lambda: layers.ExtendedEmbedding(10, 4)(x(2, 3)), "`inputs` must hold integer token ids")
+
 case("SinusoidalPositionEncoding", "max_wavelength 0",
      lambda: layers.SinusoidalPositionEncoding(max_wavelength=0), "`max_wavelength`")
 case("SinusoidalPositionEncoding", "inputs of rank 4",
@@ -492,6 +526,30 @@ case("bahdanau_nmt", "coverage_loss_weight negative",
      lambda: zoo.bahdanau_nmt(20, 20, preset="tiny", coverage=True,
                               coverage_loss_weight=-1), "`coverage_loss_weight`")
 
+_PG_MODEL = _once("pointer_generator", lambda: zoo.pointer_generator(20, preset="tiny"))
+case("pointer_generator", "vocab_size 0", lambda: zoo.pointer_generator(0, preset="tiny"),
+     "`vocab_size`")
+case("pointer_generator", "unk_id past the vocabulary",
+     lambda: zoo.pointer_generator(20, preset="tiny", unk_id=20), "`unk_id`")
+case("pointer_generator", "copy not a bool",
+     lambda: zoo.pointer_generator(20, preset="tiny", copy="yes"), "`copy`")
+case("pointer_generator", "coverage_loss_weight negative",
+     lambda: zoo.pointer_generator(20, preset="tiny", coverage=True, coverage_loss_weight=-1),
+     "`coverage_loss_weight`")
+case("pointer_generator", "unknown preset",
+     lambda: zoo.pointer_generator(20, preset="huge"), "`preset`")
+case("pointer_generator", "source id past V + S",
+     lambda: _PG_MODEL()({"source_ids": np.array([[5, 24, 0, 0]], "int32"),
+                          "target_in_ids": np.array([[2, 5]], "int32")}),
+     r"`source_ids` must be token ids in \[0, 20 \+ 4\)")
+case("pointer_generator", "target id past V + S",
+     lambda: _PG_MODEL().predict({"source_ids": np.array([[5, 20, 0]], "int32"),
+                                  "target_in_ids": np.array([[2, 23]], "int32")}, verbose=0),
+     r"`target_in_ids` must be token ids in \[0, 20 \+ 3\)")
+case("pointer_generator", "float token ids",
+     lambda: _PG_MODEL()({"source_ids": x(1, 3), "target_in_ids": ids(1, 2)}),
+     "`source_ids` must hold integer token ids")
+
 _SAT = dict(image_shape=(8, 20, 1), encoder_filters=(4,), encoder_pool_sizes=((2, 2),),
             embedding_dim=4, units=6, attention_units=4)
 _IMAGES = np.zeros((2, 8, 20, 1), "float32")
@@ -661,6 +719,12 @@ case("Translator", "texts a single string", lambda: _translator()("a b c"), "`te
 case("Translator", "texts not strings", lambda: _translator()([1, 2]), "`texts`")
 case("Translator", "beam_width 0", lambda: _translator()(["a b"], beam_width=0), "`beam_width`")
 case("Translator", "max_length 0", lambda: _translator(max_length=0), "`max_length`")
+case("Translator", "a copying model with two vocabularies",
+     lambda: decoding.Translator(_PG_MODEL(), _VOCAB, WordVocabulary(["x", "▁y"])),
+     "`target_vocab` must be the source vocabulary for a model that copies")
+case("Translator", "export of a copying model",
+     lambda tmp: decoding.Translator(_PG_MODEL(), _VOCAB, _VOCAB).export(tmp + "/saved"),
+     "`model` must be a model that reads no extended ids")
 
 _CAP_VOCAB = WordVocabulary(["0", "1", "2", "3", "4", "5", "6", "7"])
 case("Captioner", "not a captioning model",
@@ -962,6 +1026,48 @@ case("encode_cloze", "max_document 0",
      lambda tmp: datasets.encode_cloze([_Q], _VOCAB, max_document=0), "`max_document`")
 case("encode_cloze", "vocab not a vocabulary",
      lambda tmp: datasets.encode_cloze([_Q], {"a": 1}), "`vocab`")
+
+_COPY_VOCAB = WordVocabulary(["a", "▁b"])
+case("extend_source", "a text, not tokens",
+     lambda tmp: datasets.extend_source(_COPY_VOCAB, "a b"), "`tokens`")
+case("extend_source", "vocab_size below the vocabulary",
+     lambda tmp: datasets.extend_source(_COPY_VOCAB, ["a"], vocab_size=3), "`vocab_size`")
+case("extend_source", "not a word vocabulary",
+     lambda tmp: datasets.extend_source({"a": 4}, ["a"]), "`vocab`")
+case("extend_target", "oovs a string",
+     lambda tmp: datasets.extend_target(_COPY_VOCAB, ["a"], "Zorg"), "`oovs`")
+case("extend_target", "token ids, not tokens",
+     lambda tmp: datasets.extend_target(_COPY_VOCAB, [4, 5], []), "`tokens`")
+case("decode_extended", "oovs not strings",
+     lambda tmp: datasets.decode_extended(_COPY_VOCAB, [4], [7]), "`oovs`")
+case("copy_arrays", "pairs a string",
+     lambda tmp: datasets.copy_arrays("a b", _COPY_VOCAB), "`pairs`")
+case("copy_arrays", "no pair within max_tokens",
+     lambda tmp: datasets.copy_arrays([("a b a", "a")], _COPY_VOCAB, max_tokens=2), "`pairs`")
+case("copy_arrays", "copy not a bool",
+     lambda tmp: datasets.copy_arrays([("a", "a")], _COPY_VOCAB, copy=1), "`copy`")
+case("extend_source", "an empty token",
+     lambda tmp: datasets.extend_source(_COPY_VOCAB, ["a", ""]), "`tokens`")
+case("extend_source", "tokens None",
+     lambda tmp: datasets.extend_source(_COPY_VOCAB, None), "`tokens`")
+case("extend_target", "not a word vocabulary",
+     lambda tmp: datasets.extend_target({"a": 4}, ["a"], []), "`vocab`")
+case("extend_target", "vocab_size a float",
+     lambda tmp: datasets.extend_target(_COPY_VOCAB, ["a"], [], vocab_size=9.5), "`vocab_size`")
+case("extend_target", "a text, not tokens",
+     lambda tmp: datasets.extend_target(_COPY_VOCAB, "a b", []), "`tokens`")
+case("decode_extended", "not a word vocabulary",
+     lambda tmp: datasets.decode_extended(["a"], [4], []), "`vocab`")
+case("decode_extended", "vocab_size below the vocabulary",
+     lambda tmp: datasets.decode_extended(_COPY_VOCAB, [4], [], vocab_size=2), "`vocab_size`")
+case("decode_extended", "oovs a string",
+     lambda tmp: datasets.decode_extended(_COPY_VOCAB, [4], "Zorg"), "`oovs`")
+case("decode_extended", "ids not ints",
+     lambda tmp: datasets.decode_extended(_COPY_VOCAB, ["a", "b"], []), "`ids`")
+case("copy_arrays", "not a word vocabulary",
+     lambda tmp: datasets.copy_arrays([("a", "a")], {"a": 4}), "`vocab`")
+case("copy_arrays", "max_tokens 0",
+     lambda tmp: datasets.copy_arrays([("a", "a")], _COPY_VOCAB, max_tokens=0), "`max_tokens`")
 
 
 # === The tests ===

@@ -11,6 +11,13 @@ from kerattn.datasets.cloze import (
     read_cbt,
     write_cbt,
 )
+from kerattn.datasets.copying import (
+    copy_arrays,
+    decode_extended,
+    extend_source,
+    extend_target,
+    extended_tokens,
+)
 from kerattn.datasets.digits import attention_on_own_digit, digit_strips
 from kerattn.datasets.documents import (
     build_word_vocabulary,
@@ -36,4 +43,5 @@ __all__ = ["gettext_pairs", "tsv_pairs", "WordVocabulary", "translation_arrays",
            "encode_documents", "read_cbt", "write_cbt", "kjv_cloze",
            "download_kjv", "encode_cloze", "cloze_vocabulary",
            "most_frequent_baseline", "bigram_baseline", "baseline_accuracy",
-           "TextCodec", "vocabulary_from_json"]
+           "TextCodec", "vocabulary_from_json", "extend_source", "extend_target",
+           "extended_tokens", "decode_extended", "copy_arrays"]

@@ -107,8 +107,11 @@ def generate(model, inputs, max_length=50, strategy="greedy", bos_id=2, eos_id=3
     Args:
         model: a `kerattn.zoo.GenerativeModel` (any zoo translation model,
             `show_attend_tell`).
-        inputs: `(batch, S)` source ids (PAD = 0), or `(batch, H, W, C)`
-            images / `(batch, L, D)` features for captioning.
+        inputs: `(batch, S)` source ids (PAD = 0; a copying model's
+            extended ids, `V + k` for a source's k-th word outside its
+            vocabulary, whose steps then write `model.output_size(S)` ids),
+            or `(batch, H, W, C)` images / `(batch, L, D)` features for
+            captioning.
         max_length: the number of tokens written (EOS included).
         strategy: "greedy", "beam" or "sample".
         bos_id, eos_id, pad_id: the target vocabulary's special ids.

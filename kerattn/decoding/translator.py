@@ -3,6 +3,7 @@
 import keras
 
 from kerattn import checks
+from kerattn.datasets import copying
 from kerattn.decoding.generate import Generator, export_decoder, strategy_of
 
 
@@ -45,6 +46,17 @@ class Translator:
     Returns:
         A list of translations (and the list of alignment dicts).
 
+    A copying model (`kerattn.zoo.pointer_generator`, See et al. 2017)
+    reads and writes extended ids: each text's words outside the
+    vocabulary get the ids `V, V + 1, ...` (`kerattn.datasets.
+    extend_source`), and a written id `V + k` comes out as the text's k-th
+    such word, spelled as in the input. Such a model has one vocabulary
+    for the source and the target, as See et al.'s: `source_vocab` and
+    `target_vocab` must be the same `WordVocabulary` (a ValueError
+    otherwise; no map between two vocabularies is offered), and it is not
+    exported (`export` raises a ValueError: the SavedModel's in-graph
+    tokeniser builds no per-text word lists).
+
     Example:
 
     >>> from kerattn.datasets import WordVocabulary
@@ -82,6 +94,23 @@ class Translator:
                 f"at most as large as the model's {key} vocabulary of {size}",
                 note=f"It has {len(vocab)} tokens: ids past {size and size - 1} "
                      "would have no embedding.")
+        # A model of extended ids: its vocabulary size V, the first OOV's id.
+        self.vocab_size = None
+        if model.encoder_input_name in getattr(model, "extended_ids", {}):
+            for name, vocab in (("source_vocab", source_vocab),
+                                ("target_vocab", target_vocab)):
+                checks.vocabulary(name, vocab, ("stoi", "itos", "tokenize"))
+            checks.require(
+                target_vocab is source_vocab or (
+                    list(target_vocab.itos) == list(source_vocab.itos)
+                    and getattr(target_vocab, "lowercase", False)
+                    == getattr(source_vocab, "lowercase", False)),
+                "target_vocab", "the source vocabulary for a model that copies "
+                "from its source (one vocabulary, as See et al. 2017: an id "
+                "means the same word on both sides)",
+                note=f"It has {len(target_vocab)} tokens, source_vocab "
+                     f"{len(source_vocab)}, and they differ.")
+            self.vocab_size = model._specs()[model.encoder_input_name][2]
         self.model = model
         self.source_vocab = source_vocab
         self.target_vocab = target_vocab
@@ -89,10 +118,33 @@ class Translator:
         self.jit_compile = jit_compile
 
     def _source_ids(self, texts):
+        """The texts' id lists, and each text's OOV words (None unless the
+        model reads extended ids)."""
         checks.strings("texts", texts)
+        v = self.source_vocab
+        if self.vocab_size is None:
+            rows, oovs = v.encode_batch(texts), None
+        else:
+            rows, oovs = [], []
+            for text in texts:
+                ids, words = copying.extend_source(
+                    v, v.tokenize(text, v.lowercase), self.vocab_size)
+                rows.append(ids)
+                oovs.append(words)
         # An empty text is one unknown word (a row of PAD attends to nothing).
-        return [i or [self.source_vocab.unk_id]
-                for i in self.source_vocab.encode_batch(texts)]
+        return [i or [v.unk_id] for i in rows], oovs
+
+    def _decode(self, ids, oovs, row):
+        v = self.target_vocab
+        if oovs is None:
+            return v.decode(ids)
+        return copying.decode_extended(v, ids, oovs[row], self.vocab_size)
+
+    def _tokens(self, ids, oovs, row):
+        v = self.target_vocab
+        if oovs is None:
+            return v.tokens(ids)
+        return copying.extended_tokens(v, ids, oovs[row], self.vocab_size)
 
     def __call__(self, texts, beam_width=1, max_length=None,
                  return_alignments=False, strategy=None, **options):
@@ -100,12 +152,14 @@ class Translator:
             return ([], []) if return_alignments else []
         strategy, options = strategy_of(strategy, beam_width, options)
         v = self.target_vocab
+        source_ids, oovs = self._source_ids(texts)
         result = self.generator(
-            self._source_ids(texts), max_length=max_length or self.max_length,
+            source_ids, max_length=max_length or self.max_length,
             strategy=strategy, bos_id=v.bos_id, eos_id=v.eos_id,
             pad_id=v.pad_id, **options)
         tokens, attention = result["tokens"], result.get("attention")
-        translations = [v.decode(row) for row in tokens]
+        translations = [self._decode(ids, oovs, row)
+                        for row, ids in enumerate(tokens)]
         if not return_alignments:
             return translations
         alignments = []
@@ -115,7 +169,7 @@ class Translator:
             end = out.index(v.eos_id) + 1 if v.eos_id in out else len(out)
             alignments.append({
                 "source_tokens": src,
-                "target_tokens": v.tokens(out[:end]),
+                "target_tokens": self._tokens(out[:end], oovs, row),
                 "weights": None if attention is None
                 else attention[row, :end, : len(src)],
             })
@@ -153,6 +207,14 @@ class Translator:
         >>> # import tensorflow as tf, tensorflow_text   # any process
         >>> # tf.saved_model.load("exported/en_fr").serve(tf.constant(["File not found"]))
         """
+        checks.require(
+            self.vocab_size is None, "model",
+            "a model that reads no extended ids, to be exported as a "
+            "SavedModel", self.model.name,
+            note="A copying model's extended vocabulary (each text's words "
+            "outside the vocabulary) is built in Python by this Translator; "
+            "the SavedModel's in-graph tokeniser has no such step. Serve the "
+            "Translator, or the .keras file.")
         max_length = max_length or self.max_length
         checks.positive_int("max_source_length", max_source_length)
         checks.positive_int("batch_size", batch_size)

@@ -21,6 +21,7 @@ from kerattn.layers.luong_attention import LuongAttention
 from kerattn.layers.maxout import Maxout
 from kerattn.layers.multi_head_attention import MultiHeadAttention
 from kerattn.layers.multi_step_attention import GLUConvBlock, MultiStepAttention
+from kerattn.layers.pointer_generator import ExtendedEmbedding, PointerGenerator
 from kerattn.layers.position_embedding import PositionEmbedding
 from kerattn.layers.repeat_over_time import RepeatOverTime
 from kerattn.layers.restricted_self_attention import RestrictedSelfAttention
@@ -48,6 +49,8 @@ from kerattn.layers.visual_attention import (
 
 __all__ = [
     "PointerSum",
+    "PointerGenerator",
+    "ExtendedEmbedding",
     "HardAttentionReinforce",
     "BaseAttention",
     "BahdanauAttention",

@@ -16,6 +16,7 @@ from kerattn.zoo.convs2s_nmt import ConvS2SNMT, convs2s_nmt
 from kerattn.zoo.han_classifier import han_attention, han_classifier
 from kerattn.zoo.luong_nmt import LuongNMT, luong_nmt
 from kerattn.zoo.model import GenerativeModel, ZooModel
+from kerattn.zoo.pointer_generator import PointerGeneratorNetwork, pointer_generator
 from kerattn.zoo.seq2seq import Seq2Seq, seq2seq
 from kerattn.zoo.show_attend_tell import ShowAttendTell, show_attend_tell
 from kerattn.zoo.transformer_nmt import TransformerNMT, transformer_nmt
@@ -29,6 +30,7 @@ GENERATIVE = {
     "transformer_nmt": TransformerNMT,
     "convs2s_nmt": ConvS2SNMT,
     "show_attend_tell": ShowAttendTell,
+    "pointer_generator": PointerGeneratorNetwork,
 }
 
 
@@ -90,4 +92,5 @@ __all__ = ["ZooModel", "GenerativeModel", "GENERATIVE", "presets",
            "bahdanau_nmt", "BahdanauNMT", "luong_nmt", "LuongNMT",
            "transformer_nmt", "TransformerNMT", "convs2s_nmt", "ConvS2SNMT",
            "show_attend_tell", "ShowAttendTell", "incremental",
-           "han_classifier", "han_attention", "aoa_reader", "aoa_attention"]
+           "han_classifier", "han_attention", "aoa_reader", "aoa_attention",
+           "pointer_generator", "PointerGeneratorNetwork"]

@@ -12,7 +12,8 @@ What is checked, and when:
 - always, including inside `fit`'s compiled step on every backend (these
   need only the static shape and dtype): each input's rank, its fixed
   sizes, no zero-length axis, and integer dtype for token-id inputs;
-- the values of token ids, in `[0, vocab_size)`, and one batch size for
+- the values of token ids, in `[0, vocab_size)` (`[0, vocab_size + S)`
+  for the inputs a copying model names in `extended_ids`), and one batch size for
   all inputs: when the data arrive as NumPy arrays (or lists), in
   `model(x)`, `fit`, `evaluate`, `predict` and the `*_on_batch` methods;
 - the values of token ids arriving through a `tf.data.Dataset` given to
@@ -147,9 +148,14 @@ def _vocab_size(layer):
 _ID_ERROR = "kerattn id check: "
 
 
-def _ids_expected(vocab):
-    return (f"token ids in [0, {vocab}) (0 is PAD), the vocabulary of this "
-            "model's embedding")
+def _ids_expected(vocab, extended_by=None, length=None):
+    if extended_by is None:
+        return (f"token ids in [0, {vocab}) (0 is PAD), the vocabulary of this "
+                "model's embedding")
+    bound = f"{vocab} + {length}" if length is not None else f"{vocab} + S"
+    return (f"token ids in [0, {bound}) (0 is PAD): the vocabulary of this "
+            f"model's embedding, then one id per position of `{extended_by}` "
+            "(a copying model's extended vocabulary)")
 
 
 def _is_dataset(x):
@@ -189,6 +195,13 @@ class ZooModel(keras_fixes.IntegerIdsInDistributedBuild, keras.Model):
     ...
     ValueError: ...`ids` must be token ids in [0, 10)...
     """
+
+    # Inputs whose token ids extend past the vocabulary of the embedding
+    # that reads them by one id per position of another input, `{input:
+    # that input}`: a copying model's extended vocabulary (See et al.,
+    # 2017), `V + k` for the k-th source word outside the vocabulary. Their
+    # ids are checked against `[0, V + S)`, S that input's length.
+    extended_ids = {}
 
     # The signature of `Functional.__init__`, so that `Model.from_config`
     # revives a saved ZooModel as a functional model.
@@ -284,10 +297,19 @@ class ZooModel(keras_fixes.IntegerIdsInDistributedBuild, keras.Model):
             if is_ids and value.size:
                 low, high = int(value.min()), int(value.max())
                 bad = low if low < 0 else high
+                bound, expected_ids = vocab, _ids_expected(vocab)
+                other = self.extended_ids.get(name)
+                if vocab is not None and other is not None:
+                    source = named.get(other)
+                    if _is_array_like(source):
+                        source = np.asarray(source)
+                    length = (checks.static_dim(source, 1) if len(
+                        getattr(source, "shape", ())) == 2 else None)
+                    bound = None if length is None else vocab + length
+                    expected_ids = _ids_expected(vocab, other, length)
                 checks.require(
-                    low >= 0 and (vocab is None or high < vocab), name,
-                    f"token ids in [0, {vocab}) (0 is PAD), the vocabulary of "
-                    "this model's embedding", bad)
+                    low >= 0 and (bound is None or high < bound), name,
+                    expected_ids, bad)
         sizes = list(batch_sizes.items())
         for other, size in sizes[1:]:
             checks.same(sizes[0][0], sizes[0][1], other, size, "batch size")
@@ -331,13 +353,15 @@ class ZooModel(keras_fixes.IntegerIdsInDistributedBuild, keras.Model):
             for name, value in named.items():
                 if name not in checked or not value.dtype.is_integer:
                     continue
+                other = self.extended_ids.get(name)
                 message = (f"{_ID_ERROR}`{name}` must be "
-                           f"{_ids_expected(checked[name])}; a batch of the "
-                           "dataset holds one out of range.")
+                           f"{_ids_expected(checked[name], other)}; a batch of "
+                           "the dataset holds one out of range.")
+                bound = tf.cast(checked[name], value.dtype)
+                if other is not None and other in named:
+                    bound += tf.cast(tf.shape(named[other])[1], value.dtype)
                 asserts += [tf.debugging.assert_non_negative(value, message),
-                            tf.debugging.assert_less(
-                                value, tf.cast(checked[name], value.dtype),
-                                message)]
+                            tf.debugging.assert_less(value, bound, message)]
             with tf.control_dependencies(asserts):
                 element = tf.nest.map_structure(tf.identity, element)
             return element if len(element) > 1 else element[0]
@@ -367,7 +391,7 @@ class ZooModel(keras_fixes.IntegerIdsInDistributedBuild, keras.Model):
             if not failed:
                 raise
             name, vocab = failed[0]
-            checks.fail(name, _ids_expected(vocab),
+            checks.fail(name, _ids_expected(vocab, self.extended_ids.get(name)),
                         note="A batch of the tf.data dataset holds an id out "
                         "of range.")
 
@@ -415,6 +439,11 @@ class GenerativeModel(ZooModel):
         beam_invariant: the entries of the state dict that are the same for
             every hypothesis of one input (encoder outputs, projected keys):
             beam search never reorders them.
+        extended_ids: `{input: input}` (`ZooModel`), the inputs that hold
+            extended ids (a copying model's; empty for the others).
+        copies: whether `step` writes extended ids, `V + k` for the k-th
+            source word outside the vocabulary (See et al., 2017; False for
+            every model but `pointer_generator`).
 
     Methods:
         encode(inputs, max_length) -> state: a dict of batch-leading tensors.
@@ -422,8 +451,10 @@ class GenerativeModel(ZooModel):
             cache is sized by it; models without one ignore it).
         step(tokens, state, index) -> (logits, state, attention): the
             previous token of each row `(batch,)` (BOS at `index` 0) to the
-            next token's logits `(batch, vocab)`, the new state and the
-            attention over the source `(batch, S)` (None without attention).
+            next token's logits `(batch, vocab)` (or log-probabilities over
+            `output_size(S)` ids), the new state and the attention over the
+            source `(batch, S)` (None without attention).
+        output_size(source_length): the size of `step`'s last axis.
         generate(inputs, ...): encode, then greedy / beam / sampling
             (`kerattn.decoding.generate`).
 
@@ -443,6 +474,7 @@ class GenerativeModel(ZooModel):
 
     encoder_input_name = "source_ids"
     beam_invariant = ()
+    copies = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -473,6 +505,30 @@ class GenerativeModel(ZooModel):
     def encoder_input_shape(self):
         """The shape of one example of that input (no batch axis)."""
         return self._specs()[self.encoder_input_name][0][1:]
+
+    def output_size(self, source_length):
+        """The size of `step`'s last axis (the ids a search can write) for
+        inputs of `source_length` positions.
+
+        The training graph's output size, the target vocabulary `V`, unless
+        the model says otherwise: a copying model writes an extended
+        vocabulary of `V + source_length` ids (`kerattn.zoo.
+        pointer_generator`). The searches read the size off the step's
+        output; codecs and users read it here.
+
+        Args:
+            source_length: the length of the (padded) inputs to `encode`.
+
+        Returns:
+            An int.
+
+        Example:
+
+        >>> model = kerattn.zoo.bahdanau_nmt(20, 30, preset="tiny")
+        >>> model.output_size(7)
+        30
+        """
+        return int(self.output_shape[-1])
 
     def encode(self, inputs, max_length=None):
         raise NotImplementedError
