@@ -528,3 +528,114 @@ def test_hard_attention_decoder_matches_numpy():
     np.testing.assert_allclose(to_numpy(al), np.stack(alphas, 1), atol=1e-5)
     np.testing.assert_array_equal(to_numpy(samples), np.stack(ones, 1))
     np.testing.assert_allclose(to_numpy(out), np.stack(outs, 1), atol=1e-5)
+
+
+def np_state_and_context_decoder(y, h_enc, mask, t_mask, stack, states, score):
+    """Luong's order without input feeding and without W_c, the decoder of
+    See et al. (2017), section 2.1:
+
+    s_t = stack(s_{t-1}, y_t); a^t = softmax(score(s_t, c^t));
+    h*_t = sum_i a^t_i h_i; output [s_t; h*_t]; c^{t+1} = c^t + a^t.
+
+    `score(query, coverage) -> (b, S)` (coverage, eq. 11, zeros at first).
+    A padded target step keeps the states and the coverage and outputs
+    zeros.
+    """
+    b, t, _ = y.shape
+    coverage = np.zeros(mask.shape)
+    outs, alignments = [], []
+    for i in range(t):
+        s, new_states = stack(y[:, i], states)
+        a = np_masked_softmax(score(s, coverage), mask)
+        context = np.einsum("bs,bsd->bd", a, h_enc)
+        real = t_mask[:, i:i + 1]
+        states = [np.where(real, n, o) for n, o in zip(new_states, states)]
+        coverage = np.where(real, coverage + a, coverage)
+        outs.append(np.where(real, np.concatenate([s, context], -1), 0.0))
+        alignments.append(np.where(real, a, 0.0))
+    return np.stack(outs, 1), np.stack(alignments, 1)
+
+
+@pytest.mark.parametrize("kind", ["general", "coverage"])
+def test_luong_state_and_context_matches_numpy(kind):
+    """`order="luong", attentional_layer=False, input_feeding=False`
+    outputs `[h_t; c_t]`: an LSTM with given initial states, target and
+    source padding (the first rows not the longest), against NumPy. The
+    "general" score runs the parallel form, coverage (See et al.'s eq. 11)
+    the loop; `step()` equals the full pass on every real step; no `W_c`;
+    the config round trips."""
+    rng = np.random.default_rng(11)
+    y, h, t_mask, mask = _masked_data(rng, dh=5)
+    init = [rng.standard_normal((3, 8)).astype("float32") for _ in range(2)]
+    attention = (LuongAttention("general") if kind == "general"
+                 else BahdanauAttention(6, coverage=True))
+    dec = AttentionRNN(8, attention, cell="lstm", order="luong",
+                       input_feeding=False, attentional_layer=False)
+    dec(y, h)
+    assert dec.parallel == (kind == "general")
+    assert dec.cell.attentional is None
+    assert not any("attentional" in w.path for w in dec.weights)
+    _randomize_biases(rng, dec.cell.rnn_cells)
+    att = dec.attention
+    if kind == "coverage":
+        for v in (att.b, att.w_c):
+            v.assign(rng.standard_normal(v.shape).astype("float32"))
+    out, al = dec(y, h, inputs_mask=t_mask, memory_mask=mask, initial_state=init,
+                  return_attention_scores=True)
+    out, al = to_numpy(out), to_numpy(al)
+    assert out.shape == (3, 5, 8 + 5)
+
+    lstm = [[to_numpy(w) for w in (dec.cell.rnn_cell.kernel,
+                                   dec.cell.rnn_cell.recurrent_kernel,
+                                   dec.cell.rnn_cell.bias)]]
+    if kind == "general":
+        W_a = to_numpy(att.W_a)
+
+        def score(s, coverage):
+            return np.einsum("bq,qk,bsk->bs", s, W_a, h)
+    else:
+        W, U, v, b, w_c = (to_numpy(x) for x in (att.W_a, att.U_a, att.v_a,
+                                                 att.b, att.w_c))
+
+        def score(s, coverage):  # v^T tanh(W_s s_t + W_h h_i + w_c c_i + b)
+            return np.tanh((s @ W)[:, None] + h @ U + coverage[..., None] * w_c
+                           + b) @ v
+    ref_out, ref_al = np_state_and_context_decoder(
+        y, h, mask, t_mask, np_lstm_stack(lstm), list(init), score)
+    np.testing.assert_allclose(al, ref_al, atol=1e-5)
+    np.testing.assert_allclose(out, ref_out, atol=1e-5)
+
+    cache = dec.precompute(h, mask)
+    states = dec.get_initial_state(3, init, cache)
+    for t in range(y.shape[1]):
+        step_out, states, step_w = dec.step(y[:, t], states, cache)
+        real = t_mask[:, t]
+        np.testing.assert_allclose(to_numpy(step_out)[real], out[real, t],
+                                   atol=1e-5)
+        np.testing.assert_allclose(to_numpy(step_w)[real], al[real, t], atol=1e-5)
+
+    config = dec.get_config()
+    assert config["attentional_layer"] is False
+    again = AttentionRNN.from_config(config)
+    again(y, h)
+    again.set_weights(dec.get_weights())
+    np.testing.assert_allclose(
+        to_numpy(again(y, h, inputs_mask=t_mask, memory_mask=mask,
+                       initial_state=init)), out, atol=1e-6)
+
+
+def test_attentional_layer_false_refuses_what_needs_h_tilde():
+    """Input feeding feeds back `h~_{t-1}` and `attentional_units` sizes it:
+    without the attentional layer both are refused; "bahdanau" ignores the
+    flag (it has no such layer)."""
+    att = LuongAttention("general")
+    with pytest.raises(ValueError, match="`input_feeding` must be False with "
+                                         "attentional_layer=False"):
+        AttentionRNN(8, att, order="luong", attentional_layer=False)
+    with pytest.raises(ValueError, match="`attentional_units` must be None"):
+        AttentionRNN(8, att, order="luong", input_feeding=False,
+                     attentional_units=6, attentional_layer=False)
+    with pytest.raises(ValueError, match="`attentional_layer` must be a bool"):
+        AttentionRNN(8, att, order="luong", attentional_layer="no")
+    bahdanau = AttentionRNN(8, BahdanauAttention(5), attentional_layer=False)
+    assert bahdanau.get_config()["attentional_layer"] is False

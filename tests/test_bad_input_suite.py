@@ -228,6 +228,13 @@ case("AttentionRNN", "zero-length memory",
 case("AttentionRNN", "get_initial_state without the cache of a stateful attention",
      lambda: layers.AttentionRNN(4, layers.BahdanauAttention(3, coverage=True))
      .get_initial_state(2), "`cache`")
+case("AttentionRNN", "input feeding without the attentional layer",
+     lambda: _rnn(order="luong", attentional_layer=False), "`input_feeding`")
+case("AttentionRNN", "attentional_units without the attentional layer",
+     lambda: _rnn(order="luong", input_feeding=False, attentional_units=3,
+                  attentional_layer=False), "`attentional_units`")
+case("AttentionRNN", "attentional_layer not a bool",
+     lambda: _rnn(attentional_layer="no"), "`attentional_layer`")
 
 def _cell(cell="gru", units=4, attention=None, order="bahdanau"):
     return layers.AttentionRNNCell(cell, units, attention or layers.BahdanauAttention(3),
@@ -241,6 +248,10 @@ case("AttentionRNNCell", "attention not a kerattn layer",
      lambda: _cell(attention=keras.layers.Dense(3)), "`attention`")
 case("AttentionRNNCell", "unknown cell", lambda: _cell(cell="rnn"), "`cell`")
 case("AttentionRNNCell", "unknown order", lambda: _cell(order="sideways"), "`order`")
+case("AttentionRNNCell", "input feeding without the attentional layer",
+     lambda: layers.AttentionRNNCell("gru", 4, layers.BahdanauAttention(3), "luong",
+                                     True, 4, attentional_layer=False),
+     "`input_feeding`")
 
 
 # === Small building blocks ===

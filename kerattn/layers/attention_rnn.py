@@ -23,7 +23,7 @@ ORDERS = ("bahdanau", "luong")
 
 
 def _check_args(units, attention, cell, order, attentional_units,
-                num_layers, output_state):
+                num_layers, output_state, input_feeding, attentional_layer):
     """The arguments AttentionRNN and its cell share; the attention layer."""
     checks.positive_int("units", units)
     checks.positive_int("num_layers", num_layers)
@@ -38,6 +38,13 @@ def _check_args(units, attention, cell, order, attentional_units,
     checks.one_of("cell", cell, CELLS)
     checks.one_of("order", order, ORDERS)
     checks.one_of("output_state", output_state, ("previous", "current"))
+    checks.boolean("input_feeding", input_feeding)
+    checks.boolean("attentional_layer", attentional_layer)
+    checks.require(
+        order != "luong" or attentional_layer or not input_feeding,
+        "input_feeding", "False with attentional_layer=False (input feeding "
+        "feeds back the attentional vector h~_{t-1}, which that layer makes)",
+        input_feeding)
     return attention
 
 
@@ -90,6 +97,8 @@ class AttentionRNNCell(keras.layers.Layer):
         output_state: `"previous"` or `"current"`: which state the step
             outputs beside the context (order "bahdanau", see `AttentionRNN`).
         reset_after: the GRU form (see `AttentionRNN`).
+        attentional_layer: order "luong": output `h~_t` (True) or `[h_t;
+            c_t]` with no attentional layer (False; see `AttentionRNN`).
         **kwargs: base layer keyword arguments.
 
     Example:
@@ -108,10 +117,11 @@ class AttentionRNNCell(keras.layers.Layer):
 
     def __init__(self, cell, units, attention, order, input_feeding,
                  attentional_units, num_layers=1, output_state="previous",
-                 reset_after=True, **kwargs):
+                 reset_after=True, attentional_layer=True, **kwargs):
         super().__init__(**kwargs)
         attention = _check_args(units, attention, cell, order, attentional_units,
-                                num_layers, output_state)
+                                num_layers, output_state, input_feeding,
+                                attentional_layer)
         self.output_state = output_state
         self.cell_type = cell
         self.units = units
@@ -134,7 +144,7 @@ class AttentionRNNCell(keras.layers.Layer):
             rnn_cell.supports_masking = True  # AttentionRNN's loop applies masks
         self.attention = attention
         self.attentional = None
-        if order == "luong":
+        if order == "luong" and attentional_layer:
             # h~_t = tanh(W_c [c_t; h_t]) (Luong et al., 2015, eq. 5).
             self.attentional = keras.layers.Dense(
                 attentional_units, activation="tanh", use_bias=False,
@@ -180,7 +190,7 @@ class AttentionRNNCell(keras.layers.Layer):
 
     def output_dim(self, memory_dim):
         """The size of a step's output for a memory of `memory_dim` features."""
-        if self.order == "bahdanau":
+        if self.attentional is None:  # [s; c] or [h_t; c_t]
             return self.units + int(memory_dim)
         return self.attentional_units
 
@@ -380,6 +390,21 @@ class AttentionRNNCell(keras.layers.Layer):
         row = x if feed is None else ops.concatenate([x, feed], -1)
         return self._input_product(row, weights["layers"][0])
 
+    def luong_output(self, h, context, weights=None):
+        """Order "luong"'s output from the top state `h` and the context:
+        `h~ = tanh(W_c [c; h])`, or `[h; c]` without the attentional layer.
+
+        `weights`: those of `loop_weights` (in the loop); None applies the
+        `attentional` layer itself (the parallel form, any leading shape).
+        """
+        if self.attentional is None:  # [h_t; c_t] (attentional_layer=False)
+            return ops.concatenate([h, ops.cast(context, h.dtype)], -1)
+        pair = ops.concatenate([ops.cast(context, h.dtype), h], -1)
+        if weights is None:
+            return self.attentional(pair)
+        return self.attentional.activation(ops.matmul(pair,
+                                                      weights["attentional"]))
+
     def step_with(self, x, states, memory, weights, projected, training=None,
                   sample_noise=None, expectation_noise=None):
         """`call` with the weights of `loop_weights` given, from the embedded
@@ -407,8 +432,7 @@ class AttentionRNNCell(keras.layers.Layer):
             context, extras = self.attend(h, step, memory, training,
                                           sample_noise, expectation_noise,
                                           alignment)
-            output = self.attentional.activation(ops.matmul(
-                ops.concatenate([context, h], -1), weights["attentional"]))
+            output = self.luong_output(h, context, weights)
         new_states = list(new_cell) + ([output] if feed is not None else [])
         if alignment is not None:  # a_i, or c^{i+1} = c^i + a_i
             new_states.append(self.attention.next_alignment(
@@ -471,10 +495,14 @@ class AttentionRNN(keras.layers.Layer):
           c_t = sum_s a_t(s) h_s,  a_t = attention(h_t, h)
           h~_t = tanh(W_c [c_t; h_t])
 
-      and output `h~_t`. Without input feeding the recurrence does not
-      depend on the attention, and the layer runs the cell over the whole
-      target first and attends once (the parallel form: same outputs,
-      faster training), unless the attention reads its own past alignments.
+      and output `h~_t`. With `attentional_layer=False` there is no `W_c`
+      (nor input feeding): the step outputs `[h_t; c_t]` (`units +
+      memory_dim` features), the state and the context that a readout of
+      its own reads, as See et al. (2017), section 2.1, read `[s_t; h*_t]`.
+      Without input feeding the recurrence does not depend on the
+      attention, and the layer runs the cell over the whole target first
+      and attends once (the parallel form: same outputs, faster training),
+      unless the attention reads its own past alignments.
 
     An attention that scores with its past alignments declares it
     (`alignment_state`: coverage, location-sensitive attention); the
@@ -504,6 +532,11 @@ class AttentionRNN(keras.layers.Layer):
         input_feeding: bool, Luong's input feeding (ignored for "bahdanau").
         attentional_units: int, the size of `h~_t` ("luong"); `units` when
             None.
+        attentional_layer: bool (order "luong" only; ignored for
+            "bahdanau"): True outputs Luong's `h~_t = tanh(W_c [c_t; h_t])`;
+            False builds no `W_c` and outputs `[h_t; c_t]`, the top state and
+            the context (`units + memory_dim` features); it needs
+            `input_feeding=False` and no `attentional_units`.
         output_state: "previous" or "current" (order "bahdanau" only):
             output `[s_{i-1}; c_i]` (Bahdanau et al.) or `[s_i; c_i]` (the
             new state, as Xu et al. (2015), eq. 7, read `h_t` and `z_t`).
@@ -554,15 +587,19 @@ class AttentionRNN(keras.layers.Layer):
     def __init__(self, units, attention, cell="gru", order="bahdanau",
                  input_feeding=True, attentional_units=None, num_layers=1,
                  output_state="previous", return_state=False, reset_after=True,
-                 **kwargs):
+                 attentional_layer=True, **kwargs):
         super().__init__(**kwargs)
         attention = _check_args(units, attention, cell, order, attentional_units,
-                                num_layers, output_state)
+                                num_layers, output_state, input_feeding,
+                                attentional_layer)
         self.output_state = output_state
-        for name, flag in (("input_feeding", input_feeding),
-                           ("return_state", return_state),
+        for name, flag in (("return_state", return_state),
                            ("reset_after", reset_after)):
             checks.boolean(name, flag)
+        checks.require(
+            order != "luong" or attentional_layer or attentional_units is None,
+            "attentional_units", "None with attentional_layer=False (there is "
+            "no attentional vector h~_t to size)", attentional_units)
         checks.require(cell == "gru" or reset_after, "reset_after",
                        "True for an LSTM cell (it is a GRU option)", reset_after)
         self.reset_after = reset_after
@@ -570,6 +607,7 @@ class AttentionRNN(keras.layers.Layer):
         self.cell_type = cell
         self.order = order
         self.input_feeding = input_feeding if order == "luong" else False
+        self.attentional_layer = attentional_layer if order == "luong" else False
         self.attentional_units = attentional_units
         self.num_layers = num_layers
         self.return_state = return_state
@@ -579,6 +617,7 @@ class AttentionRNN(keras.layers.Layer):
             cell, units, attention, order, self.input_feeding,
             attentional_units or units, num_layers=num_layers,
             output_state=output_state, reset_after=reset_after,
+            attentional_layer=self.attentional_layer,
             dtype=self.dtype_policy, name="cell",
         )
 
@@ -806,7 +845,7 @@ class AttentionRNN(keras.layers.Layer):
                 value_mask=cache["mask"] > 0.5, query_mask=inputs_mask,
                 return_attention_scores=True, training=training, **kwargs,
             )
-            outputs = cell.attentional(ops.concatenate([context, h], -1))
+            outputs = cell.luong_output(h, context)
         else:
             noise, coin = self._hard_attention_noise(inputs, memory, training)
             memory_args = self.memory_of(cache)
@@ -896,5 +935,6 @@ class AttentionRNN(keras.layers.Layer):
             "output_state": self.output_state,
             "return_state": self.return_state,
             "reset_after": self.reset_after,
+            "attentional_layer": self.attentional_layer,
         })
         return config
