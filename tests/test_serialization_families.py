@@ -108,6 +108,10 @@ def _seq_models():
             rnn("luong", lambda: layers.LuongAttention("general"),
                 cell="lstm", input_feeding=False),
             two((2, 4, 4), (2, 6, 6))),
+        "rnn_luong_state_and_context": (
+            rnn("luong", lambda: layers.BahdanauAttention(5, coverage=True),
+                cell="lstm", input_feeding=False, attentional_layer=False),
+            two((2, 4, 4), (2, 6, 6))),
     }
 
 

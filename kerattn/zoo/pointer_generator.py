@@ -1,11 +1,12 @@
 """The pointer-generator network: See, Liu and Manning (2017).
 
-"Get To The Point: Summarization with Pointer-Generator Networks". Paper
-defaults (section 5, the "paper" preset): 128-dimensional word embeddings,
-a bidirectional LSTM encoder and an LSTM decoder of 256 units, an attention
-of 512 units (the encoder's 2 x 256), one 50,000-word vocabulary shared by
-the source and the target (and one embedding for both). The paper's three
-rows are one builder:
+"Get To The Point: Summarization with Pointer-Generator Networks": the
+model of section 2 (2.1 the attention decoder, 2.2 copying, 2.3
+coverage). Paper defaults (section 5, the "paper" preset):
+128-dimensional word embeddings, a bidirectional LSTM encoder and an LSTM
+decoder of 256 units, an attention of 512 units (the encoder's 2 x 256),
+one 50,000-word vocabulary shared by the source and the target (and one
+embedding for both). The paper's three rows are one builder:
 
     pointer_generator(50000, copy=False)                # the attention baseline
     pointer_generator(50000)                            # + pointer-generator
@@ -20,7 +21,8 @@ are **extended**: `V + k` is the k-th source word outside the vocabulary,
     s_0  = [relu(W_h [->h; <-h]); relu(W_c [->c; <-c])]        "reduce_h", "reduce_c"
     y    = E target_in_ids  (BOS y_1 ...)         (B, T, m)
     [s_t; h*_t] = AttentionRNN(y, h, s_0)         (B, T, n + 2n) "decoder"
-         a^t = softmax(v^T tanh(W_h h_i + W_s s + w_c c^t_i + b_attn))   (eq. 1-2, 11)
+         s_t = LSTM(s_{t-1}, y_{t-1})                                    (section 2.1)
+         a^t = softmax(v^T tanh(W_h h_i + W_s s_t + w_c c^t_i + b_attn)) (eq. 1-2, 11)
          h*_t = sum_i a^t_i h_i                                          (eq. 3)
     P_vocab = softmax(V' (V [s_t; h*_t] + b) + b')  (B, T, V)  "output_hidden",
                                                               "output_projection"   (eq. 4)
@@ -29,14 +31,14 @@ are **extended**: `V + k` is the k-th source word outside the vocabulary,
     (coverage=True: c^t = sum_{t'<t} a^{t'} in the score (eq. 11) and the
      loss gains lambda sum_i min(a^t_i, c^t_i) (eq. 12-13)   "coverage_loss")
 
-The decoder is `AttentionRNN(order="bahdanau", output_state="current")`:
-the attention reads the state before the step, `s_{t-1}`, and the cell
-reads the context (Bahdanau et al.'s order); See et al.'s code attends with
-the new state and feeds the previous context. `[s_t; h*_t]` is the same
-pair in both, and only the former runs as one scan with coverage. The
-output is log-probabilities (float32); train with
-`MaskedSparseCrossentropy(from_log_probs=True)` on extended labels
-(`kerattn.datasets.copy_arrays`).
+The decoder is `AttentionRNN(order="luong", input_feeding=False,
+attentional_layer=False)`: on each step the LSTM reads the previous word's
+embedding alone, the attention reads the new state `s_t`, and the step
+outputs `[s_t; h*_t]` with no attentional layer, as section 2.1 describes
+(without coverage the cell runs over the whole target first and attends
+once, `AttentionRNN`'s parallel form). The output is log-probabilities
+(float32); train with `MaskedSparseCrossentropy(from_log_probs=True)` on
+extended labels (`kerattn.datasets.copy_arrays`).
 
 The file reads top to bottom: the layers and the training graph
 (`pointer_generator`), then `PointerGeneratorNetwork.encode` and `.step`,
@@ -125,8 +127,8 @@ def pointer_generator(
         keras.layers.Dense(n, activation="relu", name="reduce_c"),
         AttentionRNN(n, BahdanauAttention(c["attention_units"], coverage=coverage,
                                           name="attention"),
-                     cell="lstm", order="bahdanau", output_state="current",
-                     name="decoder"),
+                     cell="lstm", order="luong", input_feeding=False,
+                     attentional_layer=False, name="decoder"),
         keras.layers.Dense(n, name="output_hidden"),
         keras.layers.Dense(vocab_size, name="output_projection"),
     ]
