@@ -99,7 +99,7 @@ HEAVY = {
         "torch", "benchmarks/run.py --quick, figures 3, 7, 8 on torch"),
     # Export round trips served in TensorFlow.
     "test_export.py::test_translator_savedmodel_serves_strings_in_a_fresh_process": (
-        "torch", "translator SavedModels (greedy + words, beam + WordPiece) served in a fresh interpreter"),
+        "torch", "translator SavedModels (greedy + words, beam + WordPiece, the pointer-generator baseline) served in a fresh interpreter"),
     "test_export.py::test_captioner_savedmodel_captions_images": (
         "torch", "the captioner SavedModel (greedy and beam) against Captioner"),
     "test_hostile_requests.py": (

@@ -735,7 +735,7 @@ case("Translator", "a copying model with two vocabularies",
      "`target_vocab` must be the source vocabulary for a model that copies")
 case("Translator", "export of a copying model",
      lambda tmp: decoding.Translator(_PG_MODEL(), _VOCAB, _VOCAB).export(tmp + "/saved"),
-     "`model` must be a model that reads no extended ids")
+     "`model` must be a model that writes no extended ids")
 
 _CAP_VOCAB = WordVocabulary(["0", "1", "2", "3", "4", "5", "6", "7"])
 case("Captioner", "not a captioning model",

@@ -126,6 +126,10 @@ EXPORTS = {
     "transformer_beam": (lambda s, t: zoo.transformer_nmt(
         s, t, num_layers=2, d_model=16, num_heads=2, ff_dim=32),
         "wordpiece", {"beam_width": 3, "length_penalty": 0.6}),
+    # See et al.'s attention baseline: one vocabulary, extended ids read
+    # (an OOV is UNK whichever id it has), none written.
+    "pointer_generator_baseline": (lambda s, t: zoo.pointer_generator(
+        s, preset="tiny", copy=False), "shared", {}),
 }
 
 
@@ -136,6 +140,8 @@ def exported_translators(tmp_path_factory):
     for name, (build, kind, options) in EXPORTS.items():
         if kind == "word":
             src, tgt = WordVocabulary.build(SOURCES[:4]), WordVocabulary.build(TARGETS)
+        elif kind == "shared":
+            src = tgt = WordVocabulary.build(SOURCES[:4] + TARGETS)
         else:
             src = WordPieceVocabulary.build(SOURCES[:4] * 4, vocabulary_size=40)
             tgt = WordPieceVocabulary.build(TARGETS * 4, vocabulary_size=40)

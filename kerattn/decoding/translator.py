@@ -46,8 +46,8 @@ class Translator:
     Returns:
         A list of translations (and the list of alignment dicts).
 
-    A copying model (`kerattn.zoo.pointer_generator`, See et al. 2017)
-    reads and writes extended ids: each text's words outside the
+    A copying model (`kerattn.zoo.pointer_generator`, See et al. 2017;
+    its `copies` is True) reads and writes extended ids: each text's words outside the
     vocabulary get the ids `V, V + 1, ...` (`kerattn.datasets.
     extend_source`), and a written id `V + k` comes out as the text's k-th
     such word, spelled as in the input. Such a model has one vocabulary
@@ -55,7 +55,9 @@ class Translator:
     `target_vocab` must be the same `WordVocabulary` (a ValueError
     otherwise; no map between two vocabularies is offered), and it is not
     exported (`export` raises a ValueError: the SavedModel's in-graph
-    tokeniser builds no per-text word lists).
+    tokeniser builds no per-text word lists). `pointer_generator(...,
+    copy=False)`, which writes ids `< V` alone and embeds an OOV as UNK
+    whichever id it is given, is translated and exported as any model.
 
     Example:
 
@@ -94,9 +96,11 @@ class Translator:
                 f"at most as large as the model's {key} vocabulary of {size}",
                 note=f"It has {len(vocab)} tokens: ids past {size and size - 1} "
                      "would have no embedding.")
-        # A model of extended ids: its vocabulary size V, the first OOV's id.
+        # A model that writes extended ids: its vocabulary size V, the first
+        # OOV's id. One that only reads them (pointer_generator's copy=False
+        # baseline) reads UNK for an OOV alike, and is served as any other.
         self.vocab_size = None
-        if model.encoder_input_name in getattr(model, "extended_ids", {}):
+        if getattr(model, "copies", False):
             for name, vocab in (("source_vocab", source_vocab),
                                 ("target_vocab", target_vocab)):
                 checks.vocabulary(name, vocab, ("stoi", "itos", "tokenize"))
@@ -209,8 +213,8 @@ class Translator:
         """
         checks.require(
             self.vocab_size is None, "model",
-            "a model that reads no extended ids, to be exported as a "
-            "SavedModel", self.model.name,
+            "a model that writes no extended ids (not a copying one), to be "
+            "exported as a SavedModel", self.model.name,
             note="A copying model's extended vocabulary (each text's words "
             "outside the vocabulary) is built in Python by this Translator; "
             "the SavedModel's in-graph tokeniser has no such step. Serve the "
