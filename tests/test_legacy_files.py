@@ -79,7 +79,8 @@ def test_codecs_take_a_zoomodel_file(name):
         translator = decoding.Translator(model, vocab, vocab, max_length=7,
                                          jit_compile=False)
         out = translator(texts)
-        n, ids = translator.generator.pad(translator._source_ids(texts))
+        source_ids, _ = translator._source_ids(texts)   # (rows, OOV lists)
+        n, ids = translator.generator.pad(source_ids)
         tokens = to_numpy(model.generate(ids, max_length=7)["tokens"])[:n]
         assert out == [vocab.decode(row) for row in tokens]
         return
