@@ -187,19 +187,13 @@ def decode_extended(vocab, ids, oovs, vocab_size=None):
     _check_vocab(vocab)
     oovs = _tokens("oovs", oovs)
     size = _size(vocab, vocab_size)
-    space, words = _space(vocab), []
-    for i in _ids(ids):
-        if i == vocab.eos_id:
-            break
+
+    def word(i):   # ids >= V are past EOS, PAD and BOS: only the token differs
         if 0 <= i - size < len(oovs):
-            words.append(space + oovs[i - size])
-        elif i in (vocab.pad_id, vocab.bos_id):
-            continue
-        elif 0 <= i < len(vocab.itos) and i != vocab.unk_id:
-            words.append(vocab.itos[i])
-        else:   # `<unk>` is a word of its own, as in `WordVocabulary.decode`
-            words.append(space + vocab.UNK)
-    return "".join(words).replace(space, " ").strip()
+            return _space(vocab) + oovs[i - size]
+        return vocab._word(i)
+
+    return vocab._decode(_ids(ids), word)
 
 
 def copy_arrays(pairs, vocab, max_tokens=None, vocab_size=None, copy=True):

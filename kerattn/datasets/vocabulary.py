@@ -126,6 +126,16 @@ class WordVocabulary:
         >>> vocab.decode([4, 1, 5, 3])
         'Datei <unk> nicht'
         """
+        return self._decode(ids, self._word)
+
+    def _word(self, i):
+        """Id `i`'s token in `decode`: `"▁<unk>"` for UNK or an unknown id."""
+        return (self.itos[i] if 0 <= i < len(self.itos) and i != self.unk_id
+                else self.SPACE + self.UNK)
+
+    def _decode(self, ids, word):
+        """`decode` with `word(i)` giving each kept id's token (a copying
+        model's extended ids, `kerattn.datasets.decode_extended`)."""
         words = []
         for i in ids:
             i = int(i)
@@ -133,8 +143,7 @@ class WordVocabulary:
                 break
             if i in (self.pad_id, self.bos_id):
                 continue
-            words.append(self.itos[i] if 0 <= i < len(self.itos)
-                         and i != self.unk_id else self.SPACE + self.UNK)
+            words.append(word(i))
         return "".join(words).replace(self.SPACE, " ").strip()
 
     def tokens(self, ids):
