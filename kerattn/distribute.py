@@ -49,7 +49,7 @@ import numpy as np
 from kerattn import checks
 
 __all__ = ["Strategy", "data_parallel", "model_parallel", "no_distribution",
-           "layout_map", "ProcessShard", "ArrayBatches", "virtual_devices",
+           "process_index", "is_chief", "layout_map", "ProcessShard", "ArrayBatches", "virtual_devices",
            "add_arguments", "from_arguments"]
 
 
@@ -92,6 +92,70 @@ def virtual_devices(count):
         tf.config.set_logical_device_configuration(
             cpu, [tf.config.LogicalDeviceConfiguration()] * count)
     return count
+
+
+def _tf_workers():
+    """TF_CONFIG's `(task index among the training tasks, their count)`.
+
+    The training tasks are "chief" (if any) then "worker", in that order,
+    as `MultiWorkerMirroredStrategy` numbers them; None without TF_CONFIG
+    or with a single task.
+    """
+    import json
+
+    config = json.loads(os.environ.get("TF_CONFIG") or "{}")
+    cluster = config.get("cluster", {})
+    tasks = [("chief", i) for i in range(len(cluster.get("chief", [])))] + \
+        [("worker", i) for i in range(len(cluster.get("worker", [])))]
+    if len(tasks) < 2:
+        return None
+    task = config.get("task", {})
+    mine = (task.get("type"), int(task.get("index", 0)))
+    checks.require(mine in tasks, "TF_CONFIG", "a task of type 'chief' or "
+                   "'worker' among its cluster's", config.get("task"))
+    return tasks.index(mine), len(tasks)
+
+
+def process_index():
+    """`(index, count)` of this process among the processes that train.
+
+    Read from each engine's own variables, without starting it: torch's
+    `RANK`/`WORLD_SIZE` (torchrun), JAX's `KERAS_DISTRIBUTION_PROCESS_ID`/
+    `KERAS_DISTRIBUTION_NUM_PROCESSES` (`keras.distribution.initialize`),
+    TensorFlow's `TF_CONFIG` (the chief task, else worker 0, is index 0).
+    `(0, 1)` when none is set.
+
+    Example:
+
+    >>> process_index()
+    (0, 1)
+    """
+    backend = os.environ.get("KERAS_BACKEND") or _backend()
+    if backend == "torch":
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            return dist.get_rank(), dist.get_world_size()
+        return (int(os.environ.get("RANK", 0)),
+                int(os.environ.get("WORLD_SIZE", 1)))
+    if backend == "jax":
+        if "KERAS_DISTRIBUTION_NUM_PROCESSES" not in os.environ:
+            return 0, 1
+        return (int(os.environ.get("KERAS_DISTRIBUTION_PROCESS_ID", 0)),
+                int(os.environ["KERAS_DISTRIBUTION_NUM_PROCESSES"]))
+    return _tf_workers() or (0, 1)
+
+
+def is_chief():
+    """Whether this process is the one that writes (index 0, see
+    `process_index`): results, pictures, `.keras` files, backups.
+
+    Example:
+
+    >>> is_chief()
+    True
+    """
+    return process_index()[0] == 0
 
 
 _HOSTS_READY = []
