@@ -125,6 +125,9 @@ def process_index():
     TensorFlow's `TF_CONFIG` (the chief task, else worker 0, is index 0).
     `(0, 1)` when none is set.
 
+    Args:
+        None.
+
     Example:
 
     >>> process_index()
@@ -149,6 +152,9 @@ def process_index():
 def is_chief():
     """Whether this process is the one that writes (index 0, see
     `process_index`): results, pictures, `.keras` files, backups.
+
+    Args:
+        None.
 
     Example:
 
