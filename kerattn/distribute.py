@@ -230,6 +230,7 @@ class Strategy:
         engine: the backend's object (see below).
         num_replicas: see below.
         rank: this process's index.
+        processes: how many processes train together.
 
     Attributes:
         kind: "data", "model" or "none".
@@ -237,10 +238,15 @@ class Strategy:
         num_replicas: model copies that each take a slice of the global
             batch (processes on torch, devices on JAX and TensorFlow,
             divided by the model axis under model parallelism).
-        rank: this process's index (0 except under torch DDP).
+        rank: this process's index among `processes` (see
+            `process_index`); rank 0 is the chief, the one that writes.
+        processes: how many processes train together (torchrun's
+            processes, JAX's `keras.distribution.initialize` processes,
+            TF_CONFIG's workers); 1 on one host with one process.
         engine: the backend object behind it (`keras.distribution`
-            distribution, `tf.distribute.MirroredStrategy`, or None on
-            torch, where the process group is the engine).
+            distribution, `tf.distribute.MirroredStrategy` or
+            `MultiWorkerMirroredStrategy`, or None on torch, where the
+            process group is the engine).
 
     Example:
 
@@ -255,9 +261,12 @@ class Strategy:
     ...     history = model.fit(batches, epochs=1, verbose=0)
     """
 
-    def __init__(self, kind, backend, engine, num_replicas, rank=0):
+    def __init__(self, kind, backend, engine, num_replicas, rank=0,
+                 processes=1):
         self.kind, self.backend, self.engine = kind, backend, engine
         self.num_replicas, self.rank = num_replicas, rank
+        self.processes = processes
+        self._models = []
 
     @property
     def is_chief(self):
@@ -266,25 +275,38 @@ class Strategy:
 
     @contextlib.contextmanager
     def scope(self):
-        """Build, compile and fit the model inside this context."""
+        """Build, compile and fit the model inside this context.
+
+        On leaving it, every process holds the whole of each model passed
+        to `prepare`, on its own device: with JAX on several processes each
+        variable is gathered from the processes' devices (a collective step:
+        every process leaves the scope), so that the chief alone can then
+        evaluate, decode and save.
+        """
         if self.backend == "torch" or self.engine is None:
             yield self
-        else:
-            with self.engine.scope():
-                yield self
+            return
+        with self.engine.scope():
+            yield self
+        if self.backend == "jax" and self.processes > 1:
+            for model in self._models:
+                _gather_jax_variables(model)
 
     def prepare(self, model):
         """Make `model.fit` train it distributed; returns `model`.
 
-        Only torch needs it (DDP wraps the built model: parameters are
-        broadcast from rank 0, gradients all-reduced in `fit`); on JAX and
-        TensorFlow it returns the model unchanged. Call it after `compile`,
+        On torch, DDP wraps the built model: parameters are broadcast from
+        rank 0, gradients all-reduced in `fit`. With JAX on several
+        processes the model is gathered when the scope ends (see `scope`).
+        Otherwise it returns the model unchanged. Call it after `compile`,
         and again after changing which weights are trainable (DDP
         all-reduces the gradients of the weights trainable when it wraps).
 
         Args:
             model: a built Keras model, compiled.
         """
+        if self.backend == "jax" and self.processes > 1:
+            self._models.append(model)
         if self.backend != "torch" or self.num_replicas == 1:
             return model
         import torch
@@ -305,17 +327,24 @@ class Strategy:
     def shard(self, data):
         """The part of `data` this process trains on.
 
-        torch: a `ProcessShard` (this rank's rows of every batch). JAX:
-        each batch cut down to a multiple of the device count, which
-        Keras' data sharding needs. TensorFlow: the same cut (Keras'
-        trainer averages the first batch of every `fit`, `evaluate` and
-        `predict` over the replicas, which fails when they hold different
-        numbers of rows). At most `num_replicas - 1` rows of a batch are
-        left out.
+        Every process reads the same global batches (seed their shuffling)
+        and keeps its own rows of each, as its engine expects:
 
-        A `tf.data.Dataset` of batches is cut the same way, in the graph
-        (on torch every process must read the same global batches: seed its
-        shuffling).
+        - torch: a `ProcessShard`, this rank's block of rows of every batch.
+        - JAX: this process's block (`jax.make_array_from_process_local_data`
+          then splits it over the process's devices), cut to a multiple of
+          the device count, which Keras' data sharding needs.
+        - TensorFlow, one worker: the batch cut to a multiple of the
+          replicas (Keras' trainer averages the first batch of every `fit`,
+          `evaluate` and `predict` over the replicas, which fails when they
+          hold different numbers of rows); `MirroredStrategy` splits it.
+        - TensorFlow, several workers (`MultiWorkerMirroredStrategy`): a
+          distributed dataset made by the engine
+          (`distribute_datasets_from_function`), each worker's pipeline
+          giving each of its replicas its own block of every batch.
+
+        At most `num_replicas - 1` rows of a batch are left out. A
+        `tf.data.Dataset` of batches is cut the same way, in the graph.
 
         Args:
             data: a `keras.utils.PyDataset` (or a list of `(x, y)` batches),
@@ -323,12 +352,112 @@ class Strategy:
         """
         if self.num_replicas == 1:
             return data
-        rank, shards, multiple = ((self.rank, self.num_replicas, 1)
-                                  if self.backend == "torch"
-                                  else (0, 1, self.num_replicas))
+        if self.backend == "tensorflow" and self.processes > 1:
+            return _multi_worker_dataset(self.engine, data)
+        if self.backend == "torch":
+            rank, shards, multiple = self.rank, self.num_replicas, 1
+        elif self.backend == "jax":   # this process's block
+            rank, shards, multiple = _jax_block(self.engine)
+        else:                         # one worker: the whole batch
+            rank, shards, multiple = 0, 1, self.num_replicas
         if type(data).__module__.startswith("tensorflow"):
             return _shard_dataset(data, rank, shards, multiple)
         return ProcessShard(data, rank, shards, multiple=multiple)
+
+
+def _jax_block(distribution):
+    """`(rank, shards, multiple)`: this process's rows of a global batch
+    under a `keras.distribution` distribution, as `ProcessShard` takes them.
+
+    The batch is split in equal blocks over the mesh's batch axis; this
+    process feeds the blocks of its own devices' positions on that axis
+    (every process feeds the whole batch when the batch axis lies within
+    one process, e.g. a model axis across the processes).
+    """
+    import jax
+
+    mesh = distribution.device_mesh
+    axis = mesh.axis_names.index(getattr(distribution, "batch_dim_name",
+                                         mesh.axis_names[0]))
+    positions = np.moveaxis(np.asarray(mesh.devices, dtype=object), axis, 0)
+    local = {f"{d.platform}:{d.id}" for d in jax.local_devices()}
+    mine = [i for i, block in enumerate(positions)
+            if any(str(d).lower() in local for d in np.ravel(block))]
+    checks.require(mine == list(range(mine[0], mine[0] + len(mine))),
+                   "devices", "each process's devices at consecutive "
+                   "positions of the mesh's batch axis", mine)
+    count = len(positions)
+    return mine[0] // len(mine), count // len(mine), len(mine)
+
+
+def _gather_jax_variables(model):
+    """Each variable of `model`, whole, on this process's first device.
+
+    A replicated variable has a full copy here already; a sharded one
+    (ModelParallel) is gathered from every process (collective).
+    """
+    import jax
+    from jax.experimental import multihost_utils
+
+    device = jax.local_devices()[0]
+    variables = [*model.variables]
+    if getattr(model, "optimizer", None) is not None:
+        variables += list(model.optimizer.variables)
+    for variable in variables:
+        value = variable.value
+        if getattr(value, "is_fully_addressable", True):
+            continue
+        if value.sharding.is_fully_replicated:
+            whole = value.addressable_data(0)
+        else:
+            whole = multihost_utils.process_allgather(value, tiled=True)
+        variable.assign(jax.device_put(np.asarray(whole), device))
+
+
+def _multi_worker_dataset(engine, data):
+    """`data`'s batches as `MultiWorkerMirroredStrategy` takes them: each
+    worker's pipeline yields, for every global batch, one block of rows for
+    each of its replicas in turn."""
+    import tensorflow as tf
+
+    def per_worker(context):
+        local = context.num_replicas_in_sync // context.num_input_pipelines
+        first = context.input_pipeline_id * local
+        if type(data).__module__.startswith("tensorflow"):
+            parts = [_shard_dataset(data, first + j,
+                                    context.num_replicas_in_sync, 1)
+                     for j in range(local)]
+            if local == 1:
+                return parts[0]
+            return tf.data.Dataset.zip(tuple(parts)).flat_map(
+                lambda *blocks: _concatenated(
+                    [tf.data.Dataset.from_tensors(b) for b in blocks]))
+        shards = [ProcessShard(data, first + j, context.num_replicas_in_sync)
+                  for j in range(local)]
+
+        def batches():
+            for index in range(len(data)):
+                for shard in shards:
+                    yield shard[index]
+            shards[0].on_epoch_end()
+
+        example = shards[0][0]
+        signature = keras.tree.map_structure(
+            lambda a: tf.TensorSpec([None] * np.ndim(a), np.asarray(a).dtype),
+            example)
+        if isinstance(example, list):
+            signature = tuple(signature)
+        return tf.data.Dataset.from_generator(batches,
+                                              output_signature=signature)
+
+    return engine.distribute_datasets_from_function(per_worker)
+
+
+def _concatenated(datasets):
+    out = datasets[0]
+    for more in datasets[1:]:
+        out = out.concatenate(more)
+    return out
 
 
 def _shard_dataset(data, rank, num_shards, multiple):
@@ -403,11 +532,16 @@ def data_parallel(devices=None):
     True
     """
     backend = _backend()
+    index, processes = process_index()
     if backend == "jax":
         _initialize_hosts()
         devices = _devices(devices, keras.distribution.list_devices())
         engine = keras.distribution.DataParallel(devices=devices)
-        return Strategy("data", backend, engine, len(devices))
+        if processes > 1:   # `shard` gives each process its own rows
+            engine.auto_shard_dataset = False
+        return Strategy("data", backend, engine, len(devices), index, processes)
+    if backend == "tensorflow" and processes > 1:
+        return _multi_worker(devices, index, processes)
     if backend == "tensorflow":
         import tensorflow as tf
 
@@ -421,6 +555,21 @@ def data_parallel(devices=None):
                         "torchrun --nproc_per_node.")
     rank, world = _process_group()
     return Strategy("data", backend, None, world, rank)
+
+
+def _multi_worker(devices, index, processes):
+    """`MultiWorkerMirroredStrategy` over TF_CONFIG's workers."""
+    import tensorflow as tf
+
+    from kerattn import keras_fixes
+
+    checks.require(devices is None, "devices", "None when TF_CONFIG names "
+                   "several workers", devices,
+                   note="Each worker trains on all of its own devices.")
+    engine = tf.distribute.MultiWorkerMirroredStrategy()
+    keras_fixes.multi_worker_metrics()
+    return Strategy("data", "tensorflow", engine, engine.num_replicas_in_sync,
+                    index, processes)
 
 
 def layout_map(name, device_mesh):
@@ -500,7 +649,11 @@ def model_parallel(name, model_axis_size=2, devices=None):
         devices)
     engine = keras.distribution.ModelParallel(
         layout_map=layout_map(name, mesh), batch_dim_name="batch")
-    return Strategy("model", backend, engine, len(devices) // model_axis_size)
+    index, processes = process_index()
+    if processes > 1:   # `shard` gives each process its own rows
+        engine.auto_shard_dataset = False
+    return Strategy("model", backend, engine, len(devices) // model_axis_size,
+                    index, processes)
 
 
 class ProcessShard(keras.utils.PyDataset):

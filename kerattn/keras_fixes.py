@@ -87,26 +87,77 @@ def call_inputs(layer):
             for node in getattr(layer, "_inbound_nodes", [])]
 
 
-class IntegerIdsInDistributedBuild:
+class BuildOnOneReplicasBatch:
     """A mixin for a `keras.Model` (before it in the bases): under a
     `tf.distribute` strategy, Keras' TensorFlow trainer builds the model's
     compiled loss and metrics on the first batch averaged over the replicas
-    (`strategy.reduce("MEAN", ...)` in `_maybe_symbolic_build`), which turns
-    integer token ids into float64. Only shapes and dtypes are used, so the
-    ids get their integer dtype back before `call` checks them.
+    (`strategy.reduce("MEAN", ...)` in `_maybe_symbolic_build`). Only its
+    shapes and dtypes are used, and the average costs three ways: it turns
+    integer token ids into float64, it fails when the replicas' rows have
+    different shapes, and under `MultiWorkerMirroredStrategy` it fails
+    outright (`Attempt to convert a value (PerReplica...) to a Tensor`,
+    keras-team/keras#20585). This builds on the first local replica's rows.
 
-    Private: the hook is `Trainer._symbolic_build`; no public method sees
-    the batch it builds on. Written against keras 3.15.1; no upstream issue
-    found.
+    Private: the hook is `Trainer._maybe_symbolic_build`; no public method
+    sees the batch it builds on. Written against keras 3.15.1.
     """
 
-    def _symbolic_build(self, iterator=None, data_batch=None):
-        if data_batch is not None:
+    def _maybe_symbolic_build(self, iterator=None, data_batch=None):
+        strategy = getattr(self, "_distribute_strategy", None)
+        if strategy is None or iterator is None:
+            return super()._maybe_symbolic_build(iterator=iterator,
+                                                 data_batch=data_batch)
+        import tensorflow as tf
+
+        for _, _, batches in iterator:
             data_batch = tree.map_structure(
-                lambda v: v if v is None or keras.backend.standardize_dtype(
-                    v.dtype) != "float64" else keras.ops.cast(v, "int32"),
-                data_batch)
-        return super()._symbolic_build(iterator=iterator, data_batch=data_batch)
+                lambda v: strategy.experimental_local_results(v)[0]
+                if isinstance(v, tf.distribute.DistributedValues) else v,
+                next(batches))
+            break
+        return super()._maybe_symbolic_build(data_batch=data_batch)
+
+
+_MULTI_WORKER_REDUCE = []
+
+
+def multi_worker_metrics():
+    """Let Keras' TensorFlow trainer report metrics under
+    `tf.distribute.MultiWorkerMirroredStrategy`. Idempotent.
+
+    Keras' `reduce_per_replica` averages a step's metrics over the workers
+    with `strategy.reduce("MEAN", value, axis=0)`, which fails on the
+    scalar metrics every train step returns ("Invalid reduction dimension 0
+    for input with 0 dimensions", keras-team/keras#20585). This wraps it so
+    that a scalar is averaged over the replicas (`axis=None`); every other
+    case is Keras' own.
+
+    Private: `keras.src.backend.tensorflow.trainer.reduce_per_replica`, a
+    module function the train step calls. Written against keras 3.15.1.
+    """
+    if _MULTI_WORKER_REDUCE:
+        return
+    import tensorflow as tf
+    from keras.src.backend.tensorflow import trainer
+
+    original = trainer.reduce_per_replica
+
+    def reduce_per_replica(values, strategy, reduction):
+        if reduction not in ("auto", "mean") or not isinstance(
+                strategy, tf.distribute.MultiWorkerMirroredStrategy):
+            return original(values, strategy, reduction)
+
+        def mean(value):
+            if not isinstance(value, tf.distribute.DistributedValues):
+                return value
+            if len(value.values[0].shape) == 0:
+                return strategy.reduce("MEAN", value, axis=None)
+            return original(value, strategy, reduction)
+
+        return tree.map_structure(mean, values)
+
+    trainer.reduce_per_replica = reduce_per_replica
+    _MULTI_WORKER_REDUCE.append(original)
 
 
 def _jax_variables(model):

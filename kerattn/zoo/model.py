@@ -169,7 +169,7 @@ def _is_array_like(x):
 
 
 @keras.saving.register_keras_serializable(package="kerattn")
-class ZooModel(keras_fixes.IntegerIdsInDistributedBuild, keras.Model):
+class ZooModel(keras_fixes.BuildOnOneReplicasBatch, keras.Model):
     """A functional `keras.Model` that validates its inputs.
 
     Built exactly as `keras.Model(inputs, outputs, name=...)`; everything
