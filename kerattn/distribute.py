@@ -391,27 +391,14 @@ def _jax_block(distribution):
 
 
 def _gather_jax_variables(model):
-    """Each variable of `model`, whole, on this process's first device.
+    """Each variable of `model` (and its optimizer), whole, on this
+    process's first device (see `keras_fixes.jax_variables_here`)."""
+    from kerattn import keras_fixes
 
-    A replicated variable has a full copy here already; a sharded one
-    (ModelParallel) is gathered from every process (collective).
-    """
-    import jax
-    from jax.experimental import multihost_utils
-
-    device = jax.local_devices()[0]
     variables = [*model.variables]
     if getattr(model, "optimizer", None) is not None:
         variables += list(model.optimizer.variables)
-    for variable in variables:
-        value = variable.value
-        if getattr(value, "is_fully_addressable", True):
-            continue
-        if value.sharding.is_fully_replicated:
-            whole = value.addressable_data(0)
-        else:
-            whole = multihost_utils.process_allgather(value, tiled=True)
-        variable.assign(jax.device_put(np.asarray(whole), device))
+    keras_fixes.jax_variables_here(variables)
 
 
 def _multi_worker_dataset(engine, data):
@@ -554,7 +541,7 @@ def data_parallel(devices=None):
                    note="DDP runs one process per device; start them with "
                         "torchrun --nproc_per_node.")
     rank, world = _process_group()
-    return Strategy("data", backend, None, world, rank)
+    return Strategy("data", backend, None, world, rank, world)
 
 
 def _multi_worker(devices, index, processes):

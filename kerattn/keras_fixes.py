@@ -205,6 +205,42 @@ def jax_variables_kept(model):
         raise
 
 
+def jax_variables_here(variables):
+    """Make each JAX variable whose value spans several processes' devices
+    a whole copy on this process's first device, with no layout.
+
+    After `keras.distribution` training on several processes a variable's
+    value is a global `jax.Array` (replicated, or split by a
+    `ModelParallel` layout): this process cannot read it (`np.asarray`
+    refuses arrays on other hosts' devices) nor compute with it alone. A
+    replicated value has a whole copy here already; a split one is
+    gathered from every process (`multihost_utils.process_allgather`, a
+    collective: every process must call this). Variables already on this
+    process's devices are left as they are.
+
+    Private: `Variable.assign` puts a value back on the variable's layout
+    (`_layout`, set when it was created under the distribution); Keras has
+    no public way to take a variable off its distribution. Written against
+    keras 3.15.1 and jax 0.10.2.
+    """
+    import jax
+    import numpy as np
+    from jax.experimental import multihost_utils
+
+    device = jax.local_devices()[0]
+    for variable in variables:
+        value = variable.value
+        if getattr(value, "is_fully_addressable", True):
+            continue
+        if value.sharding.is_fully_replicated:
+            whole = np.asarray(value.addressable_data(0))
+        else:
+            whole = np.asarray(multihost_utils.process_allgather(value,
+                                                                 tiled=True))
+        variable._layout = None
+        variable.assign(jax.device_put(whole, device))
+
+
 def tensorflow_stablehlo_version():
     """The StableHLO version the installed TensorFlow reads, or None.
 

@@ -82,7 +82,7 @@ class OneBatch(keras.utils.PyDataset):
         return self.batch
 
 
-def train(name, batch, strategy=None, seed=0):
+def train(name, batch, strategy=None, seed=0, shapes=None):
     make, _, kind = HARD if name == "show_attend_tell_hard" else CASES[name]
     keras.utils.set_random_seed(seed)
     if strategy is None:
@@ -96,6 +96,12 @@ def train(name, batch, strategy=None, seed=0):
             strategy.prepare(model)
             history = model.fit(strategy.shard(OneBatch(batch)), epochs=STEPS,
                                 verbose=0, shuffle=False)
+            if shapes is not None:   # how ModelParallel stored ffn_inner
+                kernel = next(v for v in model.weights
+                              if v.path.endswith("ffn_inner/kernel"))
+                shapes["ffn_inner_spec"] = list(kernel.value.sharding.spec)
+                shapes["ffn_inner_shard_shape"] = list(
+                    kernel.value.addressable_shards[0].data.shape)
     weights = [keras.ops.convert_to_numpy(w) for w in model.trainable_weights]
     return model, np.asarray(history.history["loss"], "float64"), weights
 
@@ -116,68 +122,110 @@ def replica_mean(losses, strategy):
     return (total / strategy.num_replicas).numpy()
 
 
+def rows_fed(strategy, data):
+    """Fingerprints of the rows this process feeds its replicas (the bytes
+    of each row of every input and target), read from `strategy.shard`."""
+    shard = strategy.shard(data)
+    if strategy.backend == "tensorflow" and strategy.processes > 1:
+        local = strategy.engine.experimental_local_results
+        batches = [part for batch in shard for part in zip(*[
+            local(leaf) for leaf in keras.tree.flatten(batch)])]
+    else:
+        batches = [keras.tree.flatten(shard[i]) for i in range(len(shard))]
+    rows = []
+    for leaves in batches:
+        leaves = [keras.ops.convert_to_numpy(a) for a in leaves]
+        rows += [b"".join(a[i].tobytes() for a in leaves)
+                 for i in range(len(leaves[0]))]
+    return sorted(r.hex() for r in rows)
+
+
+def all_rows(batch):
+    leaves = keras.tree.flatten(batch)
+    return sorted(b"".join(np.asarray(a)[i].tobytes() for a in leaves).hex()
+                  for i in range(len(leaves[0])))
+
+
+def weight_spread(strategy, weights):
+    """The largest difference of a weight's sum between processes (torch:
+    DDP keeps them equal)."""
+    if strategy.backend != "torch" or strategy.processes == 1:
+        return 0.0
+    import torch
+    import torch.distributed as dist
+
+    sums = torch.tensor([float(np.sum(w)) for w in weights])
+    low, high = sums.clone(), sums.clone()
+    dist.all_reduce(low, op=dist.ReduceOp.MIN)
+    dist.all_reduce(high, op=dist.ReduceOp.MAX)
+    return float((high - low).abs().max())
+
+
 def main(out_path, names):
+    """Every process runs all of it (the engines' steps are collective);
+    each writes its own report, `out_path` with its index before `.json`."""
     strategy = distribute.data_parallel()
     replicas = strategy.num_replicas
+    # torch DDP and TF's multi-worker engine broadcast the first worker's
+    # weights: the others start from other ones. JAX's processes must
+    # start alike (one global program).
+    seed = 0 if strategy.backend == "jax" else strategy.rank
     results = {"backend": keras.backend.backend(), "replicas": replicas,
-               "models": {}}
+               "processes": strategy.processes, "rank": strategy.rank,
+               "chief": distribute.is_chief(), "models": {}}
     for name in names:
         batch = global_batch(CASES[name][1], replicas)
-        # Rank 1 starts from other weights: DDP must broadcast rank 0's.
-        _, losses, weights = train(name, batch, strategy, seed=strategy.rank)
+        _, losses, weights = train(name, batch, strategy, seed=seed)
         losses = replica_mean(losses, strategy)
         if strategy.is_chief:
             _, ref_losses, ref_weights = train(name, batch)
             results["models"][name] = {
                 "weight_diff": max_diff(weights, ref_weights),
                 "losses": losses.tolist(), "reference_losses": ref_losses.tolist()}
+            if "one_replica_only" not in results:
+                # What a run that skipped the all-reduce would match: the
+                # first replica's rows alone.
+                first = keras.tree.map_structure(lambda a: a[:2], batch)
+                results["one_replica_only"] = {
+                    "diff_to_global": max_diff(train(name, first)[2],
+                                               ref_weights),
+                    "distributed_diff": max_diff(weights, ref_weights)}
+    batch = global_batch(CASES["bahdanau_nmt"][1], replicas)
+    results["rows"] = {"mine": rows_fed(strategy, OneBatch(batch)),
+                       "all": all_rows(batch)}
     name = "show_attend_tell_hard"
     batch = global_batch(HARD[1], replicas)
-    _, losses, weights = train(name, batch, strategy)
-    spread = 0.0
-    if strategy.backend == "torch" and replicas > 1:
-        # DDP keeps the processes' weights equal: the largest difference
-        # of a weight sum between ranks.
-        import torch
-        import torch.distributed as dist
+    _, losses, weights = train(name, batch, strategy, seed=seed)
+    spread = weight_spread(strategy, weights)
+    # Compared with one device on JAX only (elsewhere the samples differ).
+    diff = (max_diff(weights, train(name, batch)[2])
+            if strategy.backend == "jax" and strategy.is_chief else None)
+    results["hard_attention"] = {
+        "finite": bool(np.all(np.isfinite(losses))),
+        "weight_diff": diff, "rank_spread": spread}
+    if keras.backend.backend() == "jax":
+        # The model axis across the processes: each of a process's devices
+        # pairs with one of the other's, and holds half of every split kernel.
+        import jax
 
-        sums = torch.tensor([float(np.sum(w)) for w in weights])
-        low, high = sums.clone(), sums.clone()
-        dist.all_reduce(low, op=dist.ReduceOp.MIN)
-        dist.all_reduce(high, op=dist.ReduceOp.MAX)
-        spread = float((high - low).abs().max())
-    if strategy.is_chief:
-        # Compared with one device on JAX only (elsewhere the samples differ).
-        diff = (max_diff(weights, train(name, batch)[2])
-                if strategy.backend == "jax" else None)
-        results["hard_attention"] = {
-            "finite": bool(np.all(np.isfinite(losses))),
-            "weight_diff": diff, "rank_spread": spread}
-    if strategy.is_chief and keras.backend.backend() == "jax":
-        name = "bahdanau_nmt"
-        batch = global_batch(CASES[name][1], replicas)
-        first = keras.tree.map_structure(lambda a: a[:2], batch)
-        _, _, weights = train(name, batch, strategy)
-        _, _, ref_weights = train(name, batch)
-        _, _, one_replica = train(name, first)
-        results["one_replica_only"] = {
-            "diff_to_global": max_diff(one_replica, ref_weights),
-            "distributed_diff": max_diff(weights, ref_weights)}
+        by_process = [[d for d in jax.devices() if d.process_index == p]
+                      for p in range(jax.process_count())]
+        devices = [f"{d.platform}:{d.id}" for pair in zip(*by_process)
+                   for d in pair]
         batch = global_batch(CASES["transformer_nmt"][1], replicas)
-        mp = distribute.model_parallel("transformer_nmt", model_axis_size=2)
-        model, losses, weights = train("transformer_nmt", batch, mp)
+        mp = distribute.model_parallel("transformer_nmt", model_axis_size=2,
+                                       devices=devices)
+        results["model_parallel_rows"] = len(rows_fed(mp, OneBatch(batch)))
+        shapes = {}
+        _, losses, weights = train("transformer_nmt", batch, mp, shapes=shapes)
         _, ref_losses, ref_weights = train("transformer_nmt", batch)
-        kernel = next(v for v in model.weights
-                      if v.path.endswith("ffn_inner/kernel"))
         results["model_parallel"] = {
             "weight_diff": max_diff(weights, ref_weights),
             "losses": losses.tolist(), "reference_losses": ref_losses.tolist(),
-            "ffn_inner_spec": [a for a in kernel.value.sharding.spec],
-            "ffn_inner_shard_shape": list(
-                kernel.value.addressable_shards[0].data.shape)}
-    if strategy.is_chief:
-        with open(out_path, "w") as f:
-            json.dump(results, f, indent=1)
+            **shapes}
+    root, ext = os.path.splitext(out_path)
+    with open(f"{root}-{strategy.rank}{ext}", "w") as f:
+        json.dump(results, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -1,35 +1,37 @@
-"""Distributed training on virtual devices, against one device.
+"""Distributed training on two processes standing in for two hosts,
+against one device.
 
-Each backend's own engine (kerattn.distribute): JAX's
-`keras.distribution.DataParallel` over 4 virtual CPU devices (and
-`ModelParallel` over a (batch 2, model 2) mesh for the transformer),
-TensorFlow's `MirroredStrategy` over 4 logical CPU devices, torch DDP over
-a 2-process gloo group. tests/distributed_worker.py trains every zoo model
-3 SGD steps on one global batch, distributed and on one device, in a fresh
-process (devices are fixed before a backend starts); this test checks its
-report.
+Each backend's own engine (kerattn.distribute), started as
+docs/distribution.md says hosts start it (tests/hosts.py): JAX's
+`keras.distribution.initialize` over 2 processes of 2 virtual CPU devices
+each (`DataParallel` over the 4; `ModelParallel` for the transformer on a
+(batch 2, model 2) mesh whose model axis pairs a device of each process),
+TensorFlow's `MultiWorkerMirroredStrategy` over a 2-worker TF_CONFIG,
+torch DDP under two `torchrun --nnodes 2` launchers. Network traffic stays
+on 127.0.0.1. tests/distributed_worker.py trains zoo models 3 SGD steps on
+one global batch, distributed and (on the chief) on one device; every
+process writes a report, which these tests check.
 
 Each backend's engine trains the models whose case tests/placement.py puts
 in that backend's process (every model once per CI run, on the engine
 where it costs least: most on torch's DDP), plus hard attention on every
-engine; the worker's fixed costs (a fresh process, the engine's start) are
+engine; the worker's fixed costs (fresh processes, the engine's start) are
 paid once per backend.
 
 Tolerance: weights within 1e-5 and losses within 1e-5 (relative) of
 single-device training; measured differences are about 1e-7 (float32
 sums in another order). The check can fail: training on the first
-replica's rows alone lands about 0.1 away.
+replica's rows alone lands about 0.1 away (checked on every backend).
 """
 
 import json
 import os
-import subprocess
-import sys
 
 import keras
 import numpy as np
 import pytest
 
+import hosts
 from placement import placement
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -51,26 +53,48 @@ def models_here():
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
+def reports(tmp_path_factory):
+    """The two processes' reports, the chief's first."""
     backend = keras.backend.backend()
-    out = str(tmp_path_factory.mktemp("distributed") / "report.json")
-    env = dict(os.environ, KERAS_BACKEND=backend)
+    root = tmp_path_factory.mktemp("distributed")
+    out = str(root / "report.json")
+    env = dict(os.environ, KERAS_BACKEND=backend,
+               XLA_FLAGS="--xla_force_host_platform_device_count=2")
     env["PYTHONPATH"] = os.path.dirname(HERE) + os.pathsep + env.get("PYTHONPATH", "")
-    if backend == "torch":
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-               "--nproc_per_node=2", WORKER, out, "2", *models_here()]
-    else:
-        cmd = [sys.executable, WORKER, out, "4", *models_here()]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True,
-                          timeout=900)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    with open(out) as f:
-        return json.load(f)
+    devices = "2" if backend == "jax" else "1"
+    hosts.run(backend, [WORKER, out, devices, *models_here()], str(root),
+              env=env, timeout=300)
+    found = []
+    for rank in range(hosts.HOSTS):
+        with open(str(root / f"report-{rank}.json")) as f:
+            found.append(json.load(f))
+    return found
 
 
-def test_replicas(report):
-    assert report["backend"] == keras.backend.backend()
-    assert report["replicas"] == (2 if report["backend"] == "torch" else 4)
+@pytest.fixture(scope="module")
+def report(reports):
+    return reports[0]
+
+
+def test_two_processes_one_chief(reports):
+    backend = keras.backend.backend()
+    assert [r["backend"] for r in reports] == [backend] * 2
+    assert [r["processes"] for r in reports] == [2, 2]
+    assert [r["rank"] for r in reports] == [0, 1]
+    assert [r["chief"] for r in reports] == [True, False]
+    # JAX: 2 devices a process; TensorFlow and torch: 1.
+    assert {r["replicas"] for r in reports} == {4 if backend == "jax" else 2}
+
+
+def test_each_process_feeds_its_own_rows(reports):
+    """The processes' rows of a global batch: disjoint, as many each, all
+    of them together."""
+    mine = [r["rows"]["mine"] for r in reports]
+    every = reports[0]["rows"]["all"]
+    assert len(every) == 2 * reports[0]["replicas"]
+    assert [len(m) for m in mine] == [len(every) // 2] * 2
+    assert not set(mine[0]) & set(mine[1])
+    assert sorted(mine[0] + mine[1]) == every
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -81,9 +105,10 @@ def test_data_parallel_matches_one_device(report, name):
                                rtol=LOSS_RTOL)
 
 
-def test_hard_attention_trains_distributed(report):
+def test_hard_attention_trains_distributed(reports):
+    report = reports[0]
     result = report["hard_attention"]
-    assert result["finite"], result
+    assert all(r["hard_attention"]["finite"] for r in reports), reports
     # torch: DDP keeps every process on the same weights.
     assert result["rank_spread"] <= 1e-4, result
     if report["backend"] == "jax":
@@ -93,18 +118,22 @@ def test_hard_attention_trains_distributed(report):
 
 def test_check_has_power(report):
     """Training on one replica's rows only is far from the global batch."""
-    if report["backend"] != "jax":
-        pytest.skip("measured once, on JAX (the all-reduce is each engine's; "
-                    "the comparison is the same on every backend)")
     result = report["one_replica_only"]
     assert result["distributed_diff"] <= WEIGHTS_ATOL
     assert result["diff_to_global"] > 100 * WEIGHTS_ATOL, result
 
 
-def test_model_parallel_transformer(report):
-    """JAX only: Keras' ModelParallel is JAX's (the skip says why)."""
+def test_model_parallel_transformer(reports):
+    """JAX only: Keras' ModelParallel is JAX's (the skip says why). The
+    model axis spans the processes, so both feed every row of the batch and
+    each holds half of every split kernel; the weights are gathered whole
+    on each process when the scope ends."""
+    report = reports[0]
     if report["backend"] != "jax":
         pytest.skip("keras.distribution.ModelParallel runs on JAX only")
+    assert [r["model_parallel_rows"] for r in reports] == [
+        len(report["rows"]["all"])] * 2
+    assert reports[1]["model_parallel"] == report["model_parallel"]
     result = report["model_parallel"]
     assert result["ffn_inner_spec"] == [None, "model"]
     assert result["ffn_inner_shard_shape"] == [16, 16]   # (16, 32) over 2
