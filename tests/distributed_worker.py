@@ -1,27 +1,26 @@
-"""Train each zoo model a few steps on one device and distributed; compare.
+"""Train zoo models a few steps on one device and distributed; compare.
 
-Run by tests/test_distributed.py in a fresh process, because the devices
-are fixed before the backend starts:
+Run by tests/test_distributed.py on two processes standing in for two hosts
+(tests/hosts.py starts them as docs/distribution.md says), each in a fresh
+interpreter because the devices are fixed before the backend starts:
 
-    KERAS_BACKEND=jax python tests/distributed_worker.py OUT.json 4
-    KERAS_BACKEND=tensorflow python tests/distributed_worker.py OUT.json 4
-    KERAS_BACKEND=torch python -m torch.distributed.run --nproc_per_node=2 \\
-        tests/distributed_worker.py OUT.json 2
+    python tests/distributed_worker.py OUT.json DEVICES MODEL...
 
-JAX gets 4 virtual CPU devices (XLA_FLAGS), TensorFlow 4 logical CPU
-devices, torch 2 gloo processes. Each model (tiny, dropout 0) trains
-STEPS steps on one global batch of 2 * devices rows, once on one device
-and once through `kerattn.distribute.data_parallel`, with plain SGD (a
-weight difference is then a gradient difference times the rate; Adam would
-turn float noise in a near-zero gradient into a full step of the learning
-rate, whichever its sign). The out file has,
-per model, the largest weight difference and both runs' losses. Every
+DEVICES is the virtual CPU devices of each JAX process (XLA_FLAGS); a
+TensorFlow worker and a torch process have one. Each model (tiny,
+dropout 0) trains STEPS steps on one global batch of 2 rows per replica
+through `kerattn.distribute.data_parallel`, and on the chief also on one
+device, with plain SGD (a weight difference is then a gradient difference
+times the rate; Adam would turn float noise in a near-zero gradient into a
+full step of the learning rate, whichever its sign). Every process writes
+OUT-RANK.json: the chief's has, per model, the largest weight difference
+and both runs' losses; every one has the rows it fed its replicas. Every
 replica's rows have as many real target tokens as every other's, so the
 mean of the replicas' losses is the global batch's loss (see
-kerattn/distribute.py). On JAX the transformer also trains model-parallel
-over a (2, 2) mesh, and one reference trains on the first replica's rows
+kerattn/distribute.py). One reference trains on the first replica's rows
 alone: a distributed run that skipped the gradient all-reduce would match
-that one instead.
+that one instead. On JAX the transformer also trains model-parallel over
+a (2, 2) mesh whose model axis spans the two processes.
 """
 
 import json

@@ -118,6 +118,9 @@ def test_hard_attention_trains_distributed(reports):
 
 def test_check_has_power(report):
     """Training on one replica's rows only is far from the global batch."""
+    if not report["models"]:
+        pytest.skip("no soft-attention model is placed on this backend's "
+                    "engine (tests/placement.py); the check runs where one is")
     result = report["one_replica_only"]
     assert result["distributed_diff"] <= WEIGHTS_ATOL
     assert result["diff_to_global"] > 100 * WEIGHTS_ATOL, result
