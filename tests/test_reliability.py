@@ -11,8 +11,13 @@
   sentences x 100 words.
 """
 
+import json
 import os
+import pickle
 import random
+import signal
+import subprocess
+import sys
 
 import keras
 import numpy as np
@@ -21,6 +26,8 @@ import pytest
 import zoo_cases
 from kerattn import callbacks, decoding, zoo
 from kerattn.datasets import WordVocabulary
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _weights(model):
@@ -144,6 +151,101 @@ def test_backup_and_restore_resumes_to_the_same_weights(tmp_path):
                           **fit)
     assert len(history.history["loss"]) == 1  # only the interrupted epoch ran
     for a, b in zip(_weights(reference), _weights(resumed), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+# The child of the kill test: 3 epochs of a tiny model with seeded dropout,
+# backed up each epoch; the second backup is killed (SIGKILL) halfway
+# through writing its last file, random_state.npz. It records the state the
+# first backup holds (weights, optimizer, seed state) in record.pkl.
+_KILLED_CHILD = r"""
+import os, pickle, signal, sys
+import keras, numpy as np
+sys.path.insert(0, sys.argv[3])
+import test_reliability as t
+from kerattn import callbacks
+
+backup, record = sys.argv[1], sys.argv[2]
+savez, calls = np.savez, []
+
+def savez_then_die(file, *args, **kwargs):
+    calls.append(file)
+    savez(file, *args, **kwargs)
+    if len(calls) == 2:
+        with open(file, "r+b") as f:
+            f.truncate(os.path.getsize(file) // 2)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+np.savez = savez_then_die
+
+class Record(keras.callbacks.Callback):
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch == 0:
+            with open(record, "wb") as f:
+                pickle.dump(t._killed_state(self.model), f)
+
+model, x, y = t._killed_model()
+model.fit(x, y, callbacks=[callbacks.BackupAndRestore(backup), Record()],
+          **t._KILLED_FIT)
+"""
+_KILLED_FIT = dict(batch_size=4, epochs=3, shuffle=False, verbose=0)
+
+
+def _killed_model():
+    keras.utils.set_random_seed(3)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(4),
+                              keras.layers.Dropout(0.5, seed=1), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.Adam(1e-2), "mse")
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(8, 4)), rng.normal(size=(8, 1))
+    model(x[:1])
+    model.optimizer.build(model.trainable_variables)
+    return model, x, y
+
+
+def _killed_state(model):
+    return ([keras.ops.convert_to_numpy(v) for v in model.weights + model.optimizer.variables],
+            [keras.ops.convert_to_numpy(v) for v in callbacks._seed_states(model)])
+
+
+def test_a_kill_during_a_backup_leaves_the_previous_one_loadable(tmp_path):
+    """SIGKILLed halfway through writing the second backup's last file.
+
+    The backup directory still holds the first backup, whole: its weights
+    and optimizer state, seed state and epoch are those at the end of epoch
+    1; the temporary files the kill left (one truncated) do not stop the
+    resume, which trains the 2 epochs left and ends on the weights of an
+    uninterrupted run.
+    """
+    backup, record = str(tmp_path / "backup"), str(tmp_path / "record.pkl")
+    env = dict(os.environ, KERAS_BACKEND=keras.backend.backend(),
+               PYTHONPATH=os.path.dirname(HERE) + os.pathsep
+               + os.environ.get("PYTHONPATH", ""))
+    child = subprocess.run([sys.executable, "-c", _KILLED_CHILD, backup, record, HERE],
+                           env=env, capture_output=True, text=True, timeout=120)
+    assert child.returncode == -signal.SIGKILL, child.stderr[-3000:]
+    with open(record, "rb") as f:
+        weights, seeds = pickle.load(f)
+
+    saved = np.load(os.path.join(backup, "random_state.npz"))
+    np.testing.assert_array_equal(saved["arr_0"], seeds[0])
+    with open(os.path.join(backup, "training_metadata.json")) as f:
+        assert json.load(f)["epoch"] == 1
+    model, x, y = _killed_model()
+    model.load_weights(os.path.join(backup, "latest.weights.h5"))
+    for a, b in zip(weights, _killed_state(model)[0], strict=True):
+        np.testing.assert_array_equal(a, b)
+    left = [n for n in os.listdir(backup) if n.startswith(".tmp-")]
+    assert any(n.endswith("random_state.npz") for n in left), left   # the truncated one
+
+    reference, x, y = _killed_model()
+    reference.fit(x, y, **_KILLED_FIT)
+    model, x, y = _killed_model()
+    history = model.fit(x, y, callbacks=[callbacks.BackupAndRestore(
+        backup, delete_checkpoint=False)], **_KILLED_FIT)
+    assert len(history.history["loss"]) == 2
+    assert not [n for n in os.listdir(backup) if n.startswith(".tmp-")]
+    for a, b in zip(_killed_state(reference)[0], _killed_state(model)[0], strict=True):
         np.testing.assert_array_equal(a, b)
 
 
