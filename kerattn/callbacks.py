@@ -22,6 +22,7 @@ import contextlib
 import json
 import os
 import shutil
+import tempfile
 import time
 
 import keras
@@ -208,14 +209,21 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
             self._load_model()
 
     def _load_model(self, previous=False):
-        suffix = ".bkp" if previous else ""
-        latest = self._weights_path, self._training_metadata_path
-        self._weights_path, self._training_metadata_path = (p + suffix for p in latest)
-        try:
+        if not previous:
             super()._load_model()
-        finally:
-            self._weights_path, self._training_metadata_path = latest
-        path = self._random_state_path() + suffix
+        else:
+            # The `.bkp` files. Keras loads weights only from a name ending
+            # in `.weights.h5`: a copy outside the backup, with that name.
+            latest = self._weights_path, self._training_metadata_path
+            with tempfile.TemporaryDirectory(prefix="kerattn_backup_") as folder:
+                self._weights_path = os.path.join(folder, "previous.weights.h5")
+                shutil.copyfile(self._prev_weights_path, self._weights_path)
+                self._training_metadata_path = self._prev_training_metadata_path
+                try:
+                    super()._load_model()
+                finally:
+                    self._weights_path, self._training_metadata_path = latest
+        path = self._random_state_path() + (".bkp" if previous else "")
         if not os.path.exists(path):
             return
         saved = np.load(path)

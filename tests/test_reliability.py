@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import zoo_cases
-from kerattn import callbacks, decoding, zoo
+from kerattn import callbacks, decoding, distribute, zoo
 from kerattn.datasets import WordVocabulary
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -182,16 +182,16 @@ class Record(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         if epoch == 0:
             with open(record, "wb") as f:
-                pickle.dump(t._killed_state(self.model), f)
+                pickle.dump(t._full_state(self.model), f)
 
-model, x, y = t._killed_model()
+model, x, y = t._dropout_model()
 model.fit(x, y, callbacks=[callbacks.BackupAndRestore(backup), Record()],
           **t._KILLED_FIT)
 """
 _KILLED_FIT = dict(batch_size=4, epochs=3, shuffle=False, verbose=0)
 
 
-def _killed_model():
+def _dropout_model():
     keras.utils.set_random_seed(3)
     model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(4),
                               keras.layers.Dropout(0.5, seed=1), keras.layers.Dense(1)])
@@ -203,7 +203,7 @@ def _killed_model():
     return model, x, y
 
 
-def _killed_state(model):
+def _full_state(model):
     return ([keras.ops.convert_to_numpy(v) for v in model.weights + model.optimizer.variables],
             [keras.ops.convert_to_numpy(v) for v in callbacks._seed_states(model)])
 
@@ -231,22 +231,65 @@ def test_a_kill_during_a_backup_leaves_the_previous_one_loadable(tmp_path):
     np.testing.assert_array_equal(saved["arr_0"], seeds[0])
     with open(os.path.join(backup, "training_metadata.json")) as f:
         assert json.load(f)["epoch"] == 1
-    model, x, y = _killed_model()
+    model, x, y = _dropout_model()
     model.load_weights(os.path.join(backup, "latest.weights.h5"))
-    for a, b in zip(weights, _killed_state(model)[0], strict=True):
+    for a, b in zip(weights, _full_state(model)[0], strict=True):
         np.testing.assert_array_equal(a, b)
     left = [n for n in os.listdir(backup) if n.startswith(".tmp-")]
     assert any(n.endswith("random_state.npz") for n in left), left   # the truncated one
 
-    reference, x, y = _killed_model()
+    reference, x, y = _dropout_model()
     reference.fit(x, y, **_KILLED_FIT)
-    model, x, y = _killed_model()
+    model, x, y = _dropout_model()
     history = model.fit(x, y, callbacks=[callbacks.BackupAndRestore(
         backup, delete_checkpoint=False)], **_KILLED_FIT)
     assert len(history.history["loss"]) == 2
     assert not [n for n in os.listdir(backup) if n.startswith(".tmp-")]
-    for a, b in zip(_killed_state(reference)[0], _killed_state(model)[0], strict=True):
+    for a, b in zip(_full_state(reference)[0], _full_state(model)[0], strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_only_the_chief_writes_the_backup_and_every_process_restores(tmp_path, monkeypatch):
+    """Process 1 of 2 (each engine's variables say so) reads the chief's
+    backup, the latest or, when its weights do not read, the previous
+    (`double_checkpoint`), and writes, copies or deletes nothing."""
+    backup = str(tmp_path / "backup")
+    chief, x, y = _dropout_model()
+    chief.fit(x, y, callbacks=[callbacks.BackupAndRestore(
+        backup, double_checkpoint=True, delete_checkpoint=False)],
+        **dict(_KILLED_FIT, epochs=2))
+
+    def files():
+        return {n: open(os.path.join(backup, n), "rb").read() for n in os.listdir(backup)}
+
+    before = files()
+    assert "random_state.npz.bkp" in before
+    monkeypatch.setenv("RANK", "1")                            # torchrun
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("KERAS_DISTRIBUTION_PROCESS_ID", "1")   # keras.distribution
+    monkeypatch.setenv("KERAS_DISTRIBUTION_NUM_PROCESSES", "2")
+    monkeypatch.setenv("TF_CONFIG", json.dumps({               # TensorFlow
+        "cluster": {"worker": ["localhost:1", "localhost:2"]},
+        "task": {"type": "worker", "index": 1}}))
+    assert not distribute.is_chief()
+
+    model, x, y = _dropout_model()
+    history = model.fit(x, y, callbacks=[callbacks.BackupAndRestore(backup)], **_KILLED_FIT)
+    assert len(history.history["loss"]) == 1     # resumed after epoch 2
+    assert files() == before                     # not deleted at the end either
+
+    with open(os.path.join(backup, "latest.weights.h5"), "r+b") as f:
+        f.truncate(100)
+    before = files()
+    model, x, y = _dropout_model()
+    history = model.fit(x, y, callbacks=[callbacks.BackupAndRestore(backup)], **_KILLED_FIT)
+    assert len(history.history["loss"]) == 2     # resumed after epoch 1, from .bkp
+    assert files() == before
+
+    model, x, y = _dropout_model()
+    model.fit(x, y, callbacks=[callbacks.BackupAndRestore(str(tmp_path / "new"))],
+              **_KILLED_FIT)
+    assert not os.path.exists(tmp_path / "new")
 
 
 # === Determinism ===
