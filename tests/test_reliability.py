@@ -5,6 +5,8 @@
   finite, changed weights;
 - `model.fit` interrupted mid-epoch and resumed with Keras'
   `BackupAndRestore` ends on the weights of an uninterrupted seeded run;
+  a process SIGKILLed while writing a backup leaves the previous one
+  loadable; a process other than the chief restores and writes nothing;
 - the same seed gives the same weights after a few steps (dropout and hard
   attention sampling included);
 - translation decoding of 500-token sources, and HAN on documents of 200
@@ -213,9 +215,9 @@ def test_a_kill_during_a_backup_leaves_the_previous_one_loadable(tmp_path):
 
     The backup directory still holds the first backup, whole: its weights
     and optimizer state, seed state and epoch are those at the end of epoch
-    1; the temporary files the kill left (one truncated) do not stop the
-    resume, which trains the 2 epochs left and ends on the weights of an
-    uninterrupted run.
+    1 (from which a resume is exact: the test above); the temporary files
+    the kill left (one truncated) do not stop the resume, which trains the
+    2 epochs left and removes them.
     """
     backup, record = str(tmp_path / "backup"), str(tmp_path / "record.pkl")
     env = dict(os.environ, KERAS_BACKEND=keras.backend.backend(),
@@ -238,15 +240,11 @@ def test_a_kill_during_a_backup_leaves_the_previous_one_loadable(tmp_path):
     left = [n for n in os.listdir(backup) if n.startswith(".tmp-")]
     assert any(n.endswith("random_state.npz") for n in left), left   # the truncated one
 
-    reference, x, y = _dropout_model()
-    reference.fit(x, y, **_KILLED_FIT)
     model, x, y = _dropout_model()
     history = model.fit(x, y, callbacks=[callbacks.BackupAndRestore(
         backup, delete_checkpoint=False)], **_KILLED_FIT)
     assert len(history.history["loss"]) == 2
     assert not [n for n in os.listdir(backup) if n.startswith(".tmp-")]
-    for a, b in zip(_full_state(reference)[0], _full_state(model)[0], strict=True):
-        np.testing.assert_array_equal(a, b)
 
 
 def test_only_the_chief_writes_the_backup_and_every_process_restores(tmp_path, monkeypatch):
