@@ -147,7 +147,7 @@ def main(argv=None):
     args = parse_args(argv)   # selects the backend
     import keras
 
-    from kerattn import distribute
+    from kerattn import atomic_path, distribute
 
     # Before anything starts the backend (the virtual devices are fixed then).
     args.strategy = distribute.from_arguments(args, args.model)
@@ -158,9 +158,10 @@ def main(argv=None):
           f"{args.strategy.num_replicas} replica(s) -> {out}")
     start = time.time()
     model, summary, results, draw = fit(args)
-    if not args.strategy.is_chief:   # torch DDP: rank 0 evaluates and writes
+    if not args.strategy.is_chief:   # only the chief (process 0) writes
         return None
-    model.save(os.path.join(out, "model.keras"))
+    with atomic_path(os.path.join(out, "model.keras")) as path:
+        model.save(path)   # written whole, or not at all
     try:
         if draw(os.path.join(out, "attention.png")) is None:
             print(f"{args.model} has no attention: no attention.png")
@@ -170,7 +171,7 @@ def main(argv=None):
                "batch_size": args.batch_size, "data": args.data,
                "distribute": args.distribute, "replicas": args.strategy.num_replicas,
                **summary, "minutes": round((time.time() - start) / 60, 2), **results}
-    with open(os.path.join(out, "results.json"), "w") as f:
+    with atomic_path(os.path.join(out, "results.json")) as path, open(path, "w") as f:
         json.dump(results, f, indent=1)
     print(json.dumps(results))
     for line in beside_baselines(results):

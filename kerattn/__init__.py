@@ -1,10 +1,10 @@
 """kerattn: the classic attention mechanisms and a model zoo, for Keras 3."""
 
 from kerattn import callbacks, datasets, decoding, distribute, layers, losses, zoo
-from kerattn.saving import load_model
+from kerattn.saving import atomic_path, load_model
 
 __version__ = "0.1.0"
 
 __all__ = ["layers", "zoo", "decoding", "datasets", "losses", "callbacks", "distribute",
-           "load_model",
+           "load_model", "atomic_path",
            "__version__"]

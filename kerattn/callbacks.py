@@ -13,16 +13,22 @@ uninterrupted run, and ends on other weights (0.03 apart after one epoch of
 the tiny RNNsearch in `tests/test_reliability.py`). This subclass also
 saves and restores those states, so the resume is exact. On PyTorch, Keras'
 `Dropout` without a seed draws from torch's global generator instead, so
-its state is saved too (the one backend-specific line here).
+its state is saved too (the one backend-specific line here). Every backup
+file is written atomically (a kill leaves the previous backup loadable),
+and by the chief process alone.
 """
 
+import contextlib
+import json
 import os
+import shutil
+import tempfile
 import time
 
 import keras
 import numpy as np
 
-from kerattn import checks
+from kerattn import checks, distribute, saving
 
 __all__ = ["BackupAndRestore", "TimeBudget"]
 
@@ -93,7 +99,8 @@ def _seed_states(model):
 
 
 class BackupAndRestore(keras.callbacks.BackupAndRestore):
-    """`keras.callbacks.BackupAndRestore`, with the RNG state backed up too.
+    """`keras.callbacks.BackupAndRestore`, with the RNG state backed up too,
+    written atomically by the chief alone.
 
     Same arguments and behaviour as Keras' callback (see its docs), plus a
     `random_state.npz` beside the weights with every `SeedGenerator`'s
@@ -102,11 +109,28 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
     resumes at the start of the saved epoch, so with `save_freq=N` batches
     the batches before the interruption are trained twice.
 
+    Every file of the backup (`latest.weights.h5`, `training_metadata.json`,
+    `random_state.npz`, and with `double_checkpoint` their `.bkp` copies)
+    is written through `kerattn.atomic_path`: all three are written to
+    temporary names first, then each is renamed onto its own (the metadata
+    last). A kill while a backup is written leaves the previous one whole
+    and loadable; only a kill within the three renames (microseconds) can
+    leave files of two consecutive backups, each readable. A temporary file
+    left by a kill is ignored, and removed by the next run's chief.
+
+    Only the chief (`kerattn.distribute.is_chief()`: process 0 under
+    torchrun, `keras.distribution.initialize` or `TF_CONFIG`) writes or
+    deletes backup files; every process restores from `backup_dir`. On
+    several hosts, `backup_dir` is storage every host reads (a shared
+    file system), or each host's copy of the chief's backup.
+
     Args:
-        backup_dir: where the backup is kept between runs (deleted when
-            training ends, unless `delete_checkpoint=False`).
+        backup_dir: a local or mounted folder, where the backup is kept
+            between runs (deleted when training ends, unless
+            `delete_checkpoint=False`).
         save_freq: `"epoch"`, or a number of batches.
-        double_checkpoint: keep the previous backup too, as Keras does.
+        double_checkpoint: keep the previous backup too, as Keras does
+            (restored when the latest weights do not read).
         delete_checkpoint: delete the backup once training completes.
 
     Example:
@@ -127,19 +151,79 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
     def _random_state_path(self):
         return os.path.join(self.backup_dir, "random_state.npz")
 
+    def _files(self):
+        return (self._weights_path, self._training_metadata_path,
+                self._random_state_path())
+
     def _save_model(self):
-        super()._save_model()
+        # Keras' own writes these files in place, one after the other.
+        if not distribute.is_chief():
+            return
+        os.makedirs(self.backup_dir, exist_ok=True)
+        if self.double_checkpoint:
+            for path in self._files():
+                if os.path.exists(path):
+                    with saving.atomic_path(path + ".bkp") as temporary:
+                        shutil.copyfile(path, temporary)
         states = [keras.ops.convert_to_numpy(v) for v in _seed_states(self.model)]
         extra = {}
         if keras.backend.backend() == "torch":
             import torch
 
             extra["torch_rng"] = torch.get_rng_state().numpy()
-        np.savez(self._random_state_path(), *states, **extra)
+        metadata = {"epoch": self._current_epoch, "batch": self._last_batch_seen}
+        with contextlib.ExitStack() as stack:
+            # Entered metadata first, so renamed last: every file is written
+            # before any is renamed.
+            metadata_file, weights_file, random_file = (
+                stack.enter_context(saving.atomic_path(p)) for p in
+                (self._training_metadata_path, self._weights_path,
+                 self._random_state_path()))
+            self.model.save_weights(weights_file, overwrite=True)
+            np.savez(random_file, *states, **extra)
+            with open(metadata_file, "w") as f:
+                json.dump(metadata, f)
 
-    def _load_model(self):
-        super()._load_model()
-        path = self._random_state_path()
+    def on_train_begin(self, logs=None):
+        # Keras' own copies the `.bkp` files over unreadable weights on
+        # every process: here the chief alone does, and the others read them.
+        chief = distribute.is_chief()
+        if chief and os.path.isdir(self.backup_dir):
+            for name in os.listdir(self.backup_dir):
+                if name.startswith(saving.TEMPORARY_PREFIX):
+                    os.remove(os.path.join(self.backup_dir, name))
+        try:
+            self._load_model()
+        except OSError:
+            if not os.path.exists(self._prev_weights_path):
+                raise
+            if not chief:
+                self._load_model(previous=True)
+                return
+            for path in self._files():
+                if os.path.exists(path + ".bkp"):
+                    with saving.atomic_path(path) as temporary:
+                        shutil.copyfile(path + ".bkp", temporary)
+                elif os.path.exists(path):
+                    os.remove(path)
+            self._load_model()
+
+    def _load_model(self, previous=False):
+        if not previous:
+            super()._load_model()
+        else:
+            # The `.bkp` files. Keras loads weights only from a name ending
+            # in `.weights.h5`: a copy outside the backup, with that name.
+            latest = self._weights_path, self._training_metadata_path
+            with tempfile.TemporaryDirectory(prefix="kerattn_backup_") as folder:
+                self._weights_path = os.path.join(folder, "previous.weights.h5")
+                shutil.copyfile(self._prev_weights_path, self._weights_path)
+                self._training_metadata_path = self._prev_training_metadata_path
+                try:
+                    super()._load_model()
+                finally:
+                    self._weights_path, self._training_metadata_path = latest
+        path = self._random_state_path() + (".bkp" if previous else "")
         if not os.path.exists(path):
             return
         saved = np.load(path)
@@ -155,3 +239,7 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
                             "that was backed up.")
         for i, variable in enumerate(variables):
             variable.assign(saved[f"arr_{i}"])
+
+    def on_train_end(self, logs=None):
+        if distribute.is_chief():
+            super().on_train_end(logs)

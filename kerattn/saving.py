@@ -1,7 +1,10 @@
-"""Load a `.keras` file saved under any backend, ready to `fit` under this one."""
+"""Load a `.keras` file saved under any backend, ready to `fit` under this one;
+write any file atomically (`atomic_path`)."""
 
+import contextlib
 import json
 import os
+import secrets
 import shutil
 import tempfile
 import zipfile
@@ -191,3 +194,66 @@ def _keras_load(path, portable, kwargs):
     except ValueError as error:
         first = str(error).strip().split("\n\n")[0]
         checks.bad_file(path, f"refused, not loaded: Keras: {first}")
+
+
+# The start of `atomic_path`'s temporary names (hidden files).
+TEMPORARY_PREFIX = ".tmp-"
+
+
+def _fsync(path, directory=False):
+    """Flush `path` (a file, or on POSIX a directory) to the disk."""
+    if directory and os.name != "posix":
+        return   # Windows cannot open a directory; its rename is durable enough
+    fd = os.open(path, os.O_RDONLY if directory else os.O_RDWR)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_path(path):
+    """Write `path` atomically: through a temporary name, then one rename.
+
+    Inside the `with`, write the file at the path it gives, with any writer
+    (`open`, `json.dump`, `np.savez`, `model.save`, `model.save_weights`):
+    a new name in the same directory, `.tmp-<pid>-<random>-<name>`, which
+    ends as `path` does, so Keras' `.keras` / `.weights.h5` suffix checks
+    and `np.savez`' `.npz` pass. When the block ends, the file is flushed to
+    disk and `os.replace`d onto `path` (then the directory is flushed):
+    readers see the old file or the new one, never part of one, and a kill
+    at any moment leaves the old file whole (at worst a temporary file
+    beside it). On an exception the temporary file is removed and `path` is
+    unchanged. Nested blocks write every file before renaming any (the
+    innermost first): the renames alone are left between two states.
+
+    Args:
+        path: the file to write (its directory must exist).
+
+    Example:
+
+    >>> import json
+    >>> with atomic_path("results.json") as temporary:
+    ...     with open(temporary, "w") as f:
+    ...         json.dump({"loss": 0.5}, f)
+    >>> with open("results.json") as f:
+    ...     json.load(f)
+    {'loss': 0.5}
+    >>> with atomic_path("weights.npz") as temporary:   # ends in .npz too
+    ...     np.savez(temporary, w=np.ones(2))
+    >>> np.load("weights.npz")["w"]
+    array([1., 1.])
+    """
+    path = os.fspath(path)
+    directory, name = os.path.split(os.path.abspath(path))
+    temporary = os.path.join(
+        directory, f"{TEMPORARY_PREFIX}{os.getpid()}-{secrets.token_hex(4)}-{name}")
+    try:
+        yield temporary
+        _fsync(temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+        raise
+    _fsync(directory, directory=True)

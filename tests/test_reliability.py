@@ -5,22 +5,31 @@
   finite, changed weights;
 - `model.fit` interrupted mid-epoch and resumed with Keras'
   `BackupAndRestore` ends on the weights of an uninterrupted seeded run;
+  a process SIGKILLed while writing a backup leaves the previous one
+  loadable; a process other than the chief restores and writes nothing;
 - the same seed gives the same weights after a few steps (dropout and hard
   attention sampling included);
 - translation decoding of 500-token sources, and HAN on documents of 200
   sentences x 100 words.
 """
 
+import json
 import os
+import pickle
 import random
+import signal
+import subprocess
+import sys
 
 import keras
 import numpy as np
 import pytest
 
 import zoo_cases
-from kerattn import callbacks, decoding, zoo
+from kerattn import callbacks, decoding, distribute, zoo
 from kerattn.datasets import WordVocabulary
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _weights(model):
@@ -145,6 +154,140 @@ def test_backup_and_restore_resumes_to_the_same_weights(tmp_path):
     assert len(history.history["loss"]) == 1  # only the interrupted epoch ran
     for a, b in zip(_weights(reference), _weights(resumed), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+# The child of the kill test: 3 epochs of a tiny model with seeded dropout,
+# backed up each epoch; the second backup is killed (SIGKILL) halfway
+# through writing its last file, random_state.npz. It records the state the
+# first backup holds (weights, optimizer, seed state) in record.pkl.
+_KILLED_CHILD = r"""
+import os, pickle, signal, sys
+import keras, numpy as np
+sys.path.insert(0, sys.argv[3])
+import test_reliability as t
+from kerattn import callbacks
+
+backup, record = sys.argv[1], sys.argv[2]
+savez, calls = np.savez, []
+
+def savez_then_die(file, *args, **kwargs):
+    calls.append(file)
+    savez(file, *args, **kwargs)
+    if len(calls) == 2:
+        with open(file, "r+b") as f:
+            f.truncate(os.path.getsize(file) // 2)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+np.savez = savez_then_die
+
+class Record(keras.callbacks.Callback):
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch == 0:
+            with open(record, "wb") as f:
+                pickle.dump(t._full_state(self.model), f)
+
+model, x, y = t._dropout_model()
+model.fit(x, y, callbacks=[callbacks.BackupAndRestore(backup), Record()],
+          **t._KILLED_FIT)
+"""
+_KILLED_FIT = dict(batch_size=4, epochs=3, shuffle=False, verbose=0)
+
+
+def _dropout_model():
+    keras.utils.set_random_seed(3)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(4),
+                              keras.layers.Dropout(0.5, seed=1), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.Adam(1e-2), "mse")
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(8, 4)), rng.normal(size=(8, 1))
+    model(x[:1])
+    model.optimizer.build(model.trainable_variables)
+    return model, x, y
+
+
+def _full_state(model):
+    return ([keras.ops.convert_to_numpy(v) for v in model.weights + model.optimizer.variables],
+            [keras.ops.convert_to_numpy(v) for v in callbacks._seed_states(model)])
+
+
+def test_a_kill_during_a_backup_leaves_the_previous_one_loadable(tmp_path):
+    """SIGKILLed halfway through writing the second backup's last file.
+
+    The backup directory still holds the first backup, whole: its weights
+    and optimizer state, seed state and epoch are those at the end of epoch
+    1 (from which a resume is exact: the test above); the temporary files
+    the kill left (one truncated) do not stop the resume, which trains the
+    2 epochs left and removes them.
+    """
+    backup, record = str(tmp_path / "backup"), str(tmp_path / "record.pkl")
+    env = dict(os.environ, KERAS_BACKEND=keras.backend.backend(),
+               PYTHONPATH=os.path.dirname(HERE) + os.pathsep
+               + os.environ.get("PYTHONPATH", ""))
+    child = subprocess.run([sys.executable, "-c", _KILLED_CHILD, backup, record, HERE],
+                           env=env, capture_output=True, text=True, timeout=120)
+    assert child.returncode == -signal.SIGKILL, child.stderr[-3000:]
+    with open(record, "rb") as f:
+        weights, seeds = pickle.load(f)
+
+    saved = np.load(os.path.join(backup, "random_state.npz"))
+    np.testing.assert_array_equal(saved["arr_0"], seeds[0])
+    with open(os.path.join(backup, "training_metadata.json")) as f:
+        assert json.load(f)["epoch"] == 1
+    model, x, y = _dropout_model()
+    model.load_weights(os.path.join(backup, "latest.weights.h5"))
+    for a, b in zip(weights, _full_state(model)[0], strict=True):
+        np.testing.assert_array_equal(a, b)
+    left = [n for n in os.listdir(backup) if n.startswith(".tmp-")]
+    assert any(n.endswith("random_state.npz") for n in left), left   # the truncated one
+
+    model, x, y = _dropout_model()
+    history = model.fit(x, y, callbacks=[callbacks.BackupAndRestore(
+        backup, delete_checkpoint=False)], **_KILLED_FIT)
+    assert len(history.history["loss"]) == 2
+    assert not [n for n in os.listdir(backup) if n.startswith(".tmp-")]
+
+
+def test_only_the_chief_writes_the_backup_and_every_process_restores(tmp_path, monkeypatch):
+    """Process 1 of 2 (each engine's variables say so) reads the chief's
+    backup, the latest or, when its weights do not read, the previous
+    (`double_checkpoint`), and writes, copies or deletes nothing."""
+    backup = str(tmp_path / "backup")
+    chief, x, y = _dropout_model()
+    chief.fit(x, y, callbacks=[callbacks.BackupAndRestore(
+        backup, double_checkpoint=True, delete_checkpoint=False)],
+        **dict(_KILLED_FIT, epochs=2))
+
+    def files():
+        return {n: open(os.path.join(backup, n), "rb").read() for n in os.listdir(backup)}
+
+    before = files()
+    assert "random_state.npz.bkp" in before
+    monkeypatch.setenv("RANK", "1")                            # torchrun
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("KERAS_DISTRIBUTION_PROCESS_ID", "1")   # keras.distribution
+    monkeypatch.setenv("KERAS_DISTRIBUTION_NUM_PROCESSES", "2")
+    monkeypatch.setenv("TF_CONFIG", json.dumps({               # TensorFlow
+        "cluster": {"worker": ["localhost:1", "localhost:2"]},
+        "task": {"type": "worker", "index": 1}}))
+    assert not distribute.is_chief()
+
+    model, x, y = _dropout_model()
+    history = model.fit(x, y, callbacks=[callbacks.BackupAndRestore(backup)], **_KILLED_FIT)
+    assert len(history.history["loss"]) == 1     # resumed after epoch 2
+    assert files() == before                     # not deleted at the end either
+
+    with open(os.path.join(backup, "latest.weights.h5"), "r+b") as f:
+        f.truncate(100)
+    before = files()
+    model, x, y = _dropout_model()
+    history = model.fit(x, y, callbacks=[callbacks.BackupAndRestore(backup)], **_KILLED_FIT)
+    assert len(history.history["loss"]) == 2     # resumed after epoch 1, from .bkp
+    assert files() == before
+
+    model, x, y = _dropout_model()
+    model.fit(x, y, callbacks=[callbacks.BackupAndRestore(str(tmp_path / "new"))],
+              **_KILLED_FIT)
+    assert not os.path.exists(tmp_path / "new")
 
 
 # === Determinism ===

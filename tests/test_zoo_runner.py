@@ -476,6 +476,38 @@ def test_captioning_recipe_refuses_hard_flags_for_soft(flags, tmp_path, capsys):
 # Every recipe's command line
 
 
+def test_only_the_chief_writes_the_records(tmp_path, monkeypatch):
+    """The runner writes results.json and RESULTS.md (each atomically) on
+    the chief alone: on another worker it trains its seeds and writes
+    nothing, even when a task returns a row there."""
+    from kerattn import distribute
+
+    def toy(chief):
+        class Strategy:
+            num_replicas, is_chief = 2, chief
+
+        monkeypatch.setattr(distribute, "from_arguments", lambda args, name: Strategy())
+        seeds = []
+
+        def train_seed(args, data, seed, strategy, keep):
+            seeds.append(seed)
+            return {"loss": 1.0}
+
+        task = runner.Task(
+            "toy", "a toy task", options=lambda p: None, prepare=lambda args: None,
+            train_seed=train_seed,
+            settings=lambda args: {}, record=lambda saved, run: {"rows": run.rows},
+            render=lambda results, folder: f"{len(results['rows'])} seeds\n")
+        out = tmp_path / str(chief)
+        returned = runner.main(task, argv=["--seeds", "2", "--epochs", "1", "--out", str(out)])
+        return returned, seeds, sorted(os.listdir(out))
+
+    assert toy(chief=False) == (None, [1, 2], [])
+    returned, seeds, files = toy(chief=True)
+    assert seeds == [1, 2] and files == ["RESULTS.md", "results.json"]
+    assert (tmp_path / "True" / "RESULTS.md").read_text() == "2 seeds\n"
+
+
 @pytest.mark.parametrize("name", ["seq2seq", "cho_encoder_decoder", "bahdanau_nmt",
                                   "luong_nmt", "transformer_nmt", "convs2s_nmt",
                                   "show_attend_tell", "han_classifier",

@@ -152,7 +152,8 @@ def main(task, recipe_file=None, argv=None, folder=None):
 
     Results go to `--out`, by default `folder`, else the folder of
     `recipe_file`, else zoo/<task.name>.
-    Returns results.json as written (None on a worker other than rank 0).
+    Only the chief (`strategy.is_chief`) writes; returns results.json as
+    written (None on any other worker).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     folder = folder or (os.path.dirname(os.path.abspath(recipe_file)) if recipe_file
@@ -220,15 +221,20 @@ def load(folder, name="results.json"):
 
 
 def save(folder, record, name="results.json"):
-    """Write a JSON record (one space an indent, as every record is)."""
-    with open(os.path.join(folder, name), "w") as f:
+    """Write a JSON record (one space an indent, as every record is),
+    atomically (`kerattn.atomic_path`)."""
+    from kerattn import atomic_path
+
+    with atomic_path(os.path.join(folder, name)) as path, open(path, "w") as f:
         json.dump(record, f, indent=1)
 
 
 def write(folder, results, markdown):
-    """results.json and RESULTS.md into `folder`."""
+    """results.json and RESULTS.md into `folder`, each atomically."""
+    from kerattn import atomic_path
+
     save(folder, results)
-    with open(os.path.join(folder, "RESULTS.md"), "w") as f:
+    with atomic_path(os.path.join(folder, "RESULTS.md")) as path, open(path, "w") as f:
         f.write(markdown)
     print(f"wrote {os.path.join(folder, 'RESULTS.md')}")
 

@@ -80,9 +80,13 @@ def train_seed(name, args, data, seed, strategy, keep):
     if not strategy.is_chief:
         return None
     if keep:   # the model, and the vocabularies a Translator needs
-        model.save(os.path.join(keep, "model.keras"))
+        from kerattn import atomic_path
+
+        with atomic_path(os.path.join(keep, "model.keras")) as path:
+            model.save(path)
         for side in ("source", "target"):
-            with open(os.path.join(keep, f"{side}_vocab.json"), "w") as f:
+            with (atomic_path(os.path.join(keep, f"{side}_vocab.json")) as path,
+                  open(path, "w") as f):
                 f.write(data[f"{side}_vocab"].to_json())
     import keras
 

@@ -65,7 +65,10 @@ def train_seed(args, data, seed, strategy, keep):
     if not strategy.is_chief:
         return None
     if keep:
-        model.save(os.path.join(keep, "model.keras"))
+        from kerattn import atomic_path
+
+        with atomic_path(os.path.join(keep, "model.keras")) as path:
+            model.save(path)
     evaluated = reading.evaluate(model, data)
     return {"aoa_test_accuracy": evaluated["accuracy"],
             "paired_vs_bigram": evaluated["paired_vs_bigram"],

@@ -67,7 +67,10 @@ def train_seed(args, data, seed, strategy, keep):
         return None
     evaluated = classification.evaluate(model, data)
     if keep:
-        model.save(os.path.join(keep, "model.keras"))
+        from kerattn import atomic_path
+
+        with atomic_path(os.path.join(keep, "model.keras")) as path:
+            model.save(path)
         try:
             classification.draw(model, data, os.path.join(keep, "highlight.png"))
         except ImportError:   # no matplotlib

@@ -146,7 +146,10 @@ def train_one(attention, args, data, seed, strategy, keep):
     result = captioning.evaluate(model, data["vocab"], data["test"])
     maps, words = result.pop("_maps"), result.pop("_words")
     if keep:
-        model.save(os.path.join(keep, f"model_{attention}.keras"))
+        from kerattn import atomic_path
+
+        with atomic_path(os.path.join(keep, f"model_{attention}.keras")) as path:
+            model.save(path)
         try:
             from kerattn.plot import attention_overlay
 
