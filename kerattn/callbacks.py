@@ -92,6 +92,16 @@ class TimeBudget(keras.callbacks.Callback):
             self.model.stop_training = True
 
 
+def _multi_worker(model):
+    """Whether `model` trains under TensorFlow's multi-worker engine."""
+    if keras.backend.backend() != "tensorflow":
+        return False
+    import tensorflow as tf
+
+    return isinstance(getattr(model, "distribute_strategy", None),
+                      tf.distribute.MultiWorkerMirroredStrategy)
+
+
 def _seed_states(model):
     """The model's SeedGenerator state variables, in a stable order."""
     return [v for v in model.non_trainable_variables
@@ -158,6 +168,16 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
     def _save_model(self):
         # Keras' own writes these files in place, one after the other.
         if not distribute.is_chief():
+            if _multi_worker(self.model):
+                # TensorFlow's multi-worker engine: a save takes part in
+                # collective ops, so every worker saves, the others into a
+                # scratch folder that is then removed (as TensorFlow's guide
+                # says of `model.save`).
+                with tempfile.TemporaryDirectory() as scratch:
+                    self._write(*(os.path.join(scratch, os.path.basename(p))
+                                  for p in (self._training_metadata_path,
+                                            self._weights_path,
+                                            self._random_state_path())))
             return
         os.makedirs(self.backup_dir, exist_ok=True)
         if self.double_checkpoint:
@@ -165,24 +185,25 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
                 if os.path.exists(path):
                     with saving.atomic_path(path + ".bkp") as temporary:
                         shutil.copyfile(path, temporary)
+        with contextlib.ExitStack() as stack:
+            # Entered metadata first, so renamed last: every file is written
+            # before any is renamed.
+            self._write(*[stack.enter_context(saving.atomic_path(p)) for p in
+                          (self._training_metadata_path, self._weights_path,
+                           self._random_state_path())])
+
+    def _write(self, metadata_file, weights_file, random_file):
         states = [keras.ops.convert_to_numpy(v) for v in _seed_states(self.model)]
         extra = {}
         if keras.backend.backend() == "torch":
             import torch
 
             extra["torch_rng"] = torch.get_rng_state().numpy()
-        metadata = {"epoch": self._current_epoch, "batch": self._last_batch_seen}
-        with contextlib.ExitStack() as stack:
-            # Entered metadata first, so renamed last: every file is written
-            # before any is renamed.
-            metadata_file, weights_file, random_file = (
-                stack.enter_context(saving.atomic_path(p)) for p in
-                (self._training_metadata_path, self._weights_path,
-                 self._random_state_path()))
-            self.model.save_weights(weights_file, overwrite=True)
-            np.savez(random_file, *states, **extra)
-            with open(metadata_file, "w") as f:
-                json.dump(metadata, f)
+        self.model.save_weights(weights_file, overwrite=True)
+        np.savez(random_file, *states, **extra)
+        with open(metadata_file, "w") as f:
+            json.dump({"epoch": self._current_epoch,
+                       "batch": self._last_batch_seen}, f)
 
     def on_train_begin(self, logs=None):
         # Keras' own copies the `.bkp` files over unreadable weights on

@@ -278,26 +278,34 @@ class Strategy:
         """Build, compile and fit the model inside this context.
 
         On leaving it, every process holds the whole of each model passed
-        to `prepare`, on its own device: with JAX on several processes each
-        variable is gathered from the processes' devices (a collective step:
-        every process leaves the scope), so that the chief alone can then
-        evaluate, decode and save.
+        to `prepare`, on its own device, off the engine: with JAX on several
+        processes each variable is gathered from the processes' devices,
+        and TensorFlow's multi-worker engine lets go of the model (both
+        collective steps: every process leaves the scope). The chief alone
+        can then evaluate, decode and save.
         """
         if self.backend == "torch" or self.engine is None:
             yield self
             return
         with self.engine.scope():
             yield self
-        if self.backend == "jax" and self.processes > 1:
-            for model in self._models:
+        if self.processes == 1:
+            return
+        from kerattn import keras_fixes
+
+        for model in self._models:
+            if self.backend == "jax":
                 _gather_jax_variables(model)
+            else:
+                keras_fixes.tensorflow_variables_here(model)
 
     def prepare(self, model):
         """Make `model.fit` train it distributed; returns `model`.
 
         On torch, DDP wraps the built model: parameters are broadcast from
-        rank 0, gradients all-reduced in `fit`. With JAX on several
-        processes the model is gathered when the scope ends (see `scope`).
+        rank 0, gradients all-reduced in `fit`. With JAX or TensorFlow on
+        several processes the model comes off the engine when the scope
+        ends (see `scope`).
         Otherwise it returns the model unchanged. Call it after `compile`,
         and again after changing which weights are trainable (DDP
         all-reduces the gradients of the weights trainable when it wraps).
@@ -305,7 +313,7 @@ class Strategy:
         Args:
             model: a built Keras model, compiled.
         """
-        if self.backend == "jax" and self.processes > 1:
+        if self.processes > 1 and self.backend != "torch":
             self._models.append(model)
         if self.backend != "torch" or self.num_replicas == 1:
             return model

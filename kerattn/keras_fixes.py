@@ -241,6 +241,41 @@ def jax_variables_here(variables):
         variable.assign(jax.device_put(whole, device))
 
 
+def tensorflow_variables_here(model):
+    """Take `model` (its variables, its optimizer's and its metrics') off
+    TensorFlow's multi-worker engine: each becomes a plain `tf.Variable`
+    on this worker, holding the trained value, and the model and its
+    optimizer run under the default strategy again. A collective step:
+    every worker must call it, in the same order.
+
+    Under `MultiWorkerMirroredStrategy` reading some variables (the
+    optimizer's iteration count and learning rate, which Keras aggregates
+    "only first replica"; the metrics') is itself a collective op, and
+    `evaluate` or `predict` run on every worker: after training, the chief
+    alone could not save, evaluate or decode without the others waiting at
+    the same point. Keras has no public way to move a model off a strategy.
+
+    Private: `Variable._value` (the backing `tf.Variable`), the model's
+    `_distribute_strategy` and the optimizer's `_distribution_strategy`.
+    Written against keras 3.15.1 and tensorflow 2.21.0.
+    """
+    import tensorflow as tf
+
+    variables = list(model.variables) + list(model.metrics_variables)
+    optimizer = getattr(model, "optimizer", None)
+    if optimizer is not None:
+        variables += list(optimizer.variables)
+    values = [keras.ops.convert_to_numpy(v) for v in variables]   # collective
+    for variable, value in zip(variables, values):
+        variable._value = tf.Variable(value, dtype=variable.dtype,
+                                      trainable=variable.trainable,
+                                      name=variable.name)
+    model._distribute_strategy = None
+    if optimizer is not None:
+        optimizer._distribution_strategy = tf.distribute.get_strategy()
+    model.train_function = model.test_function = model.predict_function = None
+
+
 def tensorflow_stablehlo_version():
     """The StableHLO version the installed TensorFlow reads, or None.
 

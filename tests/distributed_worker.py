@@ -30,6 +30,7 @@ import sys
 import numpy as np
 
 from kerattn import distribute
+from kerattn.callbacks import BackupAndRestore
 
 DEVICES = int(sys.argv[2]) if len(sys.argv) > 2 else 4
 if os.environ.get("KERAS_BACKEND") != "torch":
@@ -81,7 +82,7 @@ class OneBatch(keras.utils.PyDataset):
         return self.batch
 
 
-def train(name, batch, strategy=None, seed=0, shapes=None):
+def train(name, batch, strategy=None, seed=0, shapes=None, callbacks=()):
     make, _, kind = HARD if name == "show_attend_tell_hard" else CASES[name]
     keras.utils.set_random_seed(seed)
     if strategy is None:
@@ -94,7 +95,8 @@ def train(name, batch, strategy=None, seed=0, shapes=None):
             model.compile(keras.optimizers.SGD(0.3), zoo_cases.loss_for(kind))
             strategy.prepare(model)
             history = model.fit(strategy.shard(OneBatch(batch)), epochs=STEPS,
-                                verbose=0, shuffle=False)
+                                verbose=0, shuffle=False,
+                                callbacks=list(callbacks))
             if shapes is not None:   # how ModelParallel stored ffn_inner
                 kernel = next(v for v in model.weights
                               if v.path.endswith("ffn_inner/kernel"))
@@ -160,6 +162,41 @@ def weight_spread(strategy, weights):
     return float((high - low).abs().max())
 
 
+def keras_20585(strategy):
+    """What keras-team/keras#20585 still breaks under the multi-worker
+    engine, without kerattn's two fixes (kerattn/keras_fixes.py): the
+    error each fit raises, or None once Keras trains there on its own."""
+    from keras.src.backend.tensorflow import trainer
+
+    from kerattn import keras_fixes
+
+    batch = global_batch(CASES["han_classifier"][1], strategy.num_replicas)
+    found = {}
+
+    def attempt(key, make):
+        with strategy.scope():
+            model = make()
+            model.compile(keras.optimizers.SGD(0.3), "sparse_categorical_crossentropy")
+        try:
+            model.fit(strategy.shard(OneBatch(batch)), epochs=1, verbose=0)
+            found[key] = None
+        except ValueError as error:
+            found[key] = str(error).splitlines()[0][:200]
+
+    def plain():   # a keras.Model, without BuildOnOneReplicasBatch
+        model = CASES["han_classifier"][0]()
+        return keras.Model(model.inputs, model.outputs)
+
+    attempt("symbolic_build", plain)
+    fixed = trainer.reduce_per_replica
+    trainer.reduce_per_replica = keras_fixes._MULTI_WORKER_REDUCE[0]
+    try:
+        attempt("metrics", CASES["han_classifier"][0])
+    finally:
+        trainer.reduce_per_replica = fixed
+    return found
+
+
 def main(out_path, names):
     """Every process runs all of it (the engines' steps are collective);
     each writes its own report, `out_path` with its index before `.json`."""
@@ -194,7 +231,11 @@ def main(out_path, names):
                        "all": all_rows(batch)}
     name = "show_attend_tell_hard"
     batch = global_batch(HARD[1], replicas)
-    _, losses, weights = train(name, batch, strategy, seed=seed)
+    # Backed up in "backup" under each host's own directory: only the
+    # chief's must exist.
+    backup = BackupAndRestore("backup", delete_checkpoint=False)
+    _, losses, weights = train(name, batch, strategy, seed=seed,
+                               callbacks=[backup])
     spread = weight_spread(strategy, weights)
     # Compared with one device on JAX only (elsewhere the samples differ).
     diff = (max_diff(weights, train(name, batch)[2])
@@ -222,6 +263,8 @@ def main(out_path, names):
             "weight_diff": max_diff(weights, ref_weights),
             "losses": losses.tolist(), "reference_losses": ref_losses.tolist(),
             **shapes}
+    if strategy.backend == "tensorflow":
+        results["keras_20585"] = keras_20585(strategy)
     root, ext = os.path.splitext(out_path)
     with open(f"{root}-{strategy.rank}{ext}", "w") as f:
         json.dump(results, f, indent=1)

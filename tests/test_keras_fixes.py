@@ -12,6 +12,7 @@ is made certain here by wrapping one layer object twice.
 
 import os
 
+
 import keras
 import numpy as np
 import pytest
@@ -116,20 +117,27 @@ def _zoo_model():
     return model
 
 
-def test_a_zoo_model_builds_on_float64_ids_as_tf_distribute_averages_them():
-    """What `strategy.reduce("MEAN", ...)` hands `_symbolic_build` under a
-    tf.distribute strategy: the first batch's ids as float64."""
-    assert hasattr(keras.Model, "_symbolic_build"), (
-        "keras.Model._symbolic_build is gone: kerattn.keras_fixes."
-        "IntegerIdsInDistributedBuild needs a new hook")
-    batch = ({"ids": np.array([[1, 2, 0], [3, 4, 4]], "float64")},
-             np.zeros((2, 3, 2), "float32"))
-    with pytest.raises(ValueError, match="ids"):   # without the fix
-        keras.Model._symbolic_build(_zoo_model(), data_batch=batch)
-    model = _zoo_model()
-    model._symbolic_build(data_batch=batch)           # no ValueError
-    assert model.evaluate({"ids": np.array([[1, 2, 0]])},
-                          np.zeros((1, 3, 2), "float32"), verbose=0) >= 0
+def test_a_zoo_model_builds_on_one_replicas_batch_under_tf_distribute():
+    """Keras' TensorFlow trainer builds on the replicas' mean of the first
+    batch (float64 ids, fatal to the model's id check); a zoo model builds
+    on the first replica's rows. The failure without the fix needs several
+    replicas: tests/test_distributed.py shows it under the multi-worker
+    engine, where the mean fails outright (#20585) and the zoo models
+    train."""
+    if keras.backend.backend() != "tensorflow":
+        pytest.skip("_maybe_symbolic_build is Keras' TensorFlow trainer's")
+    import tensorflow as tf
+
+    assert hasattr(keras.Model, "_maybe_symbolic_build"), (
+        "keras.Model._maybe_symbolic_build is gone: kerattn.keras_fixes."
+        "BuildOnOneReplicasBatch needs a new hook")
+    x = {"ids": np.array([[1, 2, 0], [3, 4, 4]], "int32")}
+    y = np.zeros((2, 3, 2), "float32")
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
+    with strategy.scope():
+        model = _zoo_model()
+    history = model.fit(x, y, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
 
 
 def _failing_batches(x, y, good=2):
@@ -225,3 +233,54 @@ def test_the_fixes_name_the_versions_pyproject_says_are_tested():
     assert set(tested) == {"keras", "jax", "tensorflow", "torch"}
     for package, version in tested.items():
         assert f"{package} {version}" in " ".join(keras_fixes.__doc__.split())
+
+
+def test_multi_worker_metrics_wraps_keras_reduce_and_leaves_other_strategies_alone():
+    if keras.backend.backend() != "tensorflow":
+        pytest.skip("reduce_per_replica is Keras' TensorFlow trainer's")
+    import tensorflow as tf
+    from keras.src.backend.tensorflow import trainer
+
+    keras_fixes.multi_worker_metrics()
+    keras_fixes.multi_worker_metrics()              # once only
+    assert len(keras_fixes._MULTI_WORKER_REDUCE) == 1
+    assert trainer.reduce_per_replica is not keras_fixes._MULTI_WORKER_REDUCE[0]
+    value = tf.constant([1.0, 3.0])
+    out = trainer.reduce_per_replica({"loss": value}, tf.distribute.get_strategy(),
+                                     "auto")
+    np.testing.assert_allclose(out["loss"], [1.0, 3.0])
+
+
+def test_tensorflow_variables_here_takes_a_model_off_its_strategy():
+    """The multi-worker case runs in tests/test_distributed.py; here the
+    same private names on a one-device MirroredStrategy."""
+    if keras.backend.backend() != "tensorflow":
+        pytest.skip("tf.distribute strategies are TensorFlow's")
+    import tensorflow as tf
+
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
+    x = {"ids": np.array([[1, 2, 0], [3, 4, 4]], "int32")}
+    with strategy.scope():
+        model = _zoo_model()
+    model.fit(x, np.zeros((2, 3, 2), "float32"), verbose=0)
+    before = model.predict(x, verbose=0)
+    keras_fixes.tensorflow_variables_here(model)
+    assert model._distribute_strategy is None
+    assert not any(isinstance(v.value, tf.distribute.DistributedValues)
+                   for v in [*model.variables, *model.optimizer.variables])
+    np.testing.assert_allclose(model.predict(x, verbose=0), before, atol=1e-6)
+
+
+def test_jax_variables_here_needs_a_variables_layout():
+    """Gathering from other processes runs in tests/test_distributed.py;
+    here the private name it clears, and that a variable already here is
+    left as it is."""
+    if keras.backend.backend() != "jax":
+        pytest.skip("jax.Array values are JAX's")
+    variable = keras.Variable(np.ones((2, 3), "float32"))
+    assert hasattr(variable, "_layout"), (
+        "keras.Variable._layout is gone: kerattn.keras_fixes."
+        "jax_variables_here needs a new way")
+    value = variable.value
+    keras_fixes.jax_variables_here([variable])
+    assert variable.value is value
