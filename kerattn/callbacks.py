@@ -92,9 +92,16 @@ class TimeBudget(keras.callbacks.Callback):
             self.model.stop_training = True
 
 
-def _multi_worker(model):
-    """Whether `model` trains under TensorFlow's multi-worker engine."""
-    if keras.backend.backend() != "tensorflow":
+def _collective_save(model):
+    """Whether saving `model` takes every process: under TensorFlow's
+    multi-worker engine, or JAX on several processes, reading the
+    distributed variables is a collective step."""
+    backend = keras.backend.backend()
+    if backend == "jax":
+        import jax
+
+        return jax.process_count() > 1
+    if backend != "tensorflow":
         return False
     import tensorflow as tf
 
@@ -168,11 +175,11 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
     def _save_model(self):
         # Keras' own writes these files in place, one after the other.
         if not distribute.is_chief():
-            if _multi_worker(self.model):
-                # TensorFlow's multi-worker engine: a save takes part in
-                # collective ops, so every worker saves, the others into a
-                # scratch folder that is then removed (as TensorFlow's guide
-                # says of `model.save`).
+            if _collective_save(self.model):
+                # A save takes part in collective steps (TensorFlow's
+                # multi-worker engine, JAX on several processes): every
+                # process saves, the others into a scratch folder that is
+                # then removed (as TensorFlow's guide says of `model.save`).
                 with tempfile.TemporaryDirectory() as scratch:
                     self._write(*(os.path.join(scratch, os.path.basename(p))
                                   for p in (self._training_metadata_path,

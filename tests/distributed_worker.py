@@ -4,7 +4,7 @@ Run by tests/test_distributed.py on two processes standing in for two hosts
 (tests/hosts.py starts them as docs/distribution.md says), each in a fresh
 interpreter because the devices are fixed before the backend starts:
 
-    python tests/distributed_worker.py OUT.json DEVICES MODEL...
+    python tests/distributed_worker.py OUT.json DEVICES [MODEL...]
 
 DEVICES is the virtual CPU devices of each JAX process (XLA_FLAGS); a
 TensorFlow worker and a torch process have one. Each model (tiny,
@@ -271,4 +271,4 @@ def main(out_path, names):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[3:] or list(CASES))
+    main(sys.argv[1], sys.argv[3:])
