@@ -98,6 +98,11 @@ HEAVY = {
         "torch", "the captioner SavedModel (greedy and beam) against Captioner"),
     "test_hostile_requests.py": (
         "tensorflow", "hostile requests to an exported translator in a fresh interpreter"),
+    # Its interpreter is `python -m kerattn.export` under TensorFlow from
+    # every process; the archive it loads is this process' (loading across
+    # backends is test_export.py's).
+    "test_hostile_files.py::test_the_export_command_line_refuses_a_hostile_vocabulary": (
+        "tensorflow", "python -m kerattn.export (TensorFlow) refuses a hostile vocabulary JSON"),
     # Distributed: every model on one backend's engine (each engine checks
     # some against one device; hard attention on every engine, model
     # parallelism on JAX's). MirroredStrategy keeps HAN alone: each model
