@@ -103,6 +103,15 @@ HEAVY = {
     # backends is test_export.py's).
     "test_hostile_files.py::test_the_export_command_line_refuses_a_hostile_vocabulary": (
         "tensorflow", "python -m kerattn.export (TensorFlow) refuses a hostile vocabulary JSON"),
+    # tf.data and Python alone, whatever the backend (the WordPiece case,
+    # whose Python reference is a backend's keras-hub output, and `fit`
+    # reading the dataset run on every backend).
+    "test_pipeline.py::test_same_ids_as_python_tokenisation[words]": (
+        "tensorflow", "translation_dataset's word ids equal Python's, 1,500 gettext pairs"),
+    "test_pipeline.py::test_buckets_pad_little_and_few_shapes": (
+        "tensorflow", "translation_dataset's length buckets"),
+    "test_pipeline.py::test_drop_remainder_and_shuffle_seed": (
+        "tensorflow", "translation_dataset's drop_remainder and shuffle seed"),
     # Distributed: every model on one backend's engine (each engine checks
     # some against one device; hard attention on every engine, model
     # parallelism on JAX's). MirroredStrategy keeps HAN alone: each model
