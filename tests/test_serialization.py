@@ -85,34 +85,63 @@ def _everything_model():
     return keras.Model([q_in, v_in, m_in], outputs)
 
 
+def _families_model():
+    """One functional model with the second wave of layers."""
+    q = keras.Input((None, 4), name="query")
+    v = keras.Input((None, 4), name="value")
+    m = keras.Input((None,), dtype="bool", name="value_mask")
+    outs = [
+        layers.LocalAttention("predictive", 2)(q, v, value_mask=m),
+        layers.RestrictedSelfAttention(1, num_heads=2)(v),
+        layers.SoftVisualAttention(3)(q, v, value_mask=m),
+        layers.AttentionOverAttention()(v, q, document_mask=m),
+        layers.MultiStepAttention()(layers.GLUConvBlock(4, 3, causal=True)(q),
+                                    q, v, v, source_mask=m),
+        layers.AttentionRNN(5, layers.BahdanauAttention(3))(q, v, memory_mask=m),
+        layers.AttentionPooling(3)(v, mask=m),
+    ]
+    return keras.Model([q, v, m], outs)
+
+
+# Each file with the inputs and outputs saved beside it (an .npz): the
+# largest difference of its outputs, per file.
 LOAD_SCRIPT = """
 import json, sys
 import numpy as np
 import keras
 import kerattn  # registers the layers
-data = np.load(sys.argv[2])
-x = [data["query"], data["value"], data["value_mask"]]
-model = keras.saving.load_model(sys.argv[1])
-outs = model.predict(x, verbose=0)
-diffs = [float(np.abs(keras.ops.convert_to_numpy(o) - data[f"out{i}"]).max())
-         for i, o in enumerate(outs)]
-print(json.dumps({"backend": keras.backend.backend(), "max_diff": max(diffs)}))
+result = {"backend": keras.backend.backend(), "max_diff": {}}
+for path, saved in json.loads(sys.argv[1]):
+    data = np.load(saved)
+    x = [data["query"], data["value"], data["value_mask"]]
+    model = keras.saving.load_model(path)
+    outs = model.predict(x, verbose=0)
+    result["max_diff"][path] = max(
+        float(np.abs(keras.ops.convert_to_numpy(o) - data[f"out{i}"]).max())
+        for i, o in enumerate(outs))
+print(json.dumps(result))
 """
 
 
 def test_keras_file_loads_under_every_other_backend(tmp_path):
+    """Two files, one with every layer and one with the second wave of
+    layers (tests/test_serialization_families.py), saved here and loaded
+    together in one fresh process per other backend."""
     rng = np.random.default_rng(1)
-    model = _everything_model()
     x = {
         "query": rng.standard_normal((2, 5, 4)).astype("float32"),
         "value": rng.standard_normal((2, 7, 4)).astype("float32"),
         "value_mask": lengths_mask([7, 3], 7),
     }
-    outs = model.predict([x["query"], x["value"], x["value_mask"]], verbose=0)
-    path = str(tmp_path / "everything.keras")
-    model.save(path)
-    data = str(tmp_path / "data.npz")
-    np.savez(data, **x, **{f"out{i}": to_numpy(o) for i, o in enumerate(outs)})
+    files = []
+    for name, build in (("everything", _everything_model), ("families", _families_model)):
+        model = build()
+        outs = model.predict([x["query"], x["value"], x["value_mask"]], verbose=0)
+        path = str(tmp_path / f"{name}.keras")
+        model.save(path)
+        data = str(tmp_path / f"{name}.npz")
+        np.savez(data, **x, **{f"out{i}": to_numpy(o) for i, o in enumerate(outs)})
+        files.append((path, data))
 
     here = keras.backend.backend()
     for backend in BACKENDS:
@@ -123,7 +152,7 @@ def test_keras_file_loads_under_every_other_backend(tmp_path):
         env["KERAS_HOME"] = str(tmp_path / f"keras_home_{backend}")
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         proc = subprocess.run(
-            [sys.executable, "-c", LOAD_SCRIPT, path, data],
+            [sys.executable, "-c", LOAD_SCRIPT, json.dumps(files)],
             env=env,
             capture_output=True,
             text=True,
@@ -132,4 +161,6 @@ def test_keras_file_loads_under_every_other_backend(tmp_path):
         assert proc.returncode == 0, proc.stderr[-3000:]
         result = json.loads(proc.stdout.strip().splitlines()[-1])
         assert result["backend"] == backend
-        assert result["max_diff"] <= 1e-5, (here, backend, result)
+        assert sorted(result["max_diff"]) == sorted(p for p, _ in files)
+        for path, diff in result["max_diff"].items():
+            assert diff <= 1e-5, (here, backend, path, diff)

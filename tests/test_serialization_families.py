@@ -1,9 +1,8 @@
-"""Serialization of the second wave of layers: config, .keras, other backends."""
+"""Serialization of the second wave of layers: config and .keras round trips.
 
-import json
-import os
-import subprocess
-import sys
+Their `.keras` file across backends is `tests/test_serialization.py`'s
+(`_families_model`): one fresh process per other backend loads both files.
+"""
 
 import keras
 import numpy as np
@@ -11,7 +10,6 @@ import pytest
 
 from cases import lengths_mask, to_numpy
 from kerattn import layers
-from test_serialization import BACKENDS, LOAD_SCRIPT, REPO
 
 
 def _seq_models():
@@ -132,44 +130,3 @@ def test_keras_file_round_trip(name, tmp_path):
     for layer in model.layers:
         config = layer.get_config()
         assert type(layer).from_config(config).get_config() == config
-
-
-def test_keras_file_loads_under_every_other_backend(tmp_path):
-    """One file with the second wave of layers, loaded on the other backends."""
-    q = keras.Input((None, 4), name="query")
-    v = keras.Input((None, 4), name="value")
-    m = keras.Input((None,), dtype="bool", name="value_mask")
-    outs = [
-        layers.LocalAttention("predictive", 2)(q, v, value_mask=m),
-        layers.RestrictedSelfAttention(1, num_heads=2)(v),
-        layers.SoftVisualAttention(3)(q, v, value_mask=m),
-        layers.AttentionOverAttention()(v, q, document_mask=m),
-        layers.MultiStepAttention()(layers.GLUConvBlock(4, 3, causal=True)(q),
-                                    q, v, v, source_mask=m),
-        layers.AttentionRNN(5, layers.BahdanauAttention(3))(q, v, memory_mask=m),
-        layers.AttentionPooling(3)(v, mask=m),
-    ]
-    model = keras.Model([q, v, m], outs)
-    rng = np.random.default_rng(1)
-    x = {"query": rng.standard_normal((2, 5, 4)).astype("float32"),
-         "value": rng.standard_normal((2, 7, 4)).astype("float32"),
-         "value_mask": lengths_mask([7, 3], 7)}
-    preds = model.predict([x["query"], x["value"], x["value_mask"]], verbose=0)
-    path = str(tmp_path / "families.keras")
-    model.save(path)
-    data = str(tmp_path / "data.npz")
-    np.savez(data, **x, **{f"out{i}": to_numpy(o) for i, o in enumerate(preds)})
-    here = keras.backend.backend()
-    for backend in BACKENDS:
-        if backend == here:
-            continue
-        env = dict(os.environ, KERAS_BACKEND=backend,
-                   KERAS_HOME=str(tmp_path / f"home_{backend}"))
-        env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
-        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-        proc = subprocess.run([sys.executable, "-c", LOAD_SCRIPT, path, data],
-                              env=env, capture_output=True, text=True, timeout=600)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        result = json.loads(proc.stdout.strip().splitlines()[-1])
-        assert result["backend"] == backend
-        assert result["max_diff"] <= 1e-5, (here, backend, result)
