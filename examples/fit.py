@@ -153,13 +153,14 @@ def main(argv=None):
     args.strategy = distribute.from_arguments(args, args.model)
     keras.utils.set_random_seed(args.seed)
     out = args.output_dir or os.path.join("outputs", "fit", args.model)
-    os.makedirs(out, exist_ok=True)
     print(f"{args.model} ({args.size}) on {keras.backend.backend()}, "
-          f"{args.strategy.num_replicas} replica(s) -> {out}")
+          f"{args.strategy.num_replicas} replica(s) in "
+          f"{args.strategy.processes} process(es) -> {out}")
     start = time.time()
     model, summary, results, draw = fit(args)
     if not args.strategy.is_chief:   # only the chief (process 0) writes
         return None
+    os.makedirs(out, exist_ok=True)
     with atomic_path(os.path.join(out, "model.keras")) as path:
         model.save(path)   # written whole, or not at all
     try:
@@ -170,6 +171,7 @@ def main(argv=None):
     results = {"model": args.model, "size": args.size, "backend": keras.backend.backend(),
                "batch_size": args.batch_size, "data": args.data,
                "distribute": args.distribute, "replicas": args.strategy.num_replicas,
+               "processes": args.strategy.processes,
                **summary, "minutes": round((time.time() - start) / 60, 2), **results}
     with atomic_path(os.path.join(out, "results.json")) as path, open(path, "w") as f:
         json.dump(results, f, indent=1)

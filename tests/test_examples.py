@@ -9,8 +9,13 @@ runs once, in the pytest process tests/placement.py puts it in (its
 all four tasks and all three `--backend` values are covered without
 running every task three times (the models themselves are tested on every
 backend elsewhere).
-One run per backend trains distributed (`--distribute data`): on 2 virtual
-CPU devices on JAX and TensorFlow, in 2 processes under torchrun on torch.
+One run per backend trains distributed on two processes standing in for
+two hosts, started by the commands of docs/distribution.md (tests/hosts.py:
+keras.distribution.initialize's variables on JAX, with 2 virtual devices a
+host; a 2-worker TF_CONFIG on TensorFlow; two `torchrun --nnodes 2`
+launchers on torch), each host in its own directory: only the chief's has
+the output. One more trains on one host's 2 virtual devices on TensorFlow
+(MirroredStrategy).
 """
 
 import json
@@ -20,6 +25,7 @@ import sys
 
 import pytest
 
+import hosts
 import kerattn
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -27,24 +33,23 @@ DATA = os.path.join(REPO, "tests", "data")
 SCRIPT = os.path.join(REPO, "examples", "fit.py")
 
 DATA_PARALLEL = ["--distribute", "data", "--virtual-devices", "2"]
+TWO_HOSTS = ["--distribute", "data"]   # run by tests/hosts.py
 TSV = os.path.join(DATA, "gettext_fr_sample.tsv")  # 240 gettext pairs, a user's file
 RUNS = {  # --backend -> [(model, flags)]: every model, each recipe's method
     "tensorflow": [("bahdanau_nmt", ["--max-train", "300", "--max-test", "20",
-                                     "--pipeline", "tf.data", *DATA_PARALLEL]),
+                                     "--pipeline", "tf.data", *TWO_HOSTS]),
                    ("seq2seq", ["--data", TSV]),
-                   ("cho_encoder_decoder", ["--max-train", "200", "--max-test", "10"])],
+                   ("cho_encoder_decoder", ["--max-train", "200", "--max-test", "10",
+                                            *DATA_PARALLEL])],
     "jax": [("show_attend_tell", ["--max-train", "64", "--max-test", "8",
-                                  *DATA_PARALLEL]),
+                                  "--virtual-devices", "2", *TWO_HOSTS]),
             ("aoa_reader", ["--data", os.path.join(DATA, "kjv_cloze_sample.txt")]),
             ("convs2s_nmt", ["--data", TSV])],
     "torch": [("han_classifier", ["--data", os.path.join(DATA, "topical10_sample.jsonl")]),
               ("transformer_nmt", ["--max-train", "200", "--max-test", "10",
-                                   "--distribute", "data"]),
+                                   *TWO_HOSTS]),
               ("luong_nmt", ["--data", TSV])],
 }
-# torch DDP: one process per device, started by torchrun.
-TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-            "--nproc_per_node=2"]
 
 
 def run_script(args, tmp_path, launcher=(sys.executable,)):
@@ -61,20 +66,33 @@ CASES = [(backend, model, extra) for backend, runs in RUNS.items()
 @pytest.mark.parametrize("backend,model,extra", CASES,
                          ids=[f"{b}-{m}" for b, m, _ in CASES])
 def test_fit_script_trains_evaluates_and_writes(backend, model, extra, tmp_path):
-    out = tmp_path / "out"
-    result = run_script([model, "--backend", backend, "--size", "tiny", "--epochs", "1",
-                         "--batch-size", "16", "--output-dir", str(out), *extra],
-                        tmp_path, launcher=TORCHRUN if (
-                            backend == "torch" and "--distribute" in extra)
-                        else (sys.executable,))
-    assert result.returncode == 0, result.stderr[-3000:]
+    args = [model, "--backend", backend, "--size", "tiny", "--epochs", "1",
+            "--batch-size", "16", *extra]
+    hosts_run = extra[-len(TWO_HOSTS):] == TWO_HOSTS
+    if hosts_run:   # the same command on both hosts, "out" under each's own
+        env = dict(os.environ)
+        env.pop("KERAS_BACKEND", None)
+        (_, stdout, _), _ = hosts.run(backend, [SCRIPT, *args, "--output-dir", "out"],
+                                      str(tmp_path), env=env, timeout=600)
+        result = subprocess.CompletedProcess(args, 0, stdout, "")
+        out = tmp_path / "host0" / "out"
+        assert os.listdir(tmp_path / "host1") == []   # only the chief writes
+        assert sorted(os.listdir(out)) == sorted(
+            ["model.keras", "results.json", "attention.png"])
+    else:
+        out = tmp_path / "out"
+        result = run_script([*args, "--output-dir", str(out)], tmp_path)
+        assert result.returncode == 0, result.stderr[-3000:]
     results = json.loads((out / "results.json").read_text())
     assert results["backend"] == backend
     assert results["model"] == model and results["size"] == "tiny"
     # HAN's recipe trains in two stages (embeddings fixed, then fine-tuned).
     assert results["epochs"] == (2 if model == "han_classifier" else 1)
     assert results["batch_size"] == 16
-    assert results["replicas"] == (2 if "--distribute" in extra else 1)
+    devices = 2 if "--virtual-devices" in extra else 1
+    assert results["processes"] == (2 if hosts_run else 1)
+    assert results["replicas"] == (results["processes"] * devices
+                                   if "--distribute" in extra else 1)
     metric = ("bleu_beam5" if model.endswith(("nmt", "seq2seq", "decoder")) else
               {"show_attend_tell": "exact_caption_accuracy"}.get(model, "accuracy"))
     assert model.endswith(("nmt", "seq2seq", "decoder")) == ("bleu_greedy" in results)
