@@ -1,13 +1,13 @@
-"""Training on several devices, on each backend's own engine.
+"""Training on several devices and hosts, on each backend's own engine.
 
 kerattn has no distribution code of its own: this module picks the engine
 that Keras supports on the current backend and wires a zoo model to it.
 
-| backend    | data parallel                                   | model parallel            |
-|------------|-------------------------------------------------|---------------------------|
-| JAX        | `keras.distribution.DataParallel` (device mesh) | `ModelParallel` + `layout_map` |
-| TensorFlow | `tf.distribute.MirroredStrategy`                | not supported by Keras    |
-| torch      | `torch.nn.parallel.DistributedDataParallel`     | not supported by Keras    |
+| backend    | one host                                | several hosts                    | model parallel |
+|------------|-----------------------------------------|----------------------------------|----------------|
+| JAX        | `keras.distribution.DataParallel`       | the same, after `keras.distribution.initialize` | `ModelParallel` + `layout_map` |
+| TensorFlow | `tf.distribute.MirroredStrategy`        | `MultiWorkerMirroredStrategy` (TF_CONFIG) | not supported by Keras |
+| torch      | `DistributedDataParallel` (torchrun)    | the same, `torchrun --nnodes N`  | not supported by Keras |
 
 The three run the same program:
 
@@ -17,19 +17,21 @@ The three run the same program:
         model.compile(optimizer="adam", loss=MaskedSparseCrossentropy())
         strategy.prepare(model)
         model.fit(strategy.shard(batches), epochs=10)
+    if strategy.is_chief:
+        model.save("model.keras")
 
-- JAX: one process drives every device; each global batch is split over
-  the mesh's `batch` axis by Keras, so the batch size must be a multiple of
-  the number of devices (`shard` drops the rows that are left over).
-- TensorFlow: one process, one replica per device; Keras' trainer runs the
-  step under the strategy and sums the replicas' gradients.
-- torch: one process per device, started by `torchrun`; `scope` joins the
-  process group (gloo on CPU, NCCL on GPU), `prepare` wraps the model in
-  DDP so that `model.fit`'s backward pass all-reduces the gradients, and
-  `shard` gives each process its block of rows of every global batch.
-  Keras' torch trainer has no DDP support of its own: `prepare` makes
-  `fit`'s train step call the model through the DDP wrapper, and nothing
-  else changes (`evaluate`, `predict` and the decoders run locally).
+- Every process reads the same global batches (seeded) and `shard` keeps
+  its own rows of each: torch's rank, JAX's process (Keras' JAX trainer
+  puts them together with `jax.make_array_from_process_local_data`),
+  TensorFlow's worker (through the engine's
+  `distribute_datasets_from_function`). On one host, JAX and TensorFlow
+  split each batch over the devices themselves.
+- `rank` is the process's index (`process_index`, read from each engine's
+  own variables); rank 0, the chief, is the one that writes.
+- Leaving `scope` gives every process the whole model, off the engine
+  (JAX gathers the variables from the processes' devices; TensorFlow's
+  multi-worker engine lets go of them), so that the chief alone can then
+  evaluate, decode and save.
 
 On every engine the loss of a step is the mean of the replicas' own
 means, and the gradients are averaged over replicas (divided by their

@@ -59,6 +59,11 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
     checks.number("ema_momentum", ema_momentum, 0.0, 1.0, low_open=True,
                   high_open=True, allow_none=True)
     strategy = strategy or distribute.no_distribution()
+    checks.require(minutes is None or strategy.processes == 1, "minutes",
+                   "None when training on several processes", minutes,
+                   note="Each process would stop on its own clock, at a "
+                        "different step, and the others would wait for it "
+                        "forever; set the epochs instead.")
     train, validation = _batches(train), _batches(validation, shuffle=False)
     schedule = learning_rate
     if warmup_steps:
