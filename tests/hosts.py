@@ -53,6 +53,7 @@ def commands(backend, argv):
                 "cluster": {"worker": [f"127.0.0.1:{p}" for p in ports]},
                 "task": {"type": "worker", "index": host}})
         else:
+            env["GLOO_SOCKET_IFNAME"] = "lo"   # gloo on the loopback only
             command = [sys.executable, "-m", "torch.distributed.run",
                        f"--nnodes={HOSTS}", "--nproc-per-node=1",
                        f"--node-rank={host}", "--master-addr=127.0.0.1",

@@ -73,18 +73,18 @@ HEAVY = {
         "tensorflow", "the reading comprehension notebook, small size"),
     f"{_NOTEBOOK}[translation.ipynb]": ("tensorflow", "the translation notebook, small size"),
     f"{_FIT}[tensorflow-bahdanau_nmt]": (
-        "torch", "examples/fit.py --backend tensorflow, tf.data, 2 devices"),
-    f"{_FIT}[jax-show_attend_tell]": ("torch", "examples/fit.py --backend jax, 2 devices"),
+        "torch", "examples/fit.py --backend tensorflow, tf.data, on 2 stand-in hosts (TF_CONFIG)"),
+    f"{_FIT}[jax-show_attend_tell]": ("torch", "examples/fit.py --backend jax on 2 stand-in hosts of 2 devices"),
     f"{_FIT}[jax-aoa_reader]": ("torch", "examples/fit.py --backend jax"),
     f"{_FIT}[torch-han_classifier]": ("torch", "examples/fit.py --backend torch"),
-    f"{_FIT}[torch-transformer_nmt]": ("torch", "examples/fit.py --backend torch under torchrun"),
+    f"{_FIT}[torch-transformer_nmt]": ("torch", "examples/fit.py --backend torch on 2 stand-in hosts (torchrun --nnodes 2)"),
     f"{_FIT}[tensorflow-seq2seq]": ("torch", "examples/fit.py --backend tensorflow --data a TSV"),
-    f"{_FIT}[tensorflow-cho_encoder_decoder]": ("torch", "examples/fit.py --backend tensorflow"),
+    f"{_FIT}[tensorflow-cho_encoder_decoder]": ("torch", "examples/fit.py --backend tensorflow, MirroredStrategy on 2 devices"),
     f"{_FIT}[jax-convs2s_nmt]": ("torch", "examples/fit.py --backend jax --data a TSV"),
     f"{_FIT}[torch-luong_nmt]": ("torch", "examples/fit.py --backend torch --data a TSV"),
-    # In-process: a third of TensorFlow's CPU time on torch.
+    # Two fresh processes of this process' backend: cheapest on torch.
     "test_zoo_runner.py::test_translation_recipe_tiny_run": (
-        "torch", "zoo/bahdanau_nmt/recipe.py --preset tiny, then --report-only"),
+        "torch", "zoo/bahdanau_nmt/recipe.py --preset tiny --distribute data on 2 stand-in hosts, then --report-only"),
     "test_benchmarks.py::test_runner_quick[tensorflow]": (
         "torch", "benchmarks/run.py --quick, figure 1 on TensorFlow"),
     "test_benchmarks.py::test_runner_quick[jax]": (

@@ -10,6 +10,7 @@ import os
 import runpy
 import sys
 
+import keras
 import numpy as np
 import pytest
 
@@ -18,6 +19,7 @@ ZOO = os.path.join(REPO, "zoo")
 DATA = os.path.join(REPO, "tests", "data")
 sys.path.insert(0, ZOO)   # zoo/runner.py and the task modules beside it
 
+import hosts  # noqa: E402
 import runner  # noqa: E402
 import translation as translation_task  # noqa: E402  (zoo/translation.py)
 
@@ -524,17 +526,26 @@ def test_recipe_help_lists_its_options(name, monkeypatch, capsys):
 
 
 def test_translation_recipe_tiny_run(tmp_path, monkeypatch):
-    """`zoo/bahdanau_nmt/recipe.py --preset tiny` on 200 gettext pairs, one
-    epoch; then `--report-only` writes the same RESULTS.md again."""
-    run_recipe("bahdanau_nmt", ["--preset", "tiny", "--epochs", "1", "--max-train",
-                                "200", "--max-test", "20", "--beam-width", "2",
-                                "--out", str(tmp_path)], monkeypatch)
+    """`zoo/bahdanau_nmt/recipe.py --preset tiny --distribute data` on 200
+    gettext pairs, one epoch, on two stand-in hosts of this process'
+    backend (tests/hosts.py, each host in its own directory: only the
+    chief's gets the output); then `--report-only` writes the same
+    RESULTS.md again."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [REPO, os.environ.get("PYTHONPATH", "")]))
+    hosts.run(keras.backend.backend(), [
+        os.path.join(ZOO, "bahdanau_nmt", "recipe.py"), "--preset", "tiny",
+        "--epochs", "1", "--max-train", "200", "--max-test", "20",
+        "--beam-width", "2", "--distribute", "data", "--out", "out"],
+        str(tmp_path), env=env, timeout=300)
+    assert os.listdir(tmp_path / "host1") == []
+    tmp_path = tmp_path / "host0" / "out"
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["epochs"] == 1 and 0 <= results["bleu_greedy"] <= 100
     assert results["beam_greedy_fallback"] is False
     assert results["command"] == ("python zoo/bahdanau_nmt/recipe.py --preset tiny "
                                   "--epochs 1 --max-train 200 --max-test 20 "
-                                  "--beam-width 2")
+                                  "--beam-width 2 --distribute data")
     assert results["config"]["builder"].startswith(
         "kerattn.zoo.bahdanau_nmt(V_x, V_y, preset='tiny'): embedding_dim=8")
     text = (tmp_path / "RESULTS.md").read_text()

@@ -171,15 +171,17 @@ def main(task, recipe_file=None, argv=None, folder=None):
     strategy = distribute.from_arguments(args, task.name)   # before the backend starts
     import keras
 
-    print(f"backend {keras.backend.backend()}, {strategy.num_replicas} replica(s)")
-    os.makedirs(args.out, exist_ok=True)
+    print(f"backend {keras.backend.backend()}, {strategy.num_replicas} replica(s) "
+          f"in {strategy.processes} process(es)")
+    if strategy.is_chief:   # the only one that writes
+        os.makedirs(args.out, exist_ok=True)
     data = task.prepare(args)
     rows = []
     for seed in range(args.seed, args.seed + args.seeds):
         keras.utils.set_random_seed(seed)
         row = task.train_seed(args, data, seed, strategy,
                               None if rows else args.out)
-        if row is None:   # torch DDP: rank 0 evaluates and writes
+        if row is None:   # not the chief: it evaluates and writes
             continue
         rows.append({"seed": seed, **row})
         print(f"seed {seed}: {_headline(row)}", flush=True)
