@@ -32,6 +32,7 @@ import numpy as np
 import pytest
 
 import hosts
+from kerattn import distribute
 from placement import placement
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -171,3 +172,47 @@ def test_keras_20585_is_still_open_and_worked_around(reports):
         found = report["keras_20585"]
         assert "PerReplica" in (found["symbolic_build"] or ""), found
         assert "Invalid reduction dimension" in (found["metrics"] or ""), found
+
+
+ENGINE_VARIABLES = {
+    "jax": {"KERAS_DISTRIBUTION_PROCESS_ID": "1",
+            "KERAS_DISTRIBUTION_NUM_PROCESSES": "2"},
+    "tensorflow": {"TF_CONFIG": json.dumps({
+        "cluster": {"chief": ["a:1"], "worker": ["b:1", "c:1"]},
+        "task": {"type": "worker", "index": 0}})},
+    "torch": {"RANK": "1", "WORLD_SIZE": "2"},
+}
+
+
+def test_process_index_reads_this_engines_variables(monkeypatch):
+    """Without starting the engine: torchrun's, keras.distribution's or
+    TF_CONFIG's (where the chief task comes before the workers)."""
+    backend = keras.backend.backend()
+    assert distribute.process_index() == (0, 1) and distribute.is_chief()
+    for name, value in ENGINE_VARIABLES[backend].items():
+        monkeypatch.setenv(name, value)
+    expected = (1, 3) if backend == "tensorflow" else (1, 2)
+    assert distribute.process_index() == expected
+    assert not distribute.is_chief()
+
+
+def test_a_tf_config_task_outside_its_cluster_is_refused(monkeypatch):
+    monkeypatch.setenv("KERAS_BACKEND", "tensorflow")
+    monkeypatch.setenv("TF_CONFIG", json.dumps({
+        "cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "ps", "index": 0}}))
+    with pytest.raises(ValueError, match="`TF_CONFIG` must be a task of type"):
+        distribute.process_index()
+
+
+def test_minutes_are_refused_on_several_processes():
+    """Each process would stop on its own clock, at a different step."""
+    from kerattn.recipes.common import compile_and_fit
+
+    strategy = distribute.Strategy("data", keras.backend.backend(), None, 2,
+                                   rank=0, processes=2)
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    with pytest.raises(ValueError, match="`minutes` must be None when "
+                                         "training on several processes"):
+        compile_and_fit(model, [(np.zeros((2, 2)), np.zeros((2, 1)))],
+                        loss="mse", learning_rate=0.1, epochs=1, minutes=1,
+                        strategy=strategy)
