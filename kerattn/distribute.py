@@ -366,9 +366,9 @@ class Strategy:
             return _multi_worker_dataset(self.engine, data)
         if self.backend == "torch":
             rank, shards, multiple = self.rank, self.num_replicas, 1
-        elif self.backend == "jax":   # this process's block
-            rank, shards, multiple = _jax_block(self.engine)
-        else:                         # one worker: the whole batch
+        elif self.backend == "jax" and self.processes > 1:
+            rank, shards, multiple = _jax_block(self.engine)   # its block
+        else:   # one process: the whole batch, split by the engine
             rank, shards, multiple = 0, 1, self.num_replicas
         if type(data).__module__.startswith("tensorflow"):
             return _shard_dataset(data, rank, shards, multiple)
