@@ -137,9 +137,13 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
 
     Only the chief (`kerattn.distribute.is_chief()`: process 0 under
     torchrun, `keras.distribution.initialize` or `TF_CONFIG`) writes or
-    deletes backup files; every process restores from `backup_dir`. On
-    several hosts, `backup_dir` is storage every host reads (a shared
-    file system), or each host's copy of the chief's backup.
+    deletes backup files; where a save is itself a collective step
+    (TensorFlow's multi-worker engine, JAX on several processes) the
+    others save too, into a scratch folder that is removed. Every process
+    restores from `backup_dir`, reading only: the latest backup, or the
+    `.bkp` one when the latest weights do not load. On several hosts,
+    `backup_dir` is storage every host reads (a shared file system), or
+    each host's copy of the chief's backup.
 
     Args:
         backup_dir: a local or mounted folder, where the backup is kept
@@ -187,11 +191,12 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
                                             self._random_state_path())))
             return
         os.makedirs(self.backup_dir, exist_ok=True)
-        if self.double_checkpoint:
-            for path in self._files():
-                if os.path.exists(path):
-                    with saving.atomic_path(path + ".bkp") as temporary:
-                        shutil.copyfile(path, temporary)
+        if self.double_checkpoint:   # all three copied before any is renamed
+            with contextlib.ExitStack() as stack:
+                for path in self._files():
+                    if os.path.exists(path):
+                        shutil.copyfile(path, stack.enter_context(
+                            saving.atomic_path(path + ".bkp")))
         with contextlib.ExitStack() as stack:
             # Entered metadata first, so renamed last: every file is written
             # before any is renamed.
@@ -214,9 +219,11 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
 
     def on_train_begin(self, logs=None):
         # Keras' own copies the `.bkp` files over unreadable weights on
-        # every process: here the chief alone does, and the others read them.
-        chief = distribute.is_chief()
-        if chief and os.path.isdir(self.backup_dir):
+        # every process. Here no process changes the backup as training
+        # starts (the others may be reading it): each loads the latest, or
+        # the `.bkp` files when the latest do not load, and the next save
+        # writes both anew. The chief removes a kill's temporary files.
+        if distribute.is_chief() and os.path.isdir(self.backup_dir):
             for name in os.listdir(self.backup_dir):
                 if name.startswith(saving.TEMPORARY_PREFIX):
                     os.remove(os.path.join(self.backup_dir, name))
@@ -225,16 +232,7 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
         except OSError:
             if not os.path.exists(self._prev_weights_path):
                 raise
-            if not chief:
-                self._load_model(previous=True)
-                return
-            for path in self._files():
-                if os.path.exists(path + ".bkp"):
-                    with saving.atomic_path(path) as temporary:
-                        shutil.copyfile(path + ".bkp", temporary)
-                elif os.path.exists(path):
-                    os.remove(path)
-            self._load_model()
+            self._load_model(previous=True)
 
     def _load_model(self, previous=False):
         if not previous:

@@ -121,8 +121,9 @@ def _tf_workers():
 def process_index():
     """`(index, count)` of this process among the processes that train.
 
-    Read from each engine's own variables, without starting it: torch's
-    `RANK`/`WORLD_SIZE` (torchrun), JAX's `KERAS_DISTRIBUTION_PROCESS_ID`/
+    Read without starting the engine: torch's process group, else
+    `RANK`/`WORLD_SIZE` (torchrun); JAX's, once `jax.distributed` is
+    initialized, else `KERAS_DISTRIBUTION_PROCESS_ID`/
     `KERAS_DISTRIBUTION_NUM_PROCESSES` (`keras.distribution.initialize`),
     TensorFlow's `TF_CONFIG` (the chief task, else worker 0, is index 0).
     `(0, 1)` when none is set.
@@ -144,11 +145,23 @@ def process_index():
         return (int(os.environ.get("RANK", 0)),
                 int(os.environ.get("WORLD_SIZE", 1)))
     if backend == "jax":
+        from kerattn import keras_fixes
+
+        joined = keras_fixes.jax_processes()   # initialize has run
+        if joined is not None:
+            return joined
         if "KERAS_DISTRIBUTION_NUM_PROCESSES" not in os.environ:
             return 0, 1
         return (int(os.environ.get("KERAS_DISTRIBUTION_PROCESS_ID", 0)),
                 int(os.environ["KERAS_DISTRIBUTION_NUM_PROCESSES"]))
     return _tf_workers() or (0, 1)
+
+
+def _jax_process():
+    """JAX's own `(process_index, process_count)`, once it runs."""
+    import jax
+
+    return jax.process_index(), jax.process_count()
 
 
 def is_chief():
@@ -300,6 +313,7 @@ class Strategy:
                 _gather_jax_variables(model)
             else:
                 keras_fixes.tensorflow_variables_here(model)
+        self._models.clear()
 
     def prepare(self, model):
         """Make `model.fit` train it distributed; returns `model`.
@@ -393,6 +407,8 @@ def _jax_block(distribution):
     local = {f"{d.platform}:{d.id}" for d in jax.local_devices()}
     mine = [i for i, block in enumerate(positions)
             if any(str(d).lower() in local for d in np.ravel(block))]
+    checks.require(bool(mine), "devices", "a mesh with some of this "
+                   "process's devices", sorted(local))
     checks.require(mine == list(range(mine[0], mine[0] + len(mine))),
                    "devices", "each process's devices at consecutive "
                    "positions of the mesh's batch axis", mine)
@@ -405,7 +421,7 @@ def _gather_jax_variables(model):
     process's first device (see `keras_fixes.jax_variables_here`)."""
     from kerattn import keras_fixes
 
-    variables = [*model.variables]
+    variables = [*model.variables, *model.metrics_variables]
     if getattr(model, "optimizer", None) is not None:
         variables += list(model.optimizer.variables)
     keras_fixes.jax_variables_here(variables)
@@ -435,15 +451,12 @@ def _multi_worker_dataset(engine, data):
         def batches():
             for index in range(len(data)):
                 for shard in shards:
-                    yield shard[index]
+                    yield keras.tree.lists_to_tuples(shard[index])
             shards[0].on_epoch_end()
 
-        example = shards[0][0]
         signature = keras.tree.map_structure(
             lambda a: tf.TensorSpec([None] * np.ndim(a), np.asarray(a).dtype),
-            example)
-        if isinstance(example, list):
-            signature = tuple(signature)
+            keras.tree.lists_to_tuples(shards[0][0]))
         return tf.data.Dataset.from_generator(batches,
                                               output_signature=signature)
 
@@ -532,6 +545,7 @@ def data_parallel(devices=None):
     index, processes = process_index()
     if backend == "jax":
         _initialize_hosts()
+        index, processes = _jax_process()
         devices = _devices(devices, keras.distribution.list_devices())
         engine = keras.distribution.DataParallel(devices=devices)
         if processes > 1:   # `shard` gives each process its own rows
@@ -646,7 +660,7 @@ def model_parallel(name, model_axis_size=2, devices=None):
         devices)
     engine = keras.distribution.ModelParallel(
         layout_map=layout_map(name, mesh), batch_dim_name="batch")
-    index, processes = process_index()
+    index, processes = _jax_process()
     if processes > 1:   # `shard` gives each process its own rows
         engine.auto_shard_dataset = False
     return Strategy("model", backend, engine, len(devices) // model_axis_size,

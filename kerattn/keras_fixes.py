@@ -276,6 +276,30 @@ def tensorflow_variables_here(model):
     model.train_function = model.test_function = model.predict_function = None
 
 
+def jax_processes():
+    """`(process index, process count)` once `jax.distributed.initialize`
+    has run in this process (however it was called), else None; without
+    starting JAX's backend.
+
+    Private: `jax._src.distributed.global_state`; the public
+    `jax.process_index()` starts the backend, after which
+    `jax.distributed.initialize` can no longer run. Written against jax
+    0.10.2.
+    """
+    import sys
+
+    if "jax" not in sys.modules:
+        return None
+    try:
+        from jax._src import distributed
+    except ImportError:  # pragma: no cover - JAX moved its internals
+        return None
+    state = distributed.global_state
+    if getattr(state, "client", None) is None:
+        return None
+    return state.process_id, state.num_processes
+
+
 def tensorflow_stablehlo_version():
     """The StableHLO version the installed TensorFlow reads, or None.
 

@@ -147,6 +147,19 @@ def all_rows(batch):
                   for i in range(len(leaves[0])))
 
 
+def engine_chief(strategy):
+    """Whether the engine itself names this process the chief."""
+    if strategy.backend == "jax":
+        import jax
+
+        return jax.process_index() == 0
+    if strategy.backend == "tensorflow":
+        return bool(strategy.engine.extended.should_checkpoint)
+    import torch.distributed as dist
+
+    return dist.get_rank() == 0
+
+
 def weight_spread(strategy, weights):
     """The largest difference of a weight's sum between processes (torch:
     DDP keeps them equal)."""
@@ -208,7 +221,8 @@ def main(out_path, names):
     seed = 0 if strategy.backend == "jax" else strategy.rank
     results = {"backend": keras.backend.backend(), "replicas": replicas,
                "processes": strategy.processes, "rank": strategy.rank,
-               "chief": distribute.is_chief(), "models": {}}
+               "chief": distribute.is_chief(),
+               "engine_chief": engine_chief(strategy), "models": {}}
     for name in names:
         batch = global_batch(CASES[name][1], replicas)
         _, losses, weights = train(name, batch, strategy, seed=seed)

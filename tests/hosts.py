@@ -20,6 +20,8 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
+import time
 
 HOSTS = 2
 
@@ -65,35 +67,47 @@ def commands(backend, argv):
 def run(backend, argv, root, env=None, timeout=240):
     """Run `argv` on two stand-in hosts under `root`; returns
     `[(returncode, stdout, stderr)]` per host. Raises AssertionError (with
-    both hosts' output) when a host fails or the time runs out."""
-    procs = []
-    for host, (command, extra) in enumerate(commands(backend, argv)):
-        cwd = os.path.join(root, f"host{host}")
-        os.makedirs(cwd, exist_ok=True)
-        full = dict(os.environ if env is None else env, **extra)
-        for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR",
-                     "MASTER_PORT", "TF_CONFIG") if backend != "tensorflow" else ():
-            full.pop(name, None)
-        procs.append(subprocess.Popen(command, cwd=cwd, env=full, text=True,
-                                      stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE,
-                                      start_new_session=True))
-    results = []
+    both hosts' output) when a host fails or the time runs out; a host that
+    fails ends the other at once (it would wait for it in a collective)."""
+    procs, logs = [], []
+    timed_out = False
     try:
-        for proc in procs:
-            out, err = proc.communicate(timeout=timeout)
-            results.append((proc.returncode, out, err))
-    except subprocess.TimeoutExpired:
-        results = None
+        for host, (command, extra) in enumerate(commands(backend, argv)):
+            cwd = os.path.join(root, f"host{host}")
+            os.makedirs(cwd, exist_ok=True)
+            full = dict(os.environ if env is None else env, **extra)
+            for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR",
+                         "MASTER_PORT", "TF_CONFIG") if backend != "tensorflow" else ():
+                full.pop(name, None)
+            # Output to temporary files: nothing to drain while waiting.
+            out, err = (tempfile.TemporaryFile("w+") for _ in range(2))
+            logs.append((out, err))
+            procs.append(subprocess.Popen(command, cwd=cwd, env=full, text=True,
+                                          stdout=out, stderr=err,
+                                          start_new_session=True))
+        deadline = time.monotonic() + timeout
+        while any(p.poll() is None for p in procs):
+            if any(p.poll() not in (None, 0) for p in procs):
+                break
+            if time.monotonic() > deadline:
+                timed_out = True
+                break
+            time.sleep(0.2)
     finally:
-        for proc in procs:
-            if proc.poll() is None:
+        for proc in procs:   # the whole group: torchrun's children too
+            try:
                 os.killpg(proc.pid, signal.SIGKILL)
-                proc.communicate()
-    if results is None:
-        raise AssertionError(f"the {backend} hosts ran past {timeout} s")
+            except ProcessLookupError:
+                pass
+            proc.wait()
+    results = []
+    for proc, (out, err) in zip(procs, logs):
+        out.seek(0), err.seek(0)
+        results.append((proc.returncode, out.read(), err.read()))
+        out.close(), err.close()
     failed = [(i, r) for i, r in enumerate(results) if r[0] != 0]
-    assert not failed, "\n".join(
+    assert not failed, (f"the {backend} hosts ran past {timeout} s\n"
+                        if timed_out else "") + "\n".join(
         f"host {i} exited {rc}:\n{out[-2000:]}\n{err[-4000:]}"
         for i, (rc, out, err) in failed)
     return results

@@ -88,6 +88,7 @@ def test_two_processes_one_chief(reports):
     assert [r["processes"] for r in reports] == [2, 2]
     assert [r["rank"] for r in reports] == [0, 1]
     assert [r["chief"] for r in reports] == [True, False]
+    assert [r["engine_chief"] for r in reports] == [True, False]
     # JAX: 2 devices a process; TensorFlow and torch: 1.
     assert {r["replicas"] for r in reports} == {4 if backend == "jax" else 2}
 
@@ -216,3 +217,14 @@ def test_minutes_are_refused_on_several_processes():
         compile_and_fit(model, [(np.zeros((2, 2)), np.zeros((2, 1)))],
                         loss="mse", learning_rate=0.1, epochs=1, minutes=1,
                         strategy=strategy)
+
+
+def test_a_host_that_fails_ends_the_other(tmp_path):
+    """tests/hosts.py: host 1 exits with an error while host 0 would wait
+    (as in a collective): host 0 is killed, not waited for."""
+    code = ("import os, sys, time\n"
+            "if os.environ['KERAS_DISTRIBUTION_PROCESS_ID'] == '1': sys.exit(3)\n"
+            "time.sleep(120)")
+    with pytest.raises(AssertionError, match="host 1 exited 3") as failure:
+        hosts.run("jax", ["-c", code], str(tmp_path), timeout=100)
+    assert "host 0 exited -9" in str(failure.value)

@@ -284,3 +284,18 @@ def test_jax_variables_here_needs_a_variables_layout():
     value = variable.value
     keras_fixes.jax_variables_here([variable])
     assert variable.value is value
+
+
+def test_jax_processes_reads_jax_distributed_state():
+    """None in a process that never joined others (the two-process case
+    runs in tests/test_distributed.py, where every process's index is
+    checked against jax.process_index())."""
+    if keras.backend.backend() != "jax":
+        pytest.skip("jax.distributed is JAX's")
+    from jax._src import distributed
+
+    assert hasattr(distributed.global_state, "client") and hasattr(
+        distributed.global_state, "process_id"), (
+        "jax._src.distributed.global_state changed: kerattn.keras_fixes."
+        "jax_processes needs a new way")
+    assert keras_fixes.jax_processes() is None

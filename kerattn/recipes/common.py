@@ -79,7 +79,11 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
     strategy.prepare(model)
     if strategy.kind != "none":
         train = strategy.shard(train)
-        validation = None if validation is None else strategy.shard(validation)
+        # torch: each process evaluates every validation row, so that
+        # early stopping sees the same figures on every process (Keras'
+        # torch trainer does not all-reduce metrics).
+        if validation is not None and strategy.backend != "torch":
+            validation = strategy.shard(validation)
     budget = TimeBudget(None if minutes is None else 60 * minutes, eta=eta)
     start = time.time()
     callbacks = [budget, *callbacks]
