@@ -173,7 +173,9 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
         return os.path.join(self.backup_dir, "random_state.npz")
 
     def _files(self):
-        return (self._weights_path, self._training_metadata_path,
+        """The backup's files, in `_write`'s order (the metadata first, so
+        renamed last)."""
+        return (self._training_metadata_path, self._weights_path,
                 self._random_state_path())
 
     def _save_model(self):
@@ -186,9 +188,7 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
                 # then removed (as TensorFlow's guide says of `model.save`).
                 with tempfile.TemporaryDirectory() as scratch:
                     self._write(*(os.path.join(scratch, os.path.basename(p))
-                                  for p in (self._training_metadata_path,
-                                            self._weights_path,
-                                            self._random_state_path())))
+                                  for p in self._files()))
             return
         os.makedirs(self.backup_dir, exist_ok=True)
         if self.double_checkpoint:   # all three copied before any is renamed
@@ -200,9 +200,8 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
         with contextlib.ExitStack() as stack:
             # Entered metadata first, so renamed last: every file is written
             # before any is renamed.
-            self._write(*[stack.enter_context(saving.atomic_path(p)) for p in
-                          (self._training_metadata_path, self._weights_path,
-                           self._random_state_path())])
+            self._write(*[stack.enter_context(saving.atomic_path(p))
+                          for p in self._files()])
 
     def _write(self, metadata_file, weights_file, random_file):
         states = [keras.ops.convert_to_numpy(v) for v in _seed_states(self.model)]

@@ -51,8 +51,8 @@ import numpy as np
 from kerattn import checks
 
 __all__ = ["Strategy", "data_parallel", "model_parallel", "no_distribution",
-           "process_index", "is_chief", "layout_map", "ProcessShard", "ArrayBatches", "virtual_devices",
-           "add_arguments", "from_arguments"]
+           "process_index", "is_chief", "layout_map", "ProcessShard",
+           "ArrayBatches", "virtual_devices", "add_arguments", "from_arguments"]
 
 
 
@@ -310,7 +310,7 @@ class Strategy:
 
         for model in self._models:
             if self.backend == "jax":
-                _gather_jax_variables(model)
+                keras_fixes.jax_variables_here(model)
             else:
                 keras_fixes.tensorflow_variables_here(model)
         self._models.clear()
@@ -414,17 +414,6 @@ def _jax_block(distribution):
                    "positions of the mesh's batch axis", mine)
     count = len(positions)
     return mine[0] // len(mine), count // len(mine), len(mine)
-
-
-def _gather_jax_variables(model):
-    """Each variable of `model` (and its optimizer), whole, on this
-    process's first device (see `keras_fixes.jax_variables_here`)."""
-    from kerattn import keras_fixes
-
-    variables = [*model.variables, *model.metrics_variables]
-    if getattr(model, "optimizer", None) is not None:
-        variables += list(model.optimizer.variables)
-    keras_fixes.jax_variables_here(variables)
 
 
 def _multi_worker_dataset(engine, data):
@@ -542,7 +531,6 @@ def data_parallel(devices=None):
     True
     """
     backend = _backend()
-    index, processes = process_index()
     if backend == "jax":
         _initialize_hosts()
         index, processes = _jax_process()
@@ -551,8 +539,9 @@ def data_parallel(devices=None):
         if processes > 1:   # `shard` gives each process its own rows
             engine.auto_shard_dataset = False
         return Strategy("data", backend, engine, len(devices), index, processes)
-    if backend == "tensorflow" and processes > 1:
-        return _multi_worker(devices, index, processes)
+    workers = _tf_workers() if backend == "tensorflow" else None
+    if workers:   # (index, count) of TF_CONFIG's several workers
+        return _multi_worker(devices, *workers)
     if backend == "tensorflow":
         import tensorflow as tf
 

@@ -160,7 +160,9 @@ def multi_worker_metrics():
     _MULTI_WORKER_REDUCE.append(original)
 
 
-def _jax_variables(model):
+def _model_variables(model):
+    """Every variable a trainer holds for `model`: its own, its metrics'
+    and its optimizer's."""
     variables = [*model.trainable_variables, *model.non_trainable_variables,
                  *model.metrics_variables]
     if getattr(model, "optimizer", None) is not None:
@@ -193,7 +195,7 @@ def jax_variables_kept(model):
     if keras.backend.backend() != "jax":
         yield
         return
-    held = [(v, v.value) for v in _jax_variables(model)]
+    held = [(v, v.value) for v in _model_variables(model)]
     try:
         yield
     except BaseException:
@@ -205,9 +207,10 @@ def jax_variables_kept(model):
         raise
 
 
-def jax_variables_here(variables):
-    """Make each JAX variable whose value spans several processes' devices
-    a whole copy on this process's first device, with no layout.
+def jax_variables_here(model):
+    """Make each JAX variable of `model` (its own, its metrics' and its
+    optimizer's) whose value spans several processes' devices a whole copy
+    on this process's first device, with no layout.
 
     After `keras.distribution` training on several processes a variable's
     value is a global `jax.Array` (replicated, or split by a
@@ -228,7 +231,7 @@ def jax_variables_here(variables):
     from jax.experimental import multihost_utils
 
     device = jax.local_devices()[0]
-    for variable in variables:
+    for variable in _model_variables(model):
         value = variable.value
         if getattr(value, "is_fully_addressable", True):
             continue
@@ -261,10 +264,8 @@ def tensorflow_variables_here(model):
     """
     import tensorflow as tf
 
-    variables = list(model.variables) + list(model.metrics_variables)
+    variables = _model_variables(model)
     optimizer = getattr(model, "optimizer", None)
-    if optimizer is not None:
-        variables += list(optimizer.variables)
     values = [keras.ops.convert_to_numpy(v) for v in variables]   # collective
     for variable, value in zip(variables, values):
         variable._value = tf.Variable(value, dtype=variable.dtype,

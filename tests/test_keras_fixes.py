@@ -277,12 +277,13 @@ def test_jax_variables_here_needs_a_variables_layout():
     left as it is."""
     if keras.backend.backend() != "jax":
         pytest.skip("jax.Array values are JAX's")
-    variable = keras.Variable(np.ones((2, 3), "float32"))
+    model = _zoo_model()
+    variable = model.weights[0]
     assert hasattr(variable, "_layout"), (
         "keras.Variable._layout is gone: kerattn.keras_fixes."
         "jax_variables_here needs a new way")
     value = variable.value
-    keras_fixes.jax_variables_here([variable])
+    keras_fixes.jax_variables_here(model)
     assert variable.value is value
 
 
