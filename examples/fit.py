@@ -5,6 +5,7 @@
     python examples/fit.py show_attend_tell --attention hard --batch-size 32
     python examples/fit.py han_classifier --output-dir outputs/han
     python examples/fit.py aoa_reader --max-train 20000 --size small
+    python examples/fit.py pointer_generator --data pairs.tsv   # text<TAB>summary
 
 On several devices (kerattn.distribute, each backend's own engine):
 
@@ -25,11 +26,14 @@ Models and data (../shared/DATA.md):
 - document classification (`han_classifier`): Debian package descriptions
   (topical-10; needs `apt-get update -o Acquire::Languages=en`); accuracy;
 - reading comprehension (`aoa_reader`): King James Bible cloze questions
-  (fetched with `apt-get download`); accuracy.
+  (fetched with `apt-get download`); accuracy;
+- summarisation (`pointer_generator`): Debian long package descriptions ->
+  their synopses (needs `apt-get update -o Acquire::Languages=en`), or your
+  TSV of `text<TAB>summary` pairs; ROUGE beside the lead baselines.
 
 This is a command line over the recipes (`kerattn.recipes`): each model
 trains with its recipe's method (`translation.fit`, `captioning.fit`,
-`classification.fit`, `reading.fit`: the recipe's optimiser settings,
+`classification.fit`, `reading.fit`, `summarisation.fit`: the recipe's optimiser settings,
 schedule, batches and evaluation, through the one `compile_and_fit`), on
 this machine's data or on yours with `--data`.
 
@@ -48,7 +52,8 @@ import time
 
 TRANSLATION = ("seq2seq", "cho_encoder_decoder", "bahdanau_nmt", "luong_nmt",
                "transformer_nmt", "convs2s_nmt")
-MODELS = TRANSLATION + ("show_attend_tell", "han_classifier", "aoa_reader")
+MODELS = TRANSLATION + ("show_attend_tell", "han_classifier", "aoa_reader",
+                        "pointer_generator")
 
 
 def parse_args(argv=None):
@@ -61,7 +66,7 @@ def parse_args(argv=None):
     p.add_argument("--epochs", type=int, default=None,
                    help="default: the recipe's (translation 6, show_attend_tell "
                         "8, han_classifier up to 30 a stage with early "
-                        "stopping, aoa_reader 3)")
+                        "stopping, aoa_reader 3, pointer_generator 2)")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--size", choices=("tiny", "small", "base", "paper"), default="small",
                    help="the model's preset (see above)")
@@ -70,7 +75,7 @@ def parse_args(argv=None):
                         "(default: outputs/fit/MODEL)")
     p.add_argument("--data", default=None,
                    help="your own data instead of this machine's: a TSV of pairs "
-                        "(translation), a JSONL of text/label (han_classifier) or a "
+                        "(translation; text<TAB>summary for pointer_generator), a JSONL of text/label (han_classifier) or a "
                         "CBT file (aoa_reader); the last 10%% is the test split, "
                         "the 10%% before it the validation split")
     p.add_argument("--max-train", type=int, default=None,
@@ -127,7 +132,8 @@ def select_backend(backend):
 
 def fit(args):
     """The recipe's `fit` for `args.model`: `(model, summary, results, draw)`."""
-    from kerattn.recipes import captioning, classification, reading, translation
+    from kerattn.recipes import (captioning, classification, reading,
+                                 summarisation, translation)
 
     common = dict(preset=args.size, batch_size=args.batch_size,
                   learning_rate=args.learning_rate, max_train=args.max_train,
@@ -139,6 +145,8 @@ def fit(args):
                                pipeline=args.pipeline, **common)
     if args.model == "show_attend_tell":
         return captioning.fit(args.attention, **common)
+    if args.model == "pointer_generator":
+        return summarisation.fit(args.data, **common)
     recipe = classification if args.model == "han_classifier" else reading
     return recipe.fit(args.data, **common)
 
@@ -184,9 +192,18 @@ def main(argv=None):
 def beside_baselines(results):
     """Readable lines: the model's accuracy (with its 95% interval) beside
     the baselines the recipe computed on the same test split, overall and
-    per word kind where the data has kinds."""
+    per word kind where the data has kinds; a summariser's ROUGE beside
+    the lead baselines'."""
     if "baselines" not in results:
         return []
+    if "rouge" in results:
+        def scores(r):
+            return " / ".join(f"{r[k]:.2f}" for k in ("rouge1", "rouge2", "rougeL"))
+
+        lead = results["baselines"]
+        return [f"{results['model']} ROUGE-1 / 2 / L F1: {scores(results['rouge'])} "
+                f"| lead sentence {scores(lead['lead_sentence'])} | first "
+                f"{lead['lead_words']['k']} words {scores(lead['lead_words'])}"]
     from kerattn.recipes.common import interval95
 
     accuracy = results.get("accuracy_by_kind", results["accuracy"])

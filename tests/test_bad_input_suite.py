@@ -946,6 +946,29 @@ case("debian_descriptions", "lists_dir a file",
      lambda tmp: datasets.debian_descriptions(_file(tmp, "f", "x")), "`lists_dir`",
      error=FileNotFoundError)
 
+case("debian_summaries", "missing lists directory",
+     lambda tmp: datasets.debian_summaries(os.path.join(tmp, "none")), "`lists_dir`",
+     error=FileNotFoundError)
+case("debian_summaries", "an empty lists directory",
+     lambda tmp: datasets.debian_summaries(tmp), "`lists_dir`", error=FileNotFoundError)
+case("debian_summaries", "min_words 0",
+     lambda tmp: datasets.debian_summaries(tmp, min_words=0), "`min_words`")
+case("debian_summaries", "max_words a float",
+     lambda tmp: datasets.debian_summaries(tmp, max_words=2.5), "`max_words`")
+case("debian_summaries", "threshold above 1",
+     lambda tmp: datasets.debian_summaries(tmp, threshold=1.5), "`threshold`")
+case("near_duplicates", "texts a string",
+     lambda: datasets.near_duplicates("one text"), "`texts`")
+case("near_duplicates", "a text not a string",
+     lambda: datasets.near_duplicates(["a text", 3]), "`texts`")
+case("near_duplicates", "threshold 0",
+     lambda: datasets.near_duplicates(["a", "b"], threshold=0), "`threshold`")
+case("near_duplicates", "n 0", lambda: datasets.near_duplicates(["a", "b"], n=0), "`n`")
+case("near_duplicates", "bands negative",
+     lambda: datasets.near_duplicates(["a", "b"], bands=-1), "`bands`")
+case("near_duplicates", "rows a float",
+     lambda: datasets.near_duplicates(["a", "b"], rows=1.5), "`rows`")
+
 case("kjv_cloze", "missing root", lambda tmp: datasets.kjv_cloze(os.path.join(tmp, "none")),
      "`root`", error=FileNotFoundError)
 case("kjv_cloze", "context_size 0", lambda tmp: datasets.kjv_cloze(tmp, context_size=0),
@@ -991,6 +1014,9 @@ case("LengthBucketedBatches", "inputs of different lengths",
      "`inputs`")
 case("LengthBucketedBatches", "bucket_width 0",
      lambda tmp: datasets.LengthBucketedBatches(_XB, ids(6, 3), bucket_width=0), "`bucket_width`")
+case("LengthBucketedBatches", "target_bucket_width 0",
+     lambda tmp: datasets.LengthBucketedBatches(_XB, ids(6, 3), target_bucket_width=0),
+     "`target_bucket_width`")
 case("LengthBucketedBatches", "inputs not a dict",
      lambda tmp: datasets.LengthBucketedBatches(ids(6, 4), ids(6, 3)), "`inputs`")
 
@@ -1107,7 +1133,8 @@ def _public_targets():
                    if callable(getattr(zoo, n)) and not isinstance(getattr(zoo, n), type))
     targets.update(decoding.__all__)
     loaders = {"gettext_pairs", "tsv_pairs", "read_jsonl", "read_cbt", "debian_topical10",
-               "debian_descriptions", "kjv_cloze", "digit_strips", "translation_arrays",
+               "debian_descriptions", "debian_summaries", "near_duplicates", "kjv_cloze",
+               "digit_strips", "translation_arrays",
                "LengthBucketedBatches", "WordVocabulary", "WordPieceVocabulary",
                "encode_documents", "encode_cloze"}
     assert loaders <= set(datasets.__all__)

@@ -29,6 +29,7 @@ from kerattn.datasets.documents import (
     write_jsonl,
 )
 from kerattn.datasets.gettext import gettext_pairs
+from kerattn.datasets.summaries import debian_summaries, near_duplicates
 from kerattn.datasets.pipeline import translation_dataset
 from kerattn.datasets.text_codec import TextCodec, vocabulary_from_json
 from kerattn.datasets.translation import LengthBucketedBatches, translation_arrays
@@ -44,4 +45,5 @@ __all__ = ["gettext_pairs", "tsv_pairs", "WordVocabulary", "translation_arrays",
            "download_kjv", "encode_cloze", "cloze_vocabulary",
            "most_frequent_baseline", "bigram_baseline", "baseline_accuracy",
            "TextCodec", "vocabulary_from_json", "extend_source", "extend_target",
-           "extended_tokens", "decode_extended", "copy_arrays"]
+           "extended_tokens", "decode_extended", "copy_arrays",
+           "debian_summaries", "near_duplicates"]

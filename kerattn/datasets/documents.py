@@ -84,6 +84,53 @@ def _split_of(name, valid_share=0.1, test_share=0.1):
     return "train"
 
 
+def _binary_packages(lists_dir=LISTS_DIR):
+    """Every binary package of apt's lists that has an English description.
+
+    Reads the `Packages` lists (each package's Section and Source) and the
+    `Translation-en` lists (the descriptions), joined on
+    `Description-md5`.
+
+    Args:
+        lists_dir: apt's list directory.
+
+    Returns:
+        A list of `(source, package, section, description)` tuples in list
+        order; `description` is the raw `Description-en` field (the
+        synopsis, then the long description's lines).
+
+    Raises:
+        FileNotFoundError: when the lists (with English descriptions) are
+            not there; the message gives the `apt-get update` command.
+    """
+    if not isinstance(lists_dir, (str, os.PathLike)):
+        checks.fail("lists_dir", "a directory path", lists_dir)
+    packages = sorted(glob.glob(os.path.join(lists_dir, "*_Packages*")))
+    translations = sorted(glob.glob(os.path.join(lists_dir, "*_Translation-en*")))
+    if not packages or not translations:
+        raise FileNotFoundError(
+            f"`lists_dir`={lists_dir!r} has no apt package lists with English "
+            f"descriptions (need *_Packages and *_i18n_Translation-en). "
+            "Fetch them with: apt-get update -o Acquire::Languages=en"
+        )
+    descriptions = {}
+    for path in translations:
+        for fields in _stanzas(_read_list(path)):
+            if "Description-md5" in fields and "Description-en" in fields:
+                descriptions[fields["Description-md5"]] = fields["Description-en"]
+    rows = []
+    for path in packages:
+        for fields in _stanzas(_read_list(path)):
+            name = fields.get("Package")
+            section = fields.get("Section", "").split("/")[-1]
+            md5 = fields.get("Description-md5")
+            if not name or md5 not in descriptions:
+                continue
+            source = fields.get("Source", name).split(" ")[0]
+            rows.append((source, name, section, descriptions[md5]))
+    return rows
+
+
 def debian_descriptions(lists_dir=LISTS_DIR):
     """Every source package's long description, unlabelled or not.
 
@@ -110,31 +157,9 @@ def debian_descriptions(lists_dir=LISTS_DIR):
     >>> sorted(documents[0])  # doctest: +SKIP
     ['label', 'package', 'source', 'split', 'text']
     """
-    if not isinstance(lists_dir, (str, os.PathLike)):
-        checks.fail("lists_dir", "a directory path", lists_dir)
-    packages = sorted(glob.glob(os.path.join(lists_dir, "*_Packages*")))
-    translations = sorted(glob.glob(os.path.join(lists_dir, "*_Translation-en*")))
-    if not packages or not translations:
-        raise FileNotFoundError(
-            f"`lists_dir`={lists_dir!r} has no apt package lists with English "
-            f"descriptions (need *_Packages and *_i18n_Translation-en). "
-            "Fetch them with: apt-get update -o Acquire::Languages=en"
-        )
-    descriptions = {}
-    for path in translations:
-        for fields in _stanzas(_read_list(path)):
-            if "Description-md5" in fields and "Description-en" in fields:
-                descriptions[fields["Description-md5"]] = fields["Description-en"]
     by_source = collections.defaultdict(list)
-    for path in packages:
-        for fields in _stanzas(_read_list(path)):
-            name = fields.get("Package")
-            section = fields.get("Section", "").split("/")[-1]
-            md5 = fields.get("Description-md5")
-            if not name or md5 not in descriptions:
-                continue
-            source = fields.get("Source", name).split(" ")[0]
-            by_source[source].append((name, section, descriptions[md5]))
+    for source, name, section, description in _binary_packages(lists_dir):
+        by_source[source].append((name, section, description))
     documents = []
     for source in sorted(by_source):
         # The binary package named like the source, else the shortest name.

@@ -85,7 +85,14 @@ def free_first_width(batches, width):
     (None) rather than fixed to the first batch's width.
     """
     widths = [width(b) for b in batches]
-    other = next((i for i, w in enumerate(widths) if w != widths[0]), None)
+    if widths and isinstance(widths[0], tuple):   # (source, target) widths
+        # One that differs on both sides frees both axes.
+        other = next((i for i, w in enumerate(widths)
+                      if all(a != b for a, b in zip(w, widths[0]))), None)
+    else:
+        other = None
+    if other is None:
+        other = next((i for i, w in enumerate(widths) if w != widths[0]), None)
     if other is not None:
         batches[1], batches[other] = batches[other], batches[1]
 
@@ -108,6 +115,11 @@ class LengthBucketedBatches(keras.utils.PyDataset):
         shuffle: reshuffle between epochs (validation: False).
         pad_id: the id the arrays are padded with.
         seed: the shuffling seed.
+        target_bucket_width: None pads both sides to one width; a number
+            pads the source to a multiple of `bucket_width` and the target
+            to a multiple of this, each on its own, and batches rows of
+            similar targets (summaries are much shorter than their texts,
+            and their length decides a step's cost).
 
     Example:
 
@@ -123,10 +135,12 @@ class LengthBucketedBatches(keras.utils.PyDataset):
     """
 
     def __init__(self, inputs, labels, batch_size=64, bucket_width=5,
-                 shuffle=True, pad_id=0, seed=0):
+                 shuffle=True, pad_id=0, seed=0, target_bucket_width=None):
         super().__init__()
         checks.positive_int("batch_size", batch_size)
         checks.positive_int("bucket_width", bucket_width)
+        checks.positive_int("target_bucket_width", target_bucket_width,
+                            allow_none=True)
         checks.require(isinstance(inputs, dict)
                        and {"source_ids", "target_in_ids"} <= set(inputs), "inputs",
                        "a dict with source_ids and target_in_ids (as "
@@ -142,8 +156,15 @@ class LengthBucketedBatches(keras.utils.PyDataset):
                     "number of rows")
         self.batch_size, self.bucket_width = batch_size, bucket_width
         self.shuffle, self.pad_id = shuffle, pad_id
-        self.length = np.maximum(_lengths(self.source, pad_id),
-                                 _lengths(self.labels, pad_id))
+        self.target_bucket_width = target_bucket_width
+        self.source_length = _lengths(self.source, pad_id)
+        self.target_length = _lengths(self.labels, pad_id)
+        self.length = np.maximum(self.source_length, self.target_length)
+        # Batches hold rows of similar length: of one side, or (with
+        # separate widths) of similar targets, then sources.
+        self._key = (self.length if target_bucket_width is None else
+                     self.target_length * (self.source.shape[1] + 1)
+                     + self.source_length)
         self.rng = np.random.default_rng(seed)
         self._make_batches()
 
@@ -154,7 +175,7 @@ class LengthBucketedBatches(keras.utils.PyDataset):
         batches = []
         for start in range(0, n, pool):
             chunk = order[start:start + pool]
-            chunk = chunk[np.argsort(self.length[chunk], kind="stable")]
+            chunk = chunk[np.argsort(self._key[chunk], kind="stable")]
             batches += [chunk[i:i + self.batch_size]
                         for i in range(0, len(chunk), self.batch_size)]
         if self.shuffle:
@@ -163,26 +184,32 @@ class LengthBucketedBatches(keras.utils.PyDataset):
         self.batches = batches
 
     def _width(self, rows):
-        width = self.bucket_width
-        return int(-(-self.length[rows].max() // width) * width)
+        """The batch's padded length, or `(source, target)` lengths."""
+        def up(length, width):
+            return int(-(-length[rows].max() // width) * width)
+
+        if self.target_bucket_width is None:
+            return up(self.length, self.bucket_width)
+        return (up(self.source_length, self.bucket_width),
+                up(self.target_length, self.target_bucket_width))
 
     def __len__(self):
         return len(self.batches)
 
     def __getitem__(self, index):
         rows = self.batches[index]
-        t = self._width(rows)
-        s_t = min(t, self.source.shape[1])
-        y_t = min(t, self.labels.shape[1])
+        width = self._width(rows)
+        s_w, t_w = width if isinstance(width, tuple) else (width, width)
 
-        def fit(a, size):
+        def fit(a, t):
+            size = min(t, a.shape[1])
             out = np.full((len(rows), t), self.pad_id, a.dtype)
             out[:, :size] = a[rows, :size]
             return out
 
-        return ({"source_ids": fit(self.source, s_t),
-                 "target_in_ids": fit(self.target_in, y_t)},
-                fit(self.labels, y_t))
+        return ({"source_ids": fit(self.source, s_w),
+                 "target_in_ids": fit(self.target_in, t_w)},
+                fit(self.labels, t_w))
 
     def on_epoch_end(self):
         if self.shuffle:

@@ -1,0 +1,355 @@
+"""The summarisation recipe: See et al.'s Table 1 on Debian package descriptions.
+
+prepare -> build -> train -> evaluate, on apt's long descriptions and their
+synopses (`kerattn.datasets.debian_summaries`) or a user's `(text,
+summary)` pairs (`fit`, `examples/fit.py pointer_generator --data`):
+
+- `prepare`: one word vocabulary for both sides, learned on the training
+  split (See et al. share it); sources cut to their first `max_source`
+  tokens (the paper cuts articles to 400), training pairs with summaries of
+  at most `max_summary` tokens.
+- `train`: `model.fit` on length-bucketed batches with Adam, gradient
+  clipping and a masked cross-entropy over the model's log-probabilities.
+- `with_coverage`: the pointer-generator's weights in a model with coverage,
+  for the paper's short final training phase with the coverage loss.
+- `evaluate`: ROUGE-1/2/L F1 (Google's `rouge-score`, Porter stemmer on) of
+  beam-search summaries, beside the figures of the paper's section 7: the
+  share of summary words found in the source, the words written from
+  outside the vocabulary (only a copying model can), the unknown-word
+  tokens written, and the share of repeated trigrams (Figure 4).
+- `lead`: the lead baselines (the first sentence; the first k words, k
+  chosen on the validation split).
+- `draw`: attention and p_gen over test descriptions.
+
+Seeds, results.json and RESULTS.md are zoo/runner.py's.
+"""
+
+import keras
+import numpy as np
+
+from kerattn import checks, distribute
+from kerattn.datasets import LengthBucketedBatches, WordVocabulary, copy_arrays
+from kerattn.datasets.documents import split_sentences
+from kerattn.decoding import Translator
+from kerattn.losses import MaskedSparseCrossentropy
+from kerattn.recipes.common import compile_and_fit
+
+ROUGE = ("rouge1", "rouge2", "rougeL")
+STEMMER = True   # rouge-score's Porter stemmer, as pyrouge's -m in the paper
+LEAD_WORDS = tuple(range(2, 21))   # the k of the first-k-words baseline
+SPACE = "\u2581"   # how `Translator` marks a copied word outside the vocabulary
+
+
+def prepare(splits=None, vocab_size=10000, max_source=72, max_summary=20,
+            max_train=None, max_test=None, lists_dir=None):
+    """The data of the recipe: the vocabulary, training arrays, test pairs.
+
+    Args:
+        splits: `{"train", "valid", "test"}` lists of `(text, summary)`
+            pairs; None reads Debian's descriptions (`debian_summaries`,
+            20 to 200 words).
+        vocab_size: the shared vocabulary's size, specials included.
+        max_source: sources keep their first tokens, this many.
+        max_summary: training pairs keep summaries of at most this many
+            tokens (every test pair is scored).
+        max_train, max_test: keep the first pairs of a split.
+        lists_dir: apt's list directory (None: the system's).
+    """
+    checks.positive_int("vocab_size", vocab_size)
+    checks.positive_int("max_source", max_source)
+    checks.positive_int("max_summary", max_summary)
+    report = None
+    if splits is None:
+        from kerattn.datasets import debian_summaries
+
+        kwargs = {} if lists_dir is None else {"lists_dir": lists_dir}
+        found = debian_summaries(min_words=20, max_words=200, **kwargs)
+        report = found["report"]
+        splits = {k: [(e["text"], e["summary"]) for e in found[k]]
+                  for k in ("train", "valid", "test")}
+    splits = {"train": splits["train"][:max_train],
+              "valid": splits["valid"][:max_test],
+              "test": splits["test"][:max_test]}
+    vocab = WordVocabulary.build(
+        [t for pair in splits["train"] for t in pair], vocab_size, lowercase=True)
+
+    def cut(text):   # the first max_source tokens, as the model reads them
+        tokens = vocab.tokenize(text, True)[:max_source]
+        return "".join(tokens).replace(SPACE, " ").strip() or text
+
+    def kept(pairs):
+        return [(cut(s), t) for s, t in pairs
+                if 0 < len(vocab.tokenize(t, True)) <= max_summary]
+
+    train_pairs = kept(splits["train"])
+    checks.require(train_pairs, "data", "training pairs with a summary of at "
+                   f"most max_summary={max_summary} tokens")
+    return {
+        "vocab": vocab,
+        "train_pairs": train_pairs,
+        "valid_pairs": kept(splits["valid"]),
+        "test": [(s, cut(s), t) for s, t in splits["test"]],   # full, cut, summary
+        "valid": splits["valid"],
+        "max_source": max_source,
+        "max_summary": max_summary,
+        "report": report,
+    }
+
+
+def build(data, preset="small", copy=True, coverage=False):
+    """`kerattn.zoo.pointer_generator` for the data's vocabulary."""
+    from kerattn import zoo
+
+    return zoo.pointer_generator(len(data["vocab"]), copy=copy, coverage=coverage,
+                                 unk_id=data["vocab"].unk_id, preset=preset)
+
+
+def train(model, data, epochs=2, minutes=None, batch_size=64, learning_rate=1e-3,
+          steps=None, strategy=None, seed=0, verbose="auto"):
+    """Fit `model` (`compile_and_fit`); returns a summary.
+
+    `steps` trains that many batches in one epoch instead of `epochs`
+    (the coverage phase).
+    """
+    pad = data["vocab"].pad_id
+    copy = bool(getattr(model, "copies", False))
+    x, y, _ = copy_arrays(data["train_pairs"], data["vocab"], copy=copy)
+    if steps is not None:   # a random part of the training pairs, once
+        rows = np.random.default_rng(seed).permutation(len(y))[:steps * batch_size]
+        x, y = {k: v[rows] for k, v in x.items()}, y[rows]
+        epochs = 1
+    # Two shapes (each compiles once): every source padded to max_source
+    # tokens, summaries to 12 or 24.
+    widths = dict(bucket_width=data["max_source"], target_bucket_width=12,
+                  pad_id=pad)
+    batches = LengthBucketedBatches(x, y, batch_size=batch_size, seed=seed, **widths)
+    vx, vy, _ = copy_arrays(data["valid_pairs"], data["vocab"], copy=copy)
+    valid = LengthBucketedBatches(vx, vy, batch_size=256, shuffle=False, **widths)
+    _, summary = compile_and_fit(
+        model, batches, valid,
+        loss=MaskedSparseCrossentropy(pad_id=pad, from_log_probs=True),
+        learning_rate=learning_rate, epochs=epochs, minutes=minutes,
+        clipnorm=2.0, strategy=strategy, verbose=verbose)
+    return summary
+
+
+def with_coverage(model, data, preset):
+    """A coverage model (`coverage=True`) holding `model`'s weights; its
+    coverage weight `w_c` starts at zero, so it starts as `model`."""
+    covered = build(data, preset, copy=model.copies, coverage=True)
+    source = {v.path: v for v in model.weights}
+    for variable in covered.weights:
+        if variable.path in source:
+            variable.assign(source[variable.path])
+    return covered
+
+
+# -----------------------------------------------------------------------------
+# Scores
+
+
+def rouge(hypotheses, references):
+    """Mean ROUGE-1/2/L F1 (x 100) of `hypotheses` against `references`."""
+    from rouge_score import rouge_scorer   # kerattn[eval]
+
+    scorer = rouge_scorer.RougeScorer(list(ROUGE), use_stemmer=STEMMER)
+    totals = dict.fromkeys(ROUGE, 0.0)
+    for hyp, ref in zip(hypotheses, references):
+        scores = scorer.score(ref, hyp)
+        for key in ROUGE:
+            totals[key] += scores[key].fmeasure
+    n = max(len(references), 1)
+    return {key: round(100 * totals[key] / n, 2) for key in ROUGE}
+
+
+def first_sentence(text):
+    """The lead-1 baseline: the description's first sentence."""
+    sentences = split_sentences(text)
+    return sentences[0] if sentences else ""
+
+
+def first_words(text, k):
+    return " ".join(text.split()[:k])
+
+
+def lead(data):
+    """ROUGE of the lead baselines on the test split: the first sentence,
+    and the first k words with k chosen by ROUGE-L on the validation split
+    (its first 1,000 pairs)."""
+    valid = data["valid"][:1000]
+    by_k = {k: rouge([first_words(s, k) for s, _ in valid],
+                     [t for _, t in valid])["rougeL"] for k in LEAD_WORDS}
+    k = max(by_k, key=lambda key: (by_k[key], -key))
+    texts = [full for full, _, _ in data["test"]]
+    references = [t for _, _, t in data["test"]]
+    return {"lead_sentence": rouge([first_sentence(s) for s in texts], references),
+            "lead_words": dict(rouge([first_words(s, k) for s in texts],
+                                     references), k=k),
+            "lead_words_k_rougeL_valid": {str(k): v for k, v in by_k.items()}}
+
+
+def words_of(tokens, join=None):
+    """Tokens without the mark of a space before them (`WordVocabulary`
+    keeps "▁open" and "open" apart); joined by `join` if given."""
+    words = [t.lstrip(SPACE) or t for t in tokens]
+    return words if join is None else join.join(words)
+
+
+def figures(vocab, sources, outputs):
+    """The section 7 figures of `outputs` (token lists) for their sources.
+
+    `copied`: share of output tokens that are in the source; `novel_oov`:
+    share written from outside the vocabulary (an OOV the source held);
+    `unk`: share of UNK tokens; `repeated_trigrams`: share of trigrams
+    that repeat an earlier trigram of the same output.
+    """
+    known = set(words_of(vocab.itos))
+    tokens = copied = oov = unk = trigrams = repeated = 0
+    for source, out in zip(sources, outputs):
+        words, out = set(words_of(vocab.tokenize(source, True))), words_of(out)
+        tokens += len(out)
+        copied += sum(w in words for w in out)
+        oov += sum(w not in known for w in out)
+        unk += sum(w == vocab.itos[vocab.unk_id] for w in out)
+        grams = [tuple(out[i:i + 3]) for i in range(len(out) - 2)]
+        trigrams += len(grams)
+        repeated += len(grams) - len(set(grams))
+    share = lambda a, b: round(a / b, 4) if b else 0.0   # noqa: E731
+    return {"copied": share(copied, tokens), "oov": share(oov, tokens),
+            "unk": share(unk, tokens), "repeated_trigrams": share(repeated, trigrams),
+            "tokens_per_summary": round(tokens / max(len(outputs), 1), 2)}
+
+
+def summarise(model, data, texts, beam_width=4, batch_size=256):
+    """Beam-search summaries of `texts` (already cut), in order, as token
+    lists (`Translator`'s: a copied word outside the vocabulary is "▁" and
+    the word)."""
+    vocab = data["vocab"]
+    translator = Translator(model, vocab, vocab, max_length=data["max_summary"] + 4)
+    order = np.argsort([len(t.split()) for t in texts], kind="stable")
+    out = [None] * len(texts)
+    kwargs = ({"beam_width": beam_width, "never_worse_than_greedy": False}
+              if beam_width > 1 else {})
+    for start in range(0, len(order), batch_size):
+        rows = order[start:start + batch_size]
+        _, alignments = translator([texts[i] for i in rows],
+                                   return_alignments=True, **kwargs)
+        for i, a in zip(rows, alignments):
+            out[i] = [t for t in a["target_tokens"] if t != vocab.itos[vocab.eos_id]]
+    return out
+
+
+def evaluate(model, data, beam_width=4):
+    """ROUGE of beam-search summaries of the test split, and the section 7
+    figures of the summaries (and of the references, for comparison)."""
+    vocab = data["vocab"]
+    cut = [c for _, c, _ in data["test"]]
+    references = [t for _, _, t in data["test"]]
+    outputs = summarise(model, data, cut, beam_width)
+    hypotheses = [words_of(o, " ") for o in outputs]
+    return {"rouge": rouge(hypotheses, references),
+            "figures": figures(vocab, cut, outputs),
+            "reference_figures": figures(
+                vocab, cut, [vocab.tokenize(t, True) for t in references]),
+            "test_pairs": len(references), "beam_width": beam_width,
+            "examples": [{"text": data["test"][i][0], "reference": references[i],
+                          "summary": hypotheses[i]} for i in range(3)]}
+
+
+# -----------------------------------------------------------------------------
+# Pictures
+
+
+def switch_and_attention(model, data, text, summary_tokens):
+    """Teacher-forced over a written summary: its attention `(T, S)` and
+    p_gen `(T,)` (None without copying), as the model computed them."""
+    from kerattn.datasets import extend_source, extend_target
+    from kerattn.zoo.pointer_generator import encode_source
+
+    vocab = data["vocab"]
+    size = int(model.get_layer("output_projection").units)
+    source, oovs = extend_source(vocab, vocab.tokenize(text, True), size)
+    target = [vocab.bos_id] + extend_target(vocab, summary_tokens, oovs, size)
+    source_ids = np.array([source], "int32")
+    y_ids = np.array([target], "int32")
+    h, initial, mask = encode_source(model.get_layer, source_ids)
+    y = model.get_layer("embedding")(y_ids)
+    out, alphas = model.get_layer("decoder")(y, h, memory_mask=mask,
+                                             initial_state=initial,
+                                             return_attention_scores=True)
+    p_gen = None
+    if model.copies:
+        logits = model.get_layer("output_projection")(
+            model.get_layer("output_hidden")(out))
+        _, p_gen = model.get_layer("pointer")(logits, alphas, source_ids, [out, y],
+                                               return_p_gen=True)
+        p_gen = keras.ops.convert_to_numpy(p_gen)[0]
+    return keras.ops.convert_to_numpy(alphas)[0], p_gen
+
+
+def draw(model, data, path, count=3, max_words=30):
+    """Attention over the first `count` short test descriptions (at most
+    `max_words` tokens; else the shortest), each output word labelled with
+    its p_gen, to `path`."""
+    import kerattn.plot
+
+    vocab = data["vocab"]
+    cut = [c for _, c, _ in data["test"]]
+    picked = [c for c in cut if len(c.split()) <= max_words][:count] or \
+        sorted(cut, key=lambda c: len(c.split()))[:count]
+    examples = []
+    for text, tokens in zip(picked, summarise(model, data, picked)):
+        weights, p_gen = switch_and_attention(model, data, text, tokens)
+        labels = words_of(tokens) + ["</s>"]
+        if p_gen is not None:
+            labels = [f"{w} ({p:.2f})" for w, p in zip(labels, p_gen)]
+        examples.append((weights[: len(labels)],
+                         words_of(vocab.tokenize(text, True)), labels))
+    return kerattn.plot.save_attention_heatmaps(examples, path, columns=1)
+
+
+# -----------------------------------------------------------------------------
+# examples/fit.py
+
+
+def fit(data=None, preset="small", epochs=2, batch_size=64, learning_rate=None,
+        max_train=None, max_test=None, seed=0, strategy=None, verbose=2,
+        beam_width=4):
+    """`examples/fit.py pointer_generator`: the recipe's method on any pairs.
+
+    Args:
+        data: a TSV file of `text<TAB>summary` pairs (the last 10% the test
+            split, the 10% before it the validation split); None uses
+            Debian's package descriptions and synopses.
+        preset, epochs, batch_size: the model's sizes and `train`'s.
+        learning_rate: Adam's rate (None: the recipe's, 1e-3).
+        max_train, max_test: keep the first pairs of a split.
+        seed: the shuffling seed.
+        strategy: a `kerattn.distribute` strategy.
+        verbose: `fit`'s verbosity.
+        beam_width: the beam of the test summaries.
+
+    Returns:
+        `(model, summary, results, draw)`: `results` holds the model's
+        `rouge` beside the lead baselines' (`baselines`); `draw(path)`
+        writes the attention and p_gen picture. On a worker other than
+        rank 0, `results` and `draw` are None.
+    """
+    from kerattn.datasets import tsv_pairs
+    from kerattn.recipes.common import split
+
+    strategy = strategy or distribute.no_distribution()
+    prepared = prepare(splits=split(tsv_pairs(data)) if data else None,
+                       max_train=max_train, max_test=max_test)
+    with strategy.scope():
+        model = build(prepared, preset)
+        summary = train(model, prepared, epochs=epochs, batch_size=batch_size,
+                        learning_rate=learning_rate or 1e-3, strategy=strategy,
+                        seed=seed, verbose=verbose)
+    if not strategy.is_chief:
+        return model, summary, None, None
+    results = evaluate(model, prepared, beam_width=beam_width)
+    baselines = lead(prepared)
+    results["baselines"] = {"lead_sentence": baselines["lead_sentence"],
+                            "lead_words": baselines["lead_words"]}
+    return model, summary, results, lambda path: draw(model, prepared, path)
