@@ -66,6 +66,8 @@ HEAVY = {
         "torch", "zoo/han_classifier/recipe.py --preset tiny on the topical-10 sample"),
     "test_zoo_runner.py::test_reading_recipe_tiny_run": (
         "jax", "zoo/aoa_reader/recipe.py --preset tiny on the KJV cloze sample"),
+    "test_zoo_runner.py::test_summarisation_recipe_tiny_run": (
+        "torch", "zoo/pointer_generator/recipe.py --preset tiny on the Debian lists sample, then --report-only"),
     f"{_NOTEBOOK}[captioning.ipynb]": ("tensorflow", "the captioning notebook, small size"),
     f"{_NOTEBOOK}[document_classification.ipynb]": (
         "tensorflow", "the document classification notebook, small size"),
@@ -79,6 +81,8 @@ HEAVY = {
     f"{_FIT}[torch-han_classifier]": ("torch", "examples/fit.py --backend torch"),
     f"{_FIT}[torch-transformer_nmt]": ("torch", "examples/fit.py --backend torch on 2 stand-in hosts (torchrun --nnodes 2)"),
     f"{_FIT}[tensorflow-seq2seq]": ("torch", "examples/fit.py --backend tensorflow --data a TSV"),
+    f"{_FIT}[tensorflow-pointer_generator]": (
+        "torch", "examples/fit.py pointer_generator --backend tensorflow --data a TSV of summaries"),
     f"{_FIT}[tensorflow-cho_encoder_decoder]": ("torch", "examples/fit.py --backend tensorflow, MirroredStrategy on 2 devices"),
     f"{_FIT}[jax-convs2s_nmt]": ("torch", "examples/fit.py --backend jax --data a TSV"),
     f"{_FIT}[torch-luong_nmt]": ("torch", "examples/fit.py --backend torch --data a TSV"),

@@ -39,6 +39,7 @@ MODULES = {
 # Their data comes from `apt-get update` / `apt-get download` (DATA.md):
 # those lines are shown, not run.
 NEEDS_DEBIAN_ARCHIVE = {"kerattn.datasets.debian_topical10",
+                        "kerattn.datasets.debian_summaries",
                         "kerattn.datasets.debian_descriptions",
                         "kerattn.datasets.download_kjv",
                         "kerattn.datasets.kjv_cloze"}

@@ -145,3 +145,25 @@ def test_lead_baselines_and_section_7_figures():
     assert figures == {"copied": round(6 / 7, 4), "oov": round(2 / 7, 4),
                        "unk": round(1 / 7, 4), "repeated_trigrams": round(1 / 5, 4),
                        "tokens_per_summary": 7.0}
+
+
+def test_the_coverage_phase_starts_from_every_pointer_generator_weight():
+    """`with_coverage` carries each weight over, the encoder's inner LSTMs
+    included (Keras numbers them differently in each model built), and
+    adds only the attention's coverage weights (eq. 11)."""
+    from kerattn import zoo
+
+    vocab = WordVocabulary(["a", "b"], lowercase=True)
+    data = {"vocab": vocab}
+    zoo.pointer_generator(len(vocab), copy=False, preset="tiny")   # numbering moves
+    model = summarisation.build(data, "tiny")
+    covered = summarisation.with_coverage(model, data, "tiny")
+    mine = {v.path.split("/")[-1] + str(tuple(v.shape)): v for v in covered.weights}
+    assert len(covered.weights) == len(model.weights) + 2
+    by_place = dict(zip([v.path for v in model.weights],
+                        [v for v in covered.weights
+                         if v.path.split("/")[-1] not in ("w_c", "b")]))
+    for path, variable in by_place.items():
+        source = next(v for v in model.weights if v.path == path)
+        np.testing.assert_array_equal(np.asarray(variable), np.asarray(source))
+    assert {"w_c(16,)", "b(16,)"} <= set(mine)

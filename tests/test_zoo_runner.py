@@ -513,7 +513,7 @@ def test_only_the_chief_writes_the_records(tmp_path, monkeypatch):
 @pytest.mark.parametrize("name", ["seq2seq", "cho_encoder_decoder", "bahdanau_nmt",
                                   "luong_nmt", "transformer_nmt", "convs2s_nmt",
                                   "show_attend_tell", "han_classifier",
-                                  "aoa_reader"])
+                                  "aoa_reader", "pointer_generator"])
 def test_recipe_help_lists_its_options(name, monkeypatch, capsys):
     with pytest.raises(SystemExit) as exit:
         run_recipe(name, ["--help"], monkeypatch)
@@ -590,6 +590,82 @@ def test_reading_recipe_tiny_run(tmp_path, monkeypatch):
     assert f"`{results['command']}`" in text
     assert f"| **AoA Reader** (kerattn.zoo.aoa_reader) |" in text
     assert (tmp_path / "model.keras").exists()
+
+
+def test_summarisation_recipe_tiny_run(tmp_path, monkeypatch):
+    """`zoo/pointer_generator/recipe.py --preset tiny` on the committed sample
+    of apt's lists: the three rows of Table 1 and the lead baselines; then
+    `--report-only` writes the same RESULTS.md again."""
+    run_recipe("pointer_generator", [
+        "--preset", "tiny", "--epochs", "1", "--coverage-steps", "2",
+        "--beam-width", "2", "--lists-dir", os.path.join(DATA, "debian_lists"),
+        "--out", str(tmp_path)], monkeypatch)
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["seed"] == 1 and results["settings"]["preset"] == "tiny"
+    models = results["models"]
+    assert list(models) == ["attention", "pointer_generator", "coverage"]
+    for figures in models.values():
+        assert all(0 <= figures[k] <= 100 for k in ("rouge1", "rouge2", "rougeL"))
+        assert all(0 <= figures[k] <= 1 for k in ("copied", "oov", "repeated_trigrams"))
+    assert models["attention"]["oov"] == 0   # it cannot write an OOV
+    # 22 training pairs: the coverage phase's 2 batches of 64 are one batch.
+    assert models["coverage"]["steps"] == 1 and models["attention"]["epochs"] == 1
+    report = results["meta"]["report"]
+    assert report["exact_duplicates"] >= 1 and report["near_duplicates"] >= 1
+    text = (tmp_path / "RESULTS.md").read_text()
+    lead = results["meta"]["lead"]["lead_sentence"]
+    assert (f"| lead: first sentence of the description | {lead['rouge1']:.2f} | "
+            f"{lead['rouge2']:.2f} | {lead['rougeL']:.2f} |") in text
+    r1 = models["pointer_generator"]["rouge1"]
+    assert f"| + pointer-generator | {r1:.2f} |" in text
+    assert "`python zoo/pointer_generator/recipe.py --preset tiny --epochs 1" in text
+    assert (tmp_path / "attention.png").stat().st_size > 1000
+    assert (tmp_path / "model.keras").exists()
+    (tmp_path / "RESULTS.md").unlink()
+    run_recipe("pointer_generator", ["--report-only", "--out", str(tmp_path)],
+               monkeypatch)
+    assert (tmp_path / "RESULTS.md").read_text() == text
+
+
+def test_summarisation_seeds_join_with_mean_sd_and_interval():
+    """Three seeds of one setting: each model's ROUGE is the mean with the
+    sample sd (NumPy's), and the 95% interval of the mean is t(2) sd /
+    sqrt(3); a fourth seed of other settings is a run of its own."""
+    pg = recipe("pointer_generator")
+
+    def seed(s, base):
+        model = {"rouge1": base, "rouge2": base / 2, "rougeL": base - 1,
+                 "copied": 0.5, "oov": 0.01, "unk": 0.02, "repeated_trigrams": 0.0,
+                 "tokens_per_summary": 5.0, "minutes": 1.0, "epochs": 2,
+                 "steps": 10, "parameters": 100, "examples": []}
+        return {"seed": s, "attention": dict(model),
+                "pointer_generator": dict(model, rouge1=base + 2),
+                "coverage": dict(model, rouge1=base + 3),
+                "reference_figures": dict(model), "test_pairs": 40}
+
+    args = runner.parser(pg.TASK, ".").parse_args(["--seeds", "3"])
+    data = {"train_pairs": [0] * 3, "valid_pairs": [0], "test": [0] * 40,
+            "vocab": [0] * 9, "max_summary": 20, "report": None,
+            "lead": {"lead_sentence": {"rouge1": 1, "rouge2": 2, "rougeL": 3},
+                     "lead_words": {"rouge1": 1, "rouge2": 2, "rougeL": 3, "k": 9}}}
+    rows = [seed(1, 30.0), seed(2, 32.0), seed(3, 37.0)]
+    r = pg.record(None, runner.Run(pg.settings(args), rows,
+                                   "python zoo/pointer_generator/recipe.py --seeds 3",
+                                   args, data))
+    values = [32.0, 34.0, 39.0]
+    assert r["models"]["pointer_generator"]["rouge1"] == round(np.mean(values), 4)
+    sd = np.std(values, ddof=1)
+    assert r["models"]["pointer_generator"]["rouge1_sd"] == round(sd, 4)
+    text = pg.render(json.loads(json.dumps(r)))
+    assert f"| + pointer-generator | {np.mean(values):.2f} ± {sd:.2f} |" in text
+    half = 4.303 * np.std([29.0, 31.0, 36.0], ddof=1) / np.sqrt(3)
+    assert f"attention baseline (`copy=False`) ROUGE-L 32.00 ± {half:.2f}" in text
+    assert "`python zoo/pointer_generator/recipe.py --seeds 3`" in text
+    other = runner.parser(pg.TASK, ".").parse_args(["--epochs", "3"])
+    more = pg.record(r, runner.Run(pg.settings(other), [seed(1, 20.0)],
+                                   "python zoo/pointer_generator/recipe.py --epochs 3",
+                                   other, data))
+    assert len(more["runs"]) == 2 and more["seeds"] == [1, 2, 3]   # defaults lead
 
 
 def test_captioning_recipe_tiny_run(tmp_path, monkeypatch):

@@ -21,7 +21,8 @@ PROJECT_README = os.path.join(os.path.dirname(HERE), "README.md")
 ORDER = ["seq2seq", "cho_encoder_decoder", "bahdanau_nmt", "luong_nmt",
          "transformer_nmt", "convs2s_nmt"]
 # The rows of the project README's short table, written from results.json.
-README_ROWS = ORDER + ["show_attend_tell", "han_classifier", "aoa_reader"]
+README_ROWS = ORDER + ["show_attend_tell", "han_classifier", "aoa_reader",
+                       "pointer_generator"]
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
@@ -55,7 +56,25 @@ def result_cell(name, r):
                   if "seeds" in r else "")
         return (f"accuracy {r['aoa_test_accuracy']['all']}{spread} (bigram "
                 f"{b['bigram']['all']}, most frequent {b['most_frequent']['all']})")
+    if name == "pointer_generator":
+        return _rouge_rows(r, "; ")
     raise KeyError(f"no result cell for {name}")
+
+
+def _rouge_rows(r, sep):
+    """Table 1's rows on the Debian synopses: ROUGE-1 / 2 / L of each model
+    (± sd over seeds), then the lead sentence's."""
+    def triple(x):
+        return " / ".join(shown(x, k, 2) for k in ("rouge1", "rouge2", "rougeL"))
+
+    models = r["models"]
+    lead = r["meta"]["lead"]["lead_sentence"]
+    seeds = f" ({plural(len(r['seeds']), 'seed')})" if "seeds" in r else ""
+    return sep.join([f"ROUGE-1 / 2 / L attention {triple(models['attention'])}",
+                     f"+ pointer-generator {triple(models['pointer_generator'])}",
+                     f"+ coverage {triple(models['coverage'])}{seeds}",
+                     "lead sentence " + " / ".join(
+                         f"{lead[k]:.2f}" for k in ("rouge1", "rouge2", "rougeL"))])
 
 
 def _ahead_of_bigram(r):
@@ -106,6 +125,8 @@ def readme_cell(name, r):
                   if "seeds" in r else "")
         return (f"accuracy {r['aoa_test_accuracy']['all']}{spread} (bigram "
                 f"{r['baselines']['bigram']['all']}); {_ahead_of_bigram(r)}")
+    if name == "pointer_generator":
+        return _rouge_rows(r, "; ")
     raise KeyError(f"no README cell for {name}")
 
 

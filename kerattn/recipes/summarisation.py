@@ -24,6 +24,8 @@ summary)` pairs (`fit`, `examples/fit.py pointer_generator --data`):
 Seeds, results.json and RESULTS.md are zoo/runner.py's.
 """
 
+import re
+
 import keras
 import numpy as np
 
@@ -104,12 +106,13 @@ def build(data, preset="small", copy=True, coverage=False):
                                  unk_id=data["vocab"].unk_id, preset=preset)
 
 
-def train(model, data, epochs=2, minutes=None, batch_size=64, learning_rate=1e-3,
+def train(model, data, epochs=2, minutes=None, batch_size=64, learning_rate=2e-3,
           steps=None, strategy=None, seed=0, verbose="auto"):
     """Fit `model` (`compile_and_fit`); returns a summary.
 
     `steps` trains that many batches in one epoch instead of `epochs`
-    (the coverage phase).
+    (the coverage phase), on a random part of the training pairs (all of
+    them, once, when they are fewer).
     """
     pad = data["vocab"].pad_id
     copy = bool(getattr(model, "copies", False))
@@ -123,8 +126,11 @@ def train(model, data, epochs=2, minutes=None, batch_size=64, learning_rate=1e-3
     widths = dict(bucket_width=data["max_source"], target_bucket_width=12,
                   pad_id=pad)
     batches = LengthBucketedBatches(x, y, batch_size=batch_size, seed=seed, **widths)
-    vx, vy, _ = copy_arrays(data["valid_pairs"], data["vocab"], copy=copy)
-    valid = LengthBucketedBatches(vx, vy, batch_size=256, shuffle=False, **widths)
+    valid = None   # a user's few validation pairs may all be too long
+    if data["valid_pairs"]:
+        vx, vy, _ = copy_arrays(data["valid_pairs"], data["vocab"], copy=copy)
+        valid = LengthBucketedBatches(vx, vy, batch_size=256, shuffle=False,
+                                      **widths)
     _, summary = compile_and_fit(
         model, batches, valid,
         loss=MaskedSparseCrossentropy(pad_id=pad, from_log_probs=True),
@@ -134,14 +140,31 @@ def train(model, data, epochs=2, minutes=None, batch_size=64, learning_rate=1e-3
 
 
 def with_coverage(model, data, preset):
-    """A coverage model (`coverage=True`) holding `model`'s weights; its
-    coverage weight `w_c` starts at zero, so it starts as `model`."""
+    """A coverage model (`coverage=True`) holding all of `model`'s weights.
+
+    Its new weights, the attention's `w_c` and `b_attn` (eq. 11), start as
+    the layer initialises them, as in the paper's final phase. Weights are
+    matched by path with Keras' numbering of unnamed inner layers left out
+    (the encoder's `forward_lstm_1` is the new model's `forward_lstm_2`).
+    """
     covered = build(data, preset, copy=model.copies, coverage=True)
-    source = {v.path: v for v in model.weights}
+    source = {_unnumbered(v.path): v for v in model.weights}
+    copied = 0
     for variable in covered.weights:
-        if variable.path in source:
-            variable.assign(source[variable.path])
+        match = source.get(_unnumbered(variable.path))
+        if match is not None:
+            checks.same("model", tuple(match.shape), "coverage model",
+                        tuple(variable.shape), f"shape of {variable.path}")
+            variable.assign(match)
+            copied += 1
+    checks.require(copied == len(source), "model", "a pointer-generator of the "
+                   "same sizes, every weight of which the coverage model holds",
+                   note=f"{len(source) - copied} of its weights have no place.")
     return covered
+
+
+def _unnumbered(path):
+    return re.sub(r"_\d+(?=/|$)", "", path)
 
 
 # -----------------------------------------------------------------------------
@@ -198,18 +221,18 @@ def words_of(tokens, join=None):
 def figures(vocab, sources, outputs):
     """The section 7 figures of `outputs` (token lists) for their sources.
 
-    `copied`: share of output tokens that are in the source; `novel_oov`:
-    share written from outside the vocabulary (an OOV the source held);
+    `copied`: share of output tokens that are in the source; `oov`: share
+    written from outside the vocabulary (a token `vocab` does not hold: an
+    OOV of the source, copied);
     `unk`: share of UNK tokens; `repeated_trigrams`: share of trigrams
     that repeat an earlier trigram of the same output.
     """
-    known = set(words_of(vocab.itos))
     tokens = copied = oov = unk = trigrams = repeated = 0
-    for source, out in zip(sources, outputs):
-        words, out = set(words_of(vocab.tokenize(source, True))), words_of(out)
+    for source, raw in zip(sources, outputs):
+        oov += sum(t not in vocab.stoi for t in raw)
+        words, out = set(words_of(vocab.tokenize(source, True))), words_of(raw)
         tokens += len(out)
         copied += sum(w in words for w in out)
-        oov += sum(w not in known for w in out)
         unk += sum(w == vocab.itos[vocab.unk_id] for w in out)
         grams = [tuple(out[i:i + 3]) for i in range(len(out) - 2)]
         trigrams += len(grams)
@@ -253,7 +276,8 @@ def evaluate(model, data, beam_width=4):
                 vocab, cut, [vocab.tokenize(t, True) for t in references]),
             "test_pairs": len(references), "beam_width": beam_width,
             "examples": [{"text": data["test"][i][0], "reference": references[i],
-                          "summary": hypotheses[i]} for i in range(3)]}
+                          "summary": hypotheses[i]}
+                         for i in range(min(3, len(references)))]}
 
 
 # -----------------------------------------------------------------------------
@@ -289,7 +313,7 @@ def switch_and_attention(model, data, text, summary_tokens):
 
 def draw(model, data, path, count=3, max_words=30):
     """Attention over the first `count` short test descriptions (at most
-    `max_words` tokens; else the shortest), each output word labelled with
+    `max_words` words; else the shortest), each output word labelled with
     its p_gen, to `path`."""
     import kerattn.plot
 
@@ -314,7 +338,7 @@ def draw(model, data, path, count=3, max_words=30):
 
 def fit(data=None, preset="small", epochs=2, batch_size=64, learning_rate=None,
         max_train=None, max_test=None, seed=0, strategy=None, verbose=2,
-        beam_width=4):
+        beam_width=4, max_source=72, max_summary=20):
     """`examples/fit.py pointer_generator`: the recipe's method on any pairs.
 
     Args:
@@ -322,12 +346,14 @@ def fit(data=None, preset="small", epochs=2, batch_size=64, learning_rate=None,
             split, the 10% before it the validation split); None uses
             Debian's package descriptions and synopses.
         preset, epochs, batch_size: the model's sizes and `train`'s.
-        learning_rate: Adam's rate (None: the recipe's, 1e-3).
+        learning_rate: Adam's rate (None: the recipe's, 2e-3).
         max_train, max_test: keep the first pairs of a split.
         seed: the shuffling seed.
         strategy: a `kerattn.distribute` strategy.
         verbose: `fit`'s verbosity.
         beam_width: the beam of the test summaries.
+        max_source, max_summary: as `prepare` (summaries are written up to
+            `max_summary + 4` tokens).
 
     Returns:
         `(model, summary, results, draw)`: `results` holds the model's
@@ -340,11 +366,12 @@ def fit(data=None, preset="small", epochs=2, batch_size=64, learning_rate=None,
 
     strategy = strategy or distribute.no_distribution()
     prepared = prepare(splits=split(tsv_pairs(data)) if data else None,
-                       max_train=max_train, max_test=max_test)
+                       max_train=max_train, max_test=max_test,
+                       max_source=max_source, max_summary=max_summary)
     with strategy.scope():
         model = build(prepared, preset)
         summary = train(model, prepared, epochs=epochs, batch_size=batch_size,
-                        learning_rate=learning_rate or 1e-3, strategy=strategy,
+                        learning_rate=learning_rate or 2e-3, strategy=strategy,
                         seed=seed, verbose=verbose)
     if not strategy.is_chief:
         return model, summary, None, None

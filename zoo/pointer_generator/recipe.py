@@ -141,19 +141,20 @@ def record(saved, run):
     runs = saved["runs"] if saved else []
     same = next((r for r in runs if r["settings"] == run.settings), {})
     rows = runner.join_seeds(same.get("per_seed", []), run.rows)
-    joined = dict(aggregate(rows), settings=run.settings,
-                  commands=runner.join_commands(same.get("commands", []),
-                                                run.command))
-    runs = [r for r in runs if r["settings"] != run.settings] + [joined]
-    top = next((r for r in runs if r["settings"] == DEFAULTS), joined)
     data = run.data
+    # The data of this run's seeds (another --max-test is another test set).
     meta = {"backend": _backend(), "report": data["report"],
             "pairs": {"train": len(data["train_pairs"]),
                       "valid": len(data["valid_pairs"]),
                       "test": len(data["test"])},
             "vocabulary": len(data["vocab"]), "max_summary": data["max_summary"],
             "lead": data["lead"], "rouge_stemmer": True}
-    return {"meta": meta, **top, "runs": runs}
+    joined = dict(aggregate(rows), settings=run.settings, meta=meta,
+                  commands=runner.join_commands(same.get("commands", []),
+                                                run.command))
+    runs = [r for r in runs if r["settings"] != run.settings] + [joined]
+    top = next((r for r in runs if r["settings"] == DEFAULTS), joined)
+    return {**top, "runs": runs}
 
 
 def _backend():
@@ -162,6 +163,9 @@ def _backend():
     return keras.backend.backend()
 
 
+# Student's t, 97.5% quantile, by degrees of freedom.
+T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447,
+         7: 2.365, 8: 2.306, 9: 2.262}
 FIGURES = ("rouge1", "rouge2", "rougeL", "copied", "oov", "unk",
            "repeated_trigrams", "tokens_per_summary", "minutes", "epochs", "steps")
 
@@ -208,8 +212,7 @@ $test_pairs test synopses, beam $beam; $seeds_text.
 | lead: first $k words ($k chosen by ROUGE-L on validation) | $lead_words |
 $rows
 
-95% intervals of the mean over the seeds (t with $dof degrees of freedom): \
-$intervals.
+$intervals
 
 Per seed (ROUGE-1 / 2 / L):
 
@@ -268,11 +271,15 @@ def render(r, folder=None):
     rows = "\n".join(f"| {name} | {triple(models[key])} |"
                      for key, name, _ in MODELS)
     n = len(seeds)
-    t = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776}.get(n, 2.0)
-    intervals = "; ".join(
-        f"{name.strip('+ ')} ROUGE-L {models[key]['rougeL']:.2f} ± "
-        f"{t * models[key].get('rougeL_sd', 0) / n ** 0.5:.2f}"
-        for key, name, _ in MODELS) if n > 1 else "one seed, none"
+    t = T_975.get(n - 1, 1.96)
+    intervals = "One seed: no interval over seeds."
+    if n > 1:
+        dof = (f"t with {n - 1} degrees of freedom" if n - 1 in T_975
+               else "normal approximation")
+        intervals = f"95% intervals of the mean over the seeds ({dof}): " + "; ".join(
+            f"{name.strip('+ ')} ROUGE-L {models[key]['rougeL']:.2f} ± "
+            f"{t * models[key].get('rougeL_sd', 0) / n ** 0.5:.2f}"
+            for key, name, _ in MODELS) + "."
     per_seed = runner.table(
         ["seed", *[name for _, name, _ in MODELS]],
         [[x["seed"], *[" / ".join(f"{x[key][k]:.2f}" for k in
@@ -306,7 +313,7 @@ def render(r, folder=None):
         seeds_text=(f"mean ± sd of {n} seeds" if n > 1 else f"one seed ({seeds[0]})"),
         lead_sentence=plain(lead["lead_sentence"]),
         k=lead["lead_words"]["k"], lead_words=plain(lead["lead_words"]),
-        rows=rows, dof=n - 1, intervals=intervals, per_seed=per_seed,
+        rows=rows, intervals=intervals, per_seed=per_seed,
         figures=figures, epochs=settings["epochs"],
         minutes=(f" (at most {settings['minutes']:g} minutes)"
                  if settings.get("minutes") else ""),
