@@ -74,6 +74,7 @@ HEAVY = {
     f"{_NOTEBOOK}[reading_comprehension.ipynb]": (
         "tensorflow", "the reading comprehension notebook, small size"),
     f"{_NOTEBOOK}[translation.ipynb]": ("tensorflow", "the translation notebook, small size"),
+    f"{_NOTEBOOK}[summarisation.ipynb]": ("torch", "the summarisation notebook, small size"),
     f"{_FIT}[tensorflow-bahdanau_nmt]": (
         "torch", "examples/fit.py --backend tensorflow, tf.data, on 2 stand-in hosts (TF_CONFIG)"),
     f"{_FIT}[jax-show_attend_tell]": ("torch", "examples/fit.py --backend jax on 2 stand-in hosts of 2 devices"),

@@ -20,7 +20,8 @@ import pytest
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         "examples")
 NOTEBOOKS = sorted(glob.glob(os.path.join(EXAMPLES, "*.ipynb")))
-TASKS = ["captioning", "document_classification", "reading_comprehension", "translation"]
+TASKS = ["captioning", "document_classification", "reading_comprehension",
+         "summarisation", "translation"]
 
 
 def test_one_notebook_per_task():

@@ -311,12 +311,11 @@ def switch_and_attention(model, data, text, summary_tokens):
     return keras.ops.convert_to_numpy(alphas)[0], p_gen
 
 
-def draw(model, data, path, count=3, max_words=30):
-    """Attention over the first `count` short test descriptions (at most
-    `max_words` words; else the shortest), each output word labelled with
-    its p_gen, to `path`."""
-    import kerattn.plot
-
+def attention_examples(model, data, count=3, max_words=30):
+    """`(weights (T, S), source words, output words)` for the first `count`
+    short test descriptions (at most `max_words` words; else the
+    shortest), each output word labelled with its p_gen: the heatmaps of
+    `kerattn.plot.attention_heatmap`."""
     vocab = data["vocab"]
     cut = [c for _, c, _ in data["test"]]
     picked = [c for c in cut if len(c.split()) <= max_words][:count] or \
@@ -329,7 +328,15 @@ def draw(model, data, path, count=3, max_words=30):
             labels = [f"{w} ({p:.2f})" for w, p in zip(labels, p_gen)]
         examples.append((weights[: len(labels)],
                          words_of(vocab.tokenize(text, True)), labels))
-    return kerattn.plot.save_attention_heatmaps(examples, path, columns=1)
+    return examples
+
+
+def draw(model, data, path, count=3, max_words=30):
+    """`attention_examples` as one picture, to `path`."""
+    import kerattn.plot
+
+    return kerattn.plot.save_attention_heatmaps(
+        attention_examples(model, data, count, max_words), path, columns=1)
 
 
 # -----------------------------------------------------------------------------
