@@ -82,7 +82,10 @@ def free_first_width(batches, width):
 
     Keras' TensorFlow adapter infers a PyDataset's signature from its first
     two batches: when they differ in width, the length axis is left free
-    (None) rather than fixed to the first batch's width.
+    (None) rather than fixed to the first batch's width. With `(source,
+    target)` widths a batch that differs on both sides is preferred; when
+    none does, one side may stay fixed on TensorFlow (the summarisation
+    recipe pads every source to one width, so only the target varies).
     """
     widths = [width(b) for b in batches]
     if widths and isinstance(widths[0], tuple):   # (source, target) widths
