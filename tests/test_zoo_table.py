@@ -15,7 +15,7 @@ from kerattn import zoo
 ZOO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "zoo")
 BUILDERS = ["seq2seq", "cho_encoder_decoder", "bahdanau_nmt", "luong_nmt",
             "transformer_nmt", "convs2s_nmt", "show_attend_tell", "han_classifier",
-            "aoa_reader"]
+            "aoa_reader", "pointer_generator"]
 
 
 def table_rows():

@@ -233,7 +233,9 @@ Each model trains under the same budget: $epochs epochs$minutes on \
 length-bucketed batches of 64, Adam \
 $learning_rate with clipping; the coverage row then trains $coverage_steps \
 more batches with the coverage loss (lambda 1) from the \
-pointer-generator's weights, as the paper's short final phase. \
+pointer-generator's weights, as the paper's short final phase (so it \
+has trained those batches more than the pointer-generator row: part of \
+its gain may be theirs; the paper's row has 3,000 more steps). \
 Preset `$preset` ($parameters parameters with copying), one vocabulary \
 of $vocabulary words for both sides, descriptions cut to their first \
 $max_source tokens. Steps and minutes a seed: $budget.
@@ -292,11 +294,11 @@ def render(r, folder=None):
          "UNK tokens", "repeated trigrams", "tokens a summary"],
         [[name, *[share(models[key][k]) for k in ("copied", "oov", "unk",
                                                   "repeated_trigrams")],
-          models[key]["tokens_per_summary"]] for key, name, _ in MODELS]
+          f"{models[key]['tokens_per_summary']:.2f}"] for key, name, _ in MODELS]
         + [["the reference synopses", *[share(ref[k]) for k in
                                         ("copied", "oov", "unk",
                                          "repeated_trigrams")],
-            ref["tokens_per_summary"]]])
+            f"{ref['tokens_per_summary']:.2f}"]])
     budget = "; ".join(f"{name.strip('+ ')} {models[key]['steps']:g} steps, "
                        f"{models[key]['minutes']:.2f} min"
                        for key, name, _ in MODELS)
@@ -323,7 +325,8 @@ def render(r, folder=None):
         vocabulary=f"{m['vocabulary']:,}", max_source=settings["max_source"],
         budget=budget,
         paper=runner.table(["model", "ROUGE-1", "ROUGE-2", "ROUGE-L"],
-                           [[k, *v] for k, v in PAPER.items()]))
+                           [[k, *(f"{x:.2f}" for x in v)]
+                            for k, v in PAPER.items()]))
 
 
 TASK = runner.Task(
