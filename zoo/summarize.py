@@ -57,11 +57,11 @@ def result_cell(name, r):
         return (f"accuracy {r['aoa_test_accuracy']['all']}{spread} (bigram "
                 f"{b['bigram']['all']}, most frequent {b['most_frequent']['all']})")
     if name == "pointer_generator":
-        return _rouge_rows(r, "; ")
+        return _rouge_rows(r)
     raise KeyError(f"no result cell for {name}")
 
 
-def _rouge_rows(r, sep):
+def _rouge_rows(r):
     """Table 1's rows on the Debian synopses: ROUGE-1 / 2 / L of each model
     (± sd over seeds), then the lead sentence's."""
     def triple(x):
@@ -70,7 +70,7 @@ def _rouge_rows(r, sep):
     models = r["models"]
     lead = r["meta"]["lead"]["lead_sentence"]
     seeds = f" ({plural(len(r['seeds']), 'seed')})" if "seeds" in r else ""
-    return sep.join([f"ROUGE-1 / 2 / L attention {triple(models['attention'])}",
+    return "; ".join([f"ROUGE-1 / 2 / L attention {triple(models['attention'])}",
                      f"+ pointer-generator {triple(models['pointer_generator'])}",
                      f"+ coverage {triple(models['coverage'])}{seeds}",
                      "lead sentence " + " / ".join(
@@ -126,7 +126,7 @@ def readme_cell(name, r):
         return (f"accuracy {r['aoa_test_accuracy']['all']}{spread} (bigram "
                 f"{r['baselines']['bigram']['all']}); {_ahead_of_bigram(r)}")
     if name == "pointer_generator":
-        return _rouge_rows(r, "; ")
+        return _rouge_rows(r)
     raise KeyError(f"no README cell for {name}")
 
 

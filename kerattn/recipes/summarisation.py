@@ -39,7 +39,7 @@ from kerattn.recipes.common import compile_and_fit
 ROUGE = ("rouge1", "rouge2", "rougeL")
 STEMMER = True   # rouge-score's Porter stemmer, as pyrouge's -m in the paper
 LEAD_WORDS = tuple(range(2, 21))   # the k of the first-k-words baseline
-SPACE = "\u2581"   # how `Translator` marks a copied word outside the vocabulary
+SPACE = WordVocabulary.SPACE   # "a space came before"; also a copied OOV's mark
 
 
 def prepare(splits=None, vocab_size=10000, max_source=72, max_summary=20,
