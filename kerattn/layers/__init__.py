@@ -19,6 +19,12 @@ from kerattn.layers.location_sensitive_attention import (
 )
 from kerattn.layers.luong_attention import LuongAttention
 from kerattn.layers.maxout import Maxout
+from kerattn.layers.monotonic_attention import (
+    HardMonotonicAttention,
+    MonotonicChunkwiseAttention,
+    chunkwise_weights,
+    monotonic_alignment,
+)
 from kerattn.layers.multi_head_attention import MultiHeadAttention
 from kerattn.layers.multi_step_attention import GLUConvBlock, MultiStepAttention
 from kerattn.layers.pointer_generator import ExtendedEmbedding, PointerGenerator
@@ -57,6 +63,10 @@ __all__ = [
     "LuongAttention",
     "LocalAttention",
     "LocationSensitiveAttention",
+    "HardMonotonicAttention",
+    "MonotonicChunkwiseAttention",
+    "monotonic_alignment",
+    "chunkwise_weights",
     "CoverageRegularization",
     "RestrictedSelfAttention",
     "ScaledDotProductAttention",

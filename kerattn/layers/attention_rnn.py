@@ -326,12 +326,16 @@ class AttentionRNNCell(keras.layers.Layer):
                            cell_states, weights)
 
     def attend(self, query, step, memory, training=None, sample_noise=None,
-               expectation_noise=None, alignment=None):
+               expectation_noise=None, alignment=None, mode=None,
+               score_noise=None):
         """`(context, extras)` for one query `(batch, units)`.
 
         What the attention needs beyond the query it declares itself
         (`uses_query_position`, `samples_locations`, `alignment_state`: then
-        `alignment` `(batch, S)` is its history). The attention's `call`
+        `alignment` `(batch, S)` is its history; `modes`: then `mode` is
+        passed; `draws_score_noise`: `score_noise` `(batch, S)`;
+        `emits_alignment`: `extras["alignment"]` is the history the next
+        step reads). The attention's `call`
         is run directly when it shares this cell's dtype policy (the
         caller's `__call__` has set the dtype scope); an attention of
         another policy runs through its own `__call__`, in its own dtype.
@@ -346,6 +350,12 @@ class AttentionRNNCell(keras.layers.Layer):
                           expectation_noise=expectation_noise)
         if self.carries_alignment:
             kwargs["alignment_history"] = alignment
+        if self.attention.modes:
+            kwargs["mode"] = mode
+        if score_noise is not None:
+            kwargs["score_noise"] = score_noise
+        if self.attention.emits_alignment:
+            kwargs["return_alignment"] = True
         attention = self.attention
         same_policy = attention.dtype_policy.name == self.dtype_policy.name
         result = (attention.call if same_policy else attention)(
@@ -356,7 +366,25 @@ class AttentionRNNCell(keras.layers.Layer):
         extras = {"weights": ops.cast(result[1], dtype)}
         if self.attention.samples_locations:
             extras["sample"] = result[2]["sample"]
+        if self.attention.emits_alignment:
+            extras["alignment"] = ops.cast(result[2]["alignment"], dtype)
         return ops.cast(result[0], dtype), extras
+
+    def mode_of(self, attention_mode, decoding):
+        """The attention's `mode` for a call's `attention_mode`: the one
+        given, else the full pass's (its first) or, for `decoding` (one
+        step), its `decoding_mode`; None for an attention without modes."""
+        modes = self.attention.modes
+        if attention_mode is not None:
+            checks.require(
+                attention_mode in modes, "attention_mode",
+                f"one of {modes} for {type(self.attention).__name__}"
+                if modes else f"None ({type(self.attention).__name__} has "
+                "one mode)", attention_mode)
+            return attention_mode
+        if not modes:
+            return None
+        return self.attention.decoding_mode if decoding else modes[0]
 
     def split_states(self, states):
         """`(cell_states, feed, alignment, step)` from the flat state list
@@ -406,18 +434,19 @@ class AttentionRNNCell(keras.layers.Layer):
                                                       weights["attentional"]))
 
     def step_with(self, x, states, memory, weights, projected, training=None,
-                  sample_noise=None, expectation_noise=None):
+                  sample_noise=None, expectation_noise=None, mode=None,
+                  score_noise=None):
         """`call` with the weights of `loop_weights` given, from the embedded
         token (`projected=False`) or from its input product
         (`projected=True`, `project_inputs`): what `AttentionRNN`'s loop
-        runs."""
+        runs. `mode` is the attention's (`mode_of`)."""
         cell_states, feed, alignment, step = self.split_states(states)
+        attend_args = (training, sample_noise, expectation_noise, alignment,
+                       mode, score_noise)
         if self.order == "bahdanau":
             # c_i from s_{i-1}; s_i = f(s_{i-1}, y_{i-1}, c_i).
             s_prev = self.top_hidden(cell_states)
-            context, extras = self.attend(s_prev, step, memory, training,
-                                          sample_noise, expectation_noise,
-                                          alignment)
+            context, extras = self.attend(s_prev, step, memory, *attend_args)
             h, new_cell = self._stack(
                 self._bottom_product(x, context, weights, projected),
                 cell_states, weights)
@@ -429,18 +458,17 @@ class AttentionRNNCell(keras.layers.Layer):
             h, new_cell = self._stack(
                 self._bottom_product(x, feed, weights, projected),
                 cell_states, weights)
-            context, extras = self.attend(h, step, memory, training,
-                                          sample_noise, expectation_noise,
-                                          alignment)
+            context, extras = self.attend(h, step, memory, *attend_args)
             output = self.luong_output(h, context, weights)
         new_states = list(new_cell) + ([output] if feed is not None else [])
         if alignment is not None:  # a_i, or c^{i+1} = c^i + a_i
             new_states.append(self.attention.next_alignment(
-                alignment, extras["weights"]))
+                alignment, extras.get("alignment", extras["weights"])))
         return output, new_states + [step + 1.0], extras
 
     def call(self, inputs, states, memory=None, training=None,
-             sample_noise=None, expectation_noise=None):
+             sample_noise=None, expectation_noise=None, attention_mode=None,
+             score_noise=None):
         """One decoder step.
 
         Args:
@@ -453,6 +481,11 @@ class AttentionRNNCell(keras.layers.Layer):
             expectation_noise: optional uniform `(batch,)`, each row's coin
                 for the expected context of such an attention (the same at
                 every step of a row).
+            attention_mode: the attention's mode for an attention with
+                `modes` (monotonic attention: "parallel" or "hard"); its
+                `decoding_mode` when None.
+            score_noise: optional standard normal `(batch, S)`, training's
+                pre-sigmoid noise for an attention that `draws_score_noise`.
 
         Returns:
             `(output (batch, output_dim), new_states, extras)`; `extras` has
@@ -464,7 +497,9 @@ class AttentionRNNCell(keras.layers.Layer):
             "(`AttentionRNN.memory_of(decoder.precompute(h))`), or call "
             "AttentionRNN instead", type(memory).__name__)
         return self.step_with(inputs, list(states), memory, self.loop_weights(),
-                              False, training, sample_noise, expectation_noise)
+                              False, training, sample_noise, expectation_noise,
+                              self.mode_of(attention_mode, decoding=True),
+                              score_noise)
 
     def get_config(self):
         raise NotImplementedError(
@@ -564,6 +599,11 @@ class AttentionRNN(keras.layers.Layer):
             `(batch, T, S)` (sampled in training, argmax at inference); the
             memory's length `S` must be known.
         training: bool.
+        attention_mode: for an attention with modes (`HardMonotonicAttention`,
+            `MonotonicChunkwiseAttention`: "parallel", the expected
+            alignment, or "hard"): the mode of every step; None takes the
+            full pass's ("parallel", what training differentiates), where
+            `step()` takes the attention's `decoding_mode` ("hard").
 
     Returns:
         `outputs` `(batch, T, output_dim)`; with `return_state=True` then the
@@ -732,19 +772,24 @@ class AttentionRNN(keras.layers.Layer):
         states.append(ops.zeros((batch_size, 1), dtype))
         return states
 
-    def step(self, inputs, states, cache, training=None):
+    def step(self, inputs, states, cache, training=None, attention_mode=None):
         """One decoder step.
 
         Args:
             inputs: `(batch, input_dim)` the embedded previous token.
             states: the list from `get_initial_state` or the previous step.
             cache: the dict from `precompute`.
+            training: bool.
+            attention_mode: for an attention with modes (monotonic
+                attention): its mode; None takes its `decoding_mode`
+                ("hard"), where `call` takes the full pass's ("parallel").
 
         Returns:
             `(output (batch, output_dim), new_states, weights (batch, S))`.
         """
         output, new_states, extras = self.cell(
-            inputs, list(states), self.memory_of(cache), training=training)
+            inputs, list(states), self.memory_of(cache), training=training,
+            attention_mode=attention_mode)
         return output, list(new_states), extras["weights"]
 
     # --- the whole sequence --------------------------------------------------
@@ -752,7 +797,8 @@ class AttentionRNN(keras.layers.Layer):
     def _scan(self, step_fn, inputs, states, mask, output_dim, extras=(),
               memory_length=1, noise=None):
         """Run `step_fn(x_t, states, noise_t) -> (output, new_states, extras)`
-        over the time axis of `inputs` `(batch, T, ...)`.
+        over the time axis of `inputs` `(batch, T, ...)`; `noise` is a dict
+        of `(batch, T, ...)` tensors, `noise_t` the step's slice of each.
 
         A padded step (mask False) keeps the row's states and outputs
         zeros. `extras` names the per-step `(batch, memory_length)` extras
@@ -763,8 +809,8 @@ class AttentionRNN(keras.layers.Layer):
         xs = {"x": ops.moveaxis(inputs, 1, 0)}
         if mask is not None:
             xs["keep"] = ops.moveaxis(ops.cast(mask, "bool"), 1, 0)
-        if noise is not None:
-            xs["noise"] = ops.moveaxis(noise, 1, 0)
+        if noise:
+            xs["noise"] = {k: ops.moveaxis(v, 1, 0) for k, v in noise.items()}
         dtype = self.compute_dtype
         batch = ops.shape(inputs)[0]
         # The loop carries each step's outputs beside the states, and emits
@@ -775,7 +821,7 @@ class AttentionRNN(keras.layers.Layer):
         def body(carry, x_t):
             states = carry[0]
             output, new_states, step_extras = step_fn(x_t["x"], states,
-                                                      x_t.get("noise"))
+                                                      x_t.get("noise", {}))
             output = ops.cast(output, dtype)
             step_extras = {k: ops.cast(step_extras[k], dtype) for k in extras}
             if "keep" in x_t:
@@ -793,31 +839,41 @@ class AttentionRNN(keras.layers.Layer):
         extras = {k: ops.moveaxis(v, 0, 1) for k, v in history[2].items()}
         return outputs, final[0], extras
 
-    def _hard_attention_noise(self, inputs, memory, training):
-        """`(sample_noise (batch, T, S), expectation_noise (batch,))` for an
-        attention that samples locations in training, else `(None, None)`.
+    def _training_noise(self, inputs, memory, training):
+        """`({name: (batch, T, S)}, expectation_noise (batch,) or None)`:
+        the random draws an attention needs in training.
 
         Drawn here, outside the loop (a seed generator cannot advance inside
-        a JAX scan): one uniform per step and location, scanned over with
-        the inputs, and one coin per row for the expected context (a row
-        takes the expected context at every step or samples at every step).
+        a JAX scan), and scanned over with the inputs: for an attention
+        that samples locations, one uniform per step and location
+        ("sample") and one coin per row for the expected context (a row
+        takes the expected context at every step or samples at every step);
+        for one that `draws_score_noise`, one standard normal per step and
+        location ("score").
         """
-        if not (training and self.attention.samples_locations
-                and memory.shape[1] is not None):
-            return None, None
-        shape = tuple(ops.shape(inputs)[:2]) + (int(memory.shape[1]),)
-        seed = self.attention.seed_generator
-        noise = keras.random.uniform(shape, seed=seed, dtype=inputs.dtype)
-        coin = None
-        if getattr(self.attention, "expectation_rate", 0) > 0:
-            coin = keras.random.uniform((shape[0],), seed=seed,
-                                        dtype=inputs.dtype)
+        noise, coin = {}, None
+        attention = self.attention
+        if not training:
+            return noise, coin
+        shape = tuple(ops.shape(inputs)[:2]) + (ops.shape(memory)[1],)
+        if attention.samples_locations and memory.shape[1] is not None:
+            seed = attention.seed_generator
+            noise["sample"] = keras.random.uniform(shape, seed=seed,
+                                                   dtype=inputs.dtype)
+            if getattr(attention, "expectation_rate", 0) > 0:
+                coin = keras.random.uniform((shape[0],), seed=seed,
+                                            dtype=inputs.dtype)
+        if attention.draws_score_noise:
+            noise["score"] = keras.random.normal(
+                shape, seed=attention.seed_generator, dtype="float32")
         return noise, coin
 
     def call(self, inputs, memory, inputs_mask=None, memory_mask=None,
              initial_state=None, return_attention_scores=False,
-             return_attention_samples=False, training=None):
+             return_attention_samples=False, training=None,
+             attention_mode=None):
         self._check(inputs, memory, inputs_mask, memory_mask)
+        mode = self.cell.mode_of(attention_mode, decoding=False)
         if return_attention_samples:
             self._check_samples(memory)
         batch = ops.shape(inputs)[0]
@@ -847,13 +903,14 @@ class AttentionRNN(keras.layers.Layer):
             )
             outputs = cell.luong_output(h, context)
         else:
-            noise, coin = self._hard_attention_noise(inputs, memory, training)
+            noise, coin = self._training_noise(inputs, memory, training)
             memory_args = self.memory_of(cache)
 
             def attend_step(x_proj, states, noise_t):
                 return cell.step_with(
                     x_proj, states, memory_args, params, True, training=training,
-                    sample_noise=noise_t, expectation_noise=coin)
+                    sample_noise=noise_t.get("sample"), expectation_noise=coin,
+                    mode=mode, score_noise=noise_t.get("score"))
 
             names = ("weights", "sample") if (
                 self.attention.samples_locations) else ("weights",)
@@ -894,7 +951,8 @@ class AttentionRNN(keras.layers.Layer):
     def compute_output_spec(self, inputs, memory, inputs_mask=None,
                             memory_mask=None, initial_state=None,
                             return_attention_scores=False,
-                            return_attention_samples=False, training=None):
+                            return_attention_samples=False, training=None,
+                            attention_mode=None):
         self._check(inputs, memory)
         if return_attention_samples:
             self._check_samples(memory)

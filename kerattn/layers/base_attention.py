@@ -97,6 +97,18 @@ class BaseAttention(keras.layers.Layer):
     # sum over the earlier steps: coverage). `initial_alignment` gives its
     # first value and `next_alignment` its update from a step's weights.
     alignment_state = None
+    # `modes`: the call's `mode=` values of an attention that computes its
+    # weights one way in training and another when decoding (monotonic
+    # attention: "parallel", the expected alignment, and "hard"); the first
+    # is the full pass's and `decoding_mode` is `AttentionRNN.step`'s.
+    # `draws_score_noise`: the decoder draws training's pre-sigmoid noise
+    # outside its loop and passes it as `score_noise`. `emits_alignment`:
+    # the history the next step reads is not the weights (MoChA's); the
+    # decoder asks for it with `return_alignment=True`.
+    modes = ()
+    decoding_mode = None
+    draws_score_noise = False
+    emits_alignment = False
 
     def __init__(self, dropout=0.0, causal=False, **kwargs):
         super().__init__(**kwargs)
@@ -242,8 +254,9 @@ class BaseAttention(keras.layers.Layer):
     def _history_for(self, history, value_mask, query, value):
         """`alignment_history` as `(batch, Tq, Tv)`, zero on padding."""
         if history is None:
-            history = ops.expand_dims(
-                self.initial_alignment(ops.ones(ops.shape(value)[:2])), 1)
+            first = (ops.ones(ops.shape(value)[:2]) if value_mask is None
+                     else value_mask)
+            history = ops.expand_dims(self.initial_alignment(first), 1)
         else:
             history = ops.convert_to_tensor(history)
             checks.rank("alignment_history", history.shape, (2, 3),

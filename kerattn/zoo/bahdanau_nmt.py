@@ -21,6 +21,9 @@ Reading order (shapes for batch B, source length S, target length T):
          (coverage=True: e_ij also reads c^i = sum_{i'<i} alpha_i'
           (See et al., 2017, eq. 11), and the loss gains eq. 12-13's
           lambda sum_j min(alpha_ij, c^i_j)                "coverage_loss")
+         (attention="hard-monotonic": alpha_i is Raffel et al.'s monotonic
+          alignment from p_ij = sigmoid(e_ij + r); "mocha": a softmax over
+          the chunk ending where it stops)
     t~_i = U_o s_{i-1} + V_o E y_{i-1} + C_o c_i  (B, T, 2l)  "deep_output"
     t_i  = maxout(t~_i)                         (B, T, l)
     logits = W_o t_i                            (B, T, V_y)  "output_projection"
@@ -36,7 +39,10 @@ from keras import ops
 
 from kerattn import checks
 from kerattn.layers import (AttentionRNN, BahdanauAttention,
-                            CoverageRegularization, Maxout)
+                            CoverageRegularization, HardMonotonicAttention,
+                            Maxout, MonotonicChunkwiseAttention)
+
+ATTENTIONS = ("soft", "hard-monotonic", "mocha")
 from kerattn.zoo.model import GenerativeModel, from_preset
 
 
@@ -51,6 +57,8 @@ def bahdanau_nmt(
     maxout_units=None,
     dropout=None,
     reset_after=None,
+    attention="soft",
+    chunk_size=2,
     coverage=False,
     coverage_loss_weight=1.0,
     preset="paper",
@@ -71,6 +79,16 @@ def bahdanau_nmt(
             `h~ = tanh(W x + U (r * h))` (the "paper" preset); True is Keras'
             default (the cuDNN form, `tanh(W x + r * (U h + b))`, one more
             bias vector per GRU; the CPU presets keep it).
+        attention: "soft" (the paper's softmax over every annotation),
+            "hard-monotonic" (`HardMonotonicAttention`, Raffel et al., 2017:
+            the same additive energy with Raffel's `g`, `b` and bias `r`,
+            stopping at the first annotation at or after the last one whose
+            `sigmoid(e_ij) >= 0.5`) or "mocha" (`MonotonicChunkwiseAttention`,
+            Chiu and Raffel, 2018: a softmax over the `chunk_size`
+            annotations that end there). The monotonic two train on the
+            expected alignment (the model's graph), decode hard (`step`),
+            and make the decoder carry the previous alignment as a state.
+        chunk_size: MoChA's chunk length `w` (2).
         coverage: the alignment model also reads the coverage vector
             `c^i = sum_{i' < i} alpha_{i'}` (`BahdanauAttention(coverage=
             True)`, See et al., 2017, eq. 11), carried by the decoder as a
@@ -102,10 +120,24 @@ def bahdanau_nmt(
     reset_after = c.pop("reset_after")
     checks.boolean("reset_after", reset_after)
     checks.boolean("coverage", coverage)
+    checks.one_of("attention", attention, ATTENTIONS)
+    checks.positive_int("chunk_size", chunk_size)
+    checks.require(not coverage or attention == "soft", "coverage",
+                   "False with a monotonic attention (coverage enters the "
+                   "soft attention's score)", coverage)
     checks.nonnegative_number("coverage_loss_weight", coverage_loss_weight)
     checks.sizes(source_vocab_size=source_vocab_size,
                  target_vocab_size=target_vocab_size, **c)
     m, n = c["embedding_dim"], c["units"]
+    if attention == "soft":
+        align = BahdanauAttention(c["alignment_units"], coverage=coverage,
+                                  name="attention")
+    elif attention == "hard-monotonic":
+        align = HardMonotonicAttention(c["alignment_units"], name="attention")
+    else:
+        align = MonotonicChunkwiseAttention(c["alignment_units"],
+                                            chunk_size=chunk_size,
+                                            name="attention")
 
     # === Layers ===
     layers = [
@@ -118,10 +150,8 @@ def bahdanau_nmt(
         keras.layers.Dense(n, activation="tanh", name="initial_state"),
         keras.layers.Embedding(target_vocab_size, m, mask_zero=True,
                                name="target_embedding"),
-        AttentionRNN(n, BahdanauAttention(c["alignment_units"], coverage=coverage,
-                                          name="attention"),
-                     cell="gru", order="bahdanau", reset_after=reset_after,
-                     name="decoder"),
+        AttentionRNN(n, align, cell="gru", order="bahdanau",
+                     reset_after=reset_after, name="decoder"),
         keras.layers.Concatenate(name="deep_input"),
         keras.layers.Dense(2 * c["maxout_units"], name="deep_output"),
         Maxout(2, name="maxout"),
@@ -200,11 +230,16 @@ class BahdanauNMT(GenerativeModel):
             "cache": cache,
         }
 
-    def step(self, tokens, state, index):
-        """`(B,)` previous tokens -> `(logits (B, V), state, attention (B, S))`."""
+    def step(self, tokens, state, index, attention_mode=None):
+        """`(B,)` previous tokens -> `(logits (B, V), state, attention (B, S))`.
+
+        `attention_mode`: a monotonic attention's mode ("hard", its
+        decoding mode, when None; "parallel" is the training graph's).
+        """
         y = self.get_layer("target_embedding")(tokens)         # (B, m)
         out, states, weights = self.get_layer("decoder").step(
-            y, state["states"], state["cache"])                # (B, 3n)
+            y, state["states"], state["cache"],
+            attention_mode=attention_mode)                     # (B, 3n)
         logits = readout(self.get_layer, out, y)
         return logits, {"states": states, "cache": state["cache"]}, weights
 

@@ -7,10 +7,12 @@ and h~, and between the encoder's stacked layers; the decoder's stack runs
 in one scanned cell), every weight drawn from uniform(-0.1, 0.1), the source
 read in reverse, 50,000-word vocabularies; global attention with any of the
 four scores, or local attention (local-m, local-p) with a window D = 10;
-input feeding (section 3.3). Two attentions that read their own past
+input feeding (section 3.3). Attentions that read their own past
 alignments are one keyword away too: coverage (See et al., 2017, on the
-concat score) and location-sensitive attention (Chorowski et al., 2015). Named sizes and these choices (`PRESETS`, at
-the end of this file) are one keyword away:
+concat score), location-sensitive attention (Chorowski et al., 2015), and
+hard monotonic attention (Raffel et al., 2017) and MoChA (Chiu and Raffel,
+2018) on Luong's multiplicative energy. Named sizes and these choices
+(`PRESETS`, at the end of this file) are one keyword away:
 
     model = luong_nmt(8000, 8000, preset="base", attention="local-p")
 
@@ -35,13 +37,17 @@ import keras
 from keras import ops
 
 from kerattn import checks
-from kerattn.layers import (AttentionRNN, LocalAttention,
-                            LocationSensitiveAttention, LuongAttention,
+from kerattn.layers import (AttentionRNN, HardMonotonicAttention,
+                            LocalAttention, LocationSensitiveAttention,
+                            LuongAttention, MonotonicChunkwiseAttention,
                             ReverseSequence)
 from kerattn.zoo.model import (GenerativeModel, from_preset, initialize_uniform,
                                numbered_layers, set_forget_bias)
 
-ATTENTIONS = ("global", "local-m", "local-p", "coverage", "location-sensitive")
+ATTENTIONS = ("global", "local-m", "local-p", "coverage", "location-sensitive",
+              "hard-monotonic", "mocha")
+# The attentions whose score is their own (`score` must stay None).
+_OWN_SCORE = ("location-sensitive", "hard-monotonic", "mocha")
 
 
 # === Layers and training graph ===
@@ -57,6 +63,7 @@ def luong_nmt(
     embedding_dim=None,
     dropout=None,
     window=10,
+    chunk_size=2,
     max_source_length=None,
     reverse_source=None,
     layer_dropout=None,
@@ -77,18 +84,28 @@ def luong_nmt(
             coverage=True)`, See et al., 2017, eq. 11); or
             "location-sensitive" (`LocationSensitiveAttention`, Chorowski
             et al., 2015: an additive score that reads a convolution of the
-            previous alignment, 32 filters of width 31). The last two make
-            the decoder carry the alignment history as a state.
+            previous alignment, 32 filters of width 31); "hard-monotonic"
+            (`HardMonotonicAttention(energy="luong")`, Raffel et al., 2017:
+            stop at the first source position at or after the last one
+            whose `sigmoid(g h_t^T W_a h_s + r) >= 0.5`) or "mocha"
+            (`MonotonicChunkwiseAttention`, Chiu and Raffel, 2018: a softmax
+            over the `chunk_size` positions that end there). The last four
+            make the decoder carry the alignment history as a state; the
+            monotonic two train on the expected alignment (the model's
+            graph) and decode hard (`step`). Luong's local-m ("local-m", a
+            window at `p_t = t`) is another attention.
         score: "dot", "general" (the default), "concat" or "location"
             (global only; "location" is Luong's score from `h_t` alone,
             not the location-sensitive attention). "coverage" takes only
-            "concat" (its default); "location-sensitive" has its own score.
+            "concat" (its default); "location-sensitive", "hard-monotonic"
+            and "mocha" have their own.
         input_feeding: feed h~_{t-1} into the next step (section 3.3).
         num_layers: LSTM layers in the encoder and the decoder (4).
         units: LSTM cells per layer (1000).
         embedding_dim: word embedding size (1000).
         dropout: dropout on the embeddings and on h~_t (0.2).
         window: the local window half-width D (10).
+        chunk_size: MoChA's chunk length `w` (2).
         max_source_length: the "location" score's maximum source length.
         reverse_source: read the (unpadded part of the) source in reverse,
             as the paper does (section 4.1, after Sutskever et al. 2014).
@@ -166,11 +183,11 @@ def luong_nmt(
                        "'concat' (or None) with attention='coverage'", score,
                        note="Coverage enters the concat score.")
         score = "concat"
-    elif attention == "location-sensitive":
+    elif attention in _OWN_SCORE:
         checks.require(score is None, "score",
-                       "None with attention='location-sensitive'", score,
-                       note="Location-sensitive attention has its own "
-                       "additive score.")
+                       f"None with attention={attention!r}", score,
+                       note=f"attention={attention!r} has its own score.")
+    checks.positive_int("chunk_size", chunk_size)
     score = "general" if score is None else score
     checks.require(
         attention in ("global", "coverage") or score != "location", "score",
@@ -197,6 +214,11 @@ def luong_nmt(
                                name="attention")
     elif attention == "location-sensitive":
         align = LocationSensitiveAttention(n, name="attention")
+    elif attention == "hard-monotonic":
+        align = HardMonotonicAttention(energy="luong", name="attention")
+    elif attention == "mocha":
+        align = MonotonicChunkwiseAttention(energy="luong", chunk_size=chunk_size,
+                                            name="attention")
     else:
         mode = "monotonic" if attention == "local-m" else "predictive"
         align = LocalAttention(mode, window=window, score=score, name="attention")
@@ -313,11 +335,16 @@ class LuongNMT(GenerativeModel):
             "cache": cache,
         }
 
-    def step(self, tokens, state, index):
-        """`(B,)` previous tokens -> `(logits (B, V), state, attention (B, S))`."""
+    def step(self, tokens, state, index, attention_mode=None):
+        """`(B,)` previous tokens -> `(logits (B, V), state, attention (B, S))`.
+
+        `attention_mode`: a monotonic attention's mode ("hard", its
+        decoding mode, when None; "parallel" is the training graph's).
+        """
         y = self.get_layer("target_embedding")(tokens)         # (B, e)
         h_tilde, states, weights = self.get_layer("decoder").step(
-            y, state["states"], state["cache"])                # (B, n)
+            y, state["states"], state["cache"],
+            attention_mode=attention_mode)                     # (B, n)
         logits = self.get_layer("output_projection")(h_tilde)
         return logits, {"states": states, "cache": state["cache"]}, weights
 
