@@ -3,12 +3,14 @@
 Each variant is the model's recipe (`kerattn.recipes.translation`, its
 "base" preset and `settings`) with changes to the builder or the training
 settings, trained for `--epochs` on the same data and seed and scored by
-greedy sacreBLEU on the test split. Results go to
+greedy sacreBLEU on the test split (and beam search with `--beam-width`).
+Results go to
 `zoo/<model>/ablation.json` (`runner.save`), and the model's RESULTS.md is
 rendered again with its table (zoo/translation.py, `ablation_section`).
 
     python zoo/ablation.py luong_nmt --epochs 1 recipe uniform0.1
     python zoo/ablation.py bahdanau_nmt --seed 1 recipe coverage
+    python zoo/ablation.py bahdanau_nmt --epochs 6 --beam-width 5 mocha
     python zoo/ablation.py luong_nmt --list
 
 A seed other than 0 is part of the row's name (`coverage@1 seed 1`).
@@ -136,6 +138,13 @@ VARIANTS = {"luong_nmt": {**_before({
                  {"coverage": True}, {}),
     "paper-gru": ("the paper's GRU (reset_after=False) in encoder and decoder",
                   {"reset_after": False}, {}),
+    "hard-monotonic": ("hard monotonic attention (Raffel et al., 2017) on the "
+                       "same additive energy: the expected alignment in "
+                       "training, the hard one when decoding",
+                       {"attention": "hard-monotonic"}, {}),
+    "mocha": ("MoChA (Chiu and Raffel, 2018): a softmax over the 2 "
+              "annotations ending where the monotonic attention stops",
+              {"attention": "mocha"}, {}),
 }, "cho_encoder_decoder": {
     "recipe": RECIPE,
     "paper-gru": ("the paper's GRU (reset_after=False)", {"reset_after": False},
@@ -183,10 +192,11 @@ def alignment_rates(net, data, low=16, high=20):
             "repeated_output": round(repeats / max(outputs, 1), 4)}
 
 
-def run(model, names, epochs, seed=0, max_train=None):
+def run(model, names, epochs, seed=0, max_train=None, beam_width=None):
     """Train and score each variant `names` of `model` for `epochs` from
-    `seed`, writing zoo/<model>/ablation.json after each; then the model's
-    RESULTS.md again, with the new rows. Returns ablation.json's table."""
+    `seed` (greedy, and beam search of `beam_width` when given), writing
+    zoo/<model>/ablation.json after each; then the model's RESULTS.md
+    again, with the new rows. Returns ablation.json's table."""
     import keras
 
     from kerattn.recipes import translation
@@ -206,7 +216,7 @@ def run(model, names, epochs, seed=0, max_train=None):
         start = time.time()
         summary = translation.train(net, data, epochs=epochs, seed=seed,
                                     verbose=2, **settings)
-        results = translation.evaluate(net, data, beam_width=None)
+        results = translation.evaluate(net, data, beam_width=beam_width)
         row = {"what": what, "builder": builder, "training": training,
                "epochs": summary["epochs"], "seed": seed,
                "final_loss": summary["final_loss"],
@@ -215,6 +225,9 @@ def run(model, names, epochs, seed=0, max_train=None):
                "bleu_greedy_by_source_length":
                    results["bleu_greedy_by_source_length"],
                "minutes": round((time.time() - start) / 60, 2)}
+        if beam_width:
+            row["beam_width"] = beam_width
+            row["bleu_beam"] = results[f"bleu_beam{beam_width}"]
         row["alignment_rates"] = alignment_rates(net, data)
         print(name, row, flush=True)
         table[f"{name}@{epochs}" + (f" seed {seed}" if seed else "")] = row
@@ -232,10 +245,13 @@ if __name__ == "__main__":
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-train", type=int, default=None)
+    p.add_argument("--beam-width", type=int, default=None,
+                   help="also score beam search of this width (alpha 0.6)")
     p.add_argument("--list", action="store_true")
     args = p.parse_intermixed_args()
     if args.list or not args.variants:
         for name, (what, *_) in VARIANTS[args.model].items():
             print(f"{name:24s} {what}")
     else:
-        run(args.model, args.variants, args.epochs, args.seed, args.max_train)
+        run(args.model, args.variants, args.epochs, args.seed, args.max_train,
+            args.beam_width)
