@@ -47,6 +47,9 @@ ATTENTION = {
     "HardVisualAttention": (lambda: layers.HardVisualAttention(3, seed=0), 6, 4),
     "LocationSensitiveAttention": (
         lambda: layers.LocationSensitiveAttention(3, filters=2, kernel_size=3), 6, 4),
+    "HardMonotonicAttention": (lambda: layers.HardMonotonicAttention(3), 6, 4),
+    "MonotonicChunkwiseAttention": (
+        lambda: layers.MonotonicChunkwiseAttention(3, chunk_size=2), 6, 4),
 }
 for _name, (_make, _dq, _dv) in ATTENTION.items():
     case(_name, "query of rank 4",
@@ -100,6 +103,30 @@ case("LocationSensitiveAttention", "alignment_history of the wrong length",
      lambda: _LSA(3, filters=2, kernel_size=3)(x(2, 6), x(2, 5, 4),
                                                alignment_history=x(2, 6)),
      "`alignment_history` and `value` must have the same length Tv")
+_HMA, _MOCHA = layers.HardMonotonicAttention, layers.MonotonicChunkwiseAttention
+case("HardMonotonicAttention", "unknown energy", lambda: _HMA(3, energy="dot"),
+     "`energy`")
+case("HardMonotonicAttention", "units with the Luong energy",
+     lambda: _HMA(3, energy="luong"), "`units`")
+case("HardMonotonicAttention", "negative noise_std", lambda: _HMA(3, noise_std=-1.0),
+     "`noise_std`")
+case("HardMonotonicAttention", "unknown mode",
+     lambda: _HMA(3)(x(2, 6), x(2, 5, 4), mode="soft"), "`mode`")
+case("HardMonotonicAttention", "alignment_history of the wrong length",
+     lambda: _HMA(3)(x(2, 6), x(2, 5, 4), alignment_history=x(2, 4)),
+     "`alignment_history` and `value` must have the same length Tv")
+case("MonotonicChunkwiseAttention", "chunk_size 0", lambda: _MOCHA(3, chunk_size=0),
+     "`chunk_size`")
+case("MonotonicChunkwiseAttention", "dropout", lambda: _MOCHA(3, dropout=0.1),
+     "`dropout`")
+case("luong_nmt", "a score with attention='mocha'",
+     lambda: zoo.luong_nmt(9, 9, preset="tiny", attention="mocha", score="dot"),
+     "`score`")
+case("bahdanau_nmt", "unknown attention",
+     lambda: zoo.bahdanau_nmt(9, 9, preset="tiny", attention="local"), "`attention`")
+case("bahdanau_nmt", "coverage with hard monotonic attention",
+     lambda: zoo.bahdanau_nmt(9, 9, preset="tiny", attention="hard-monotonic",
+                              coverage=True), "`coverage`")
 case("SoftVisualAttention", "gating not a bool",
      lambda: layers.SoftVisualAttention(3, gating="yes"), "`gating`")
 case("HardVisualAttention", "unknown inference",
