@@ -366,8 +366,8 @@ class AttentionRNNCell(keras.layers.Layer):
         extras = {"weights": ops.cast(result[1], dtype)}
         if self.attention.samples_locations:
             extras["sample"] = result[2]["sample"]
-        if self.attention.emits_alignment:
-            extras["alignment"] = ops.cast(result[2]["alignment"], dtype)
+        if self.attention.emits_alignment:  # in the attention's own dtype
+            extras["alignment"] = result[2]["alignment"]
         return ops.cast(result[0], dtype), extras
 
     def mode_of(self, attention_mode, decoding):
@@ -766,9 +766,8 @@ class AttentionRNN(keras.layers.Layer):
         if self.input_feeding:
             states.append(ops.zeros((batch_size, self.cell.attentional_units),
                                     dtype))
-        if self.cell.carries_alignment:
-            states.append(ops.cast(
-                self.attention.initial_alignment(cache["mask"]), dtype))
+        if self.cell.carries_alignment:  # in the dtype the attention keeps it
+            states.append(self.attention.initial_alignment(cache["mask"]))
         states.append(ops.zeros((batch_size, 1), dtype))
         return states
 
@@ -783,6 +782,10 @@ class AttentionRNN(keras.layers.Layer):
             attention_mode: for an attention with modes (monotonic
                 attention): its mode; None takes its `decoding_mode`
                 ("hard"), where `call` takes the full pass's ("parallel").
+                In training's "parallel" mode the attention draws its own
+                noise here (`call` draws it before its loop): a loop of
+                your own that compiles a scan should call the cell with
+                `score_noise=` instead.
 
         Returns:
             `(output (batch, output_dim), new_states, weights (batch, S))`.
@@ -839,7 +842,7 @@ class AttentionRNN(keras.layers.Layer):
         extras = {k: ops.moveaxis(v, 0, 1) for k, v in history[2].items()}
         return outputs, final[0], extras
 
-    def _training_noise(self, inputs, memory, training):
+    def _training_noise(self, inputs, memory, training, mode=None):
         """`({name: (batch, T, S)}, expectation_noise (batch,) or None)`:
         the random draws an attention needs in training.
 
@@ -849,7 +852,7 @@ class AttentionRNN(keras.layers.Layer):
         ("sample") and one coin per row for the expected context (a row
         takes the expected context at every step or samples at every step);
         for one that `draws_score_noise`, one standard normal per step and
-        location ("score").
+        location ("score"), when `mode` is its full pass's (training's).
         """
         noise, coin = {}, None
         attention = self.attention
@@ -863,7 +866,7 @@ class AttentionRNN(keras.layers.Layer):
             if getattr(attention, "expectation_rate", 0) > 0:
                 coin = keras.random.uniform((shape[0],), seed=seed,
                                             dtype=inputs.dtype)
-        if attention.draws_score_noise:
+        if attention.draws_score_noise and mode in (None, attention.modes[0]):
             noise["score"] = keras.random.normal(
                 shape, seed=attention.seed_generator, dtype="float32")
         return noise, coin
@@ -903,7 +906,7 @@ class AttentionRNN(keras.layers.Layer):
             )
             outputs = cell.luong_output(h, context)
         else:
-            noise, coin = self._training_noise(inputs, memory, training)
+            noise, coin = self._training_noise(inputs, memory, training, mode)
             memory_args = self.memory_of(cache)
 
             def attend_step(x_proj, states, noise_t):

@@ -251,8 +251,9 @@ class BaseAttention(keras.layers.Layer):
             return history + weights
         return weights
 
-    def _history_for(self, history, value_mask, query, value):
-        """`alignment_history` as `(batch, Tq, Tv)`, zero on padding."""
+    def _history_for(self, history, value_mask, query, value, dtype=None):
+        """`alignment_history` as `(batch, Tq, Tv)` of `dtype` (the compute
+        dtype when None), zero on padding."""
         if history is None:
             first = (ops.ones(ops.shape(value)[:2]) if value_mask is None
                      else value_mask)
@@ -265,7 +266,7 @@ class BaseAttention(keras.layers.Layer):
                         value.shape[1], "length Tv")
             if len(history.shape) == 2:
                 history = ops.expand_dims(history, 1)
-        history = ops.cast(history, self.compute_dtype)
+        history = ops.cast(history, dtype or self.compute_dtype)
         if value_mask is not None:
             history = history * ops.expand_dims(
                 utils.mask_as(value_mask, history.dtype), 1)

@@ -49,8 +49,9 @@ def monotonic_alignment(p_choose, previous, mode="parallel"):
     division (the paper's `cumprod(1 - p) * cumsum(a / cumprod(1 - p))`
     divides by a product that reaches zero when some `p` is 1, and clipping
     that divisor gives wrong weights after such a position), no overflow,
-    exact for `p` of exactly 0 or 1; the cost is a `(Tv, Tv)` matrix per
-    query instead of two vectors.
+    and right for `p` of exactly 0 or 1 (a `p` of 1 lets about 1e-38 pass,
+    the clip); the cost is a `(Tv, Tv)` matrix per query instead of two
+    vectors.
 
     "hard" is the test-time alignment: one-hot at the first position `j`
     at or after the previous one (`t_{i-1}`, the position where `a_{i-1}`'s
@@ -123,9 +124,10 @@ def chunkwise_weights(alpha, chunk_energy, mask, chunk_size, mode="parallel"):
         beta_ij = sum_{k=j}^{j+w-1} alpha_ik exp(u_ij) / sum_{l=k-w+1}^{k} exp(u_il)
                 = exp(u_ij) MovingSum(alpha_i / MovingSum(exp(u_i), w-1, 0), 0, w-1)_j
 
-    with the energies shifted by each row's largest (a softmax's own
-    invariance) and `exp(u)` floored at 1e-30 on real positions, so that no
-    denominator is zero.
+    computed in log space: each window's denominator is a log-sum-exp of
+    the `w` shifted copies of `u`, and every term is `alpha_ik exp(u_ij -
+    log sum_l exp(u_il))`, an exponent that is never positive (no
+    division, no floor, finite gradients however far apart the energies).
 
     Args:
         alpha: `(..., Tv)`, the monotonic alignment.
@@ -136,6 +138,15 @@ def chunkwise_weights(alpha, chunk_energy, mask, chunk_size, mode="parallel"):
 
     Returns:
         `beta_i`, `(..., Tv)`, in float32: zero on masked positions.
+
+    Example:
+
+    >>> import numpy as np
+    >>> alpha = np.array([[0.0, 0.0, 1.0, 0.0]], "float32")   # stop at 2
+    >>> u = np.array([[0.0, 0.0, 0.0, 5.0]], "float32")
+    >>> mask = np.array([[True, True, True, True]])
+    >>> np.round(np.asarray(chunkwise_weights(alpha, u, mask, 2)), 3).tolist()
+    [[0.0, 0.5, 0.5, 0.0]]
     """
     checks.one_of("mode", mode, MODES)
     alpha = ops.cast(alpha, "float32")
@@ -147,11 +158,19 @@ def chunkwise_weights(alpha, chunk_energy, mask, chunk_size, mode="parallel"):
         return utils.masked_softmax(u, ops.logical_and(window, real))
     low = ops.cast(utils.large_negative_number("float32"), "float32")
     u = ops.where(real, u, low)
-    u = u - ops.stop_gradient(ops.max(u, axis=-1, keepdims=True))
-    exp_u = ops.where(real, ops.maximum(ops.exp(u), 1e-30), 0.0)
-    denominator = moving_sum(exp_u, chunk_size - 1, 0)
-    ratio = ops.where(real, alpha / ops.where(real, denominator, 1.0), 0.0)
-    return exp_u * moving_sum(ratio, 0, chunk_size - 1)
+    pad = [[0, 0]] * (len(u.shape) - 1)
+    # log sum_{l=k-w+1}^{k} exp(u_l) for every window end k: (..., Tv)
+    ends = [u] + [ops.pad(u, pad + [[s, 0]], constant_values=low)[..., :-s]
+                  for s in range(1, chunk_size)]
+    log_den = ops.logsumexp(ops.stack(ends, -1), axis=-1)
+    beta = ops.zeros_like(u)
+    for s in range(chunk_size):   # the window ending at k = j + s
+        alpha_k, log_den_k = alpha, log_den
+        if s:
+            alpha_k = ops.pad(alpha, pad + [[0, s]])[..., s:]
+            log_den_k = ops.pad(log_den, pad + [[0, s]])[..., s:]
+        beta = beta + alpha_k * ops.exp(ops.minimum(u - log_den_k, 0.0))
+    return ops.where(real, beta, 0.0)
 
 
 # === Hard monotonic attention ===
@@ -184,10 +203,16 @@ class HardMonotonicAttention(BaseAttention):
     training starts from stopping rarely at any one position.
 
     `alignment_state` is "previous": `AttentionRNN` carries `a_{i-1}`
-    (one-hot at the first real source position before the first step) and
-    passes it as `alignment_history`; it runs the "parallel" mode in its
-    full pass and the "hard" mode in `step()` unless told otherwise
-    (`attention_mode=`).
+    (one-hot at the first real source position before the first step, and
+    in float32 whatever the dtype policy, so that the expected alignment is
+    not rounded at every step) and passes it as `alignment_history`; it
+    runs the "parallel" mode in its full pass and the "hard" mode in
+    `step()` unless told otherwise (`attention_mode=`). Called alone with
+    several queries `(batch, Tq, ...)`, each query reads its own row of
+    `alignment_history` (the same `a_0` for all when None): the alignment is
+    monotonic from one decoder step to the next, which is the decoder's
+    loop. Once a step stops nowhere (a zero context), so do the later
+    steps: the attention has passed the end of the source.
 
     Not Luong et al.'s local-m (`LocalAttention(mode="monotonic")`, a
     window at `p_t = t`): that attention is soft inside its window and
@@ -216,9 +241,9 @@ class HardMonotonicAttention(BaseAttention):
             `(batch, Tq, Tv)` (`(batch, Tv)` for one step), used instead of
             drawing it (a decoder's loop draws it before the loop); used in
             training in "parallel" mode only.
-        return_alignment: bool; also return `{"alignment": a_i}`, the
-            history the next step reads (the weights themselves here; MoChA's
-            weights are not its alignment).
+        return_alignment: bool; also return `{"alignment": a_i}` in
+            float32, the history the next step reads (the weights themselves
+            here; MoChA's weights are not its alignment).
 
     Returns:
         `output` `(batch, Tq, value_dim)`, with `return_attention_scores=True`
@@ -242,7 +267,7 @@ class HardMonotonicAttention(BaseAttention):
     alignment_state = "previous"
     modes = MODES
     decoding_mode = "hard"
-    emits_alignment = False
+    emits_alignment = True   # in float32, whatever the weights' dtype
 
     def __init__(self, units=None, energy="bahdanau", scale=True,
                  score_bias_init=-4.0, noise_std=1.0, seed=None,
@@ -290,11 +315,10 @@ class HardMonotonicAttention(BaseAttention):
         return self.noise_std > 0
 
     def initial_alignment(self, value_mask):
-        """`a_0`: one-hot at each row's first real source position."""
-        real = ops.cast(value_mask, "float32") > 0.5
-        real = ops.cast(real, "float32")
-        first = real * ops.cast(_exclusive_cumsum(real) < 0.5, "float32")
-        return ops.cast(first, self.compute_dtype)
+        """`a_0`: one-hot at each row's first real source position
+        (float32)."""
+        real = ops.cast(ops.cast(value_mask, "float32") > 0.5, "float32")
+        return real * ops.cast(_exclusive_cumsum(real) < 0.5, "float32")
 
     def build(self, query_shape, value_shape, key_shape=None):
         self._record_dims(query_shape, value_shape, key_shape)
@@ -313,8 +337,8 @@ class HardMonotonicAttention(BaseAttention):
     def _energies(self, query, key):
         """The monotonic energies `e` `(batch, Tq, Tv)` and, for MoChA, the
         chunk energies `u` (None here), in float32."""
-        e = self.energy._calculate_scores(query, key) + self.score_bias
-        return ops.cast(e, "float32"), None
+        e = ops.cast(self.energy._calculate_scores(query, key), "float32")
+        return e + ops.cast(self.score_bias, "float32"), None
 
     def _weights(self, e, u, history, mask, mode, training, score_noise):
         """`(weights, alignment)` from the energies: here both are `a_i`."""
@@ -354,14 +378,13 @@ class HardMonotonicAttention(BaseAttention):
             mask = ops.logical_and(
                 mask, ops.ones((ops.shape(query)[0], ops.shape(query)[1],
                                 ops.shape(value)[1]), "bool"))
-        history = self._history_for(alignment_history, value_mask, query, value)
+        history = self._history_for(alignment_history, value_mask, query,
+                                    value, dtype="float32")
         e, u = self._energies(query, projected_key)
-        weights, alignment = self._weights(
-            e, u, ops.cast(history, "float32"), mask, mode, training,
-            score_noise)
+        weights, alignment = self._weights(e, u, history, mask, mode, training,
+                                           score_noise)
         weights = ops.cast(weights, self.compute_dtype)
         output = ops.matmul(weights, ops.cast(value, self.compute_dtype))
-        alignment = ops.cast(alignment, self.compute_dtype)
         if single_step:
             output, weights, alignment = (ops.squeeze(x, 1) for x in
                                           (output, weights, alignment))
@@ -385,7 +408,7 @@ class HardMonotonicAttention(BaseAttention):
             result += (spec[1],)
         if return_alignment:
             result += ({"alignment": keras.KerasTensor(
-                spec[1].shape, dtype=self.compute_dtype)},)
+                spec[1].shape, dtype="float32")},)
         return result[0] if len(result) == 1 else result
 
     def get_config(self):
@@ -457,8 +480,6 @@ class MonotonicChunkwiseAttention(HardMonotonicAttention):
     ((2, 7), (2, 7))
     """
 
-    emits_alignment = True
-
     def __init__(self, units=None, chunk_size=2, energy="bahdanau", **kwargs):
         super().__init__(units, energy=energy, **kwargs)
         checks.positive_int("chunk_size", chunk_size)
@@ -479,9 +500,9 @@ class MonotonicChunkwiseAttention(HardMonotonicAttention):
 
     def _energies(self, query, key):
         k_monotonic, k_chunk = key[..., :self._split], key[..., self._split:]
-        e = self.energy._calculate_scores(query, k_monotonic) + self.score_bias
+        e, _ = super()._energies(query, k_monotonic)
         u = self.chunk_energy._calculate_scores(query, k_chunk)
-        return ops.cast(e, "float32"), ops.cast(u, "float32")
+        return e, ops.cast(u, "float32")
 
     def _weights(self, e, u, history, mask, mode, training, score_noise):
         alpha, _ = super()._weights(e, None, history, mask, mode, training,

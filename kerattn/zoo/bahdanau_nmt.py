@@ -41,9 +41,9 @@ from kerattn import checks
 from kerattn.layers import (AttentionRNN, BahdanauAttention,
                             CoverageRegularization, HardMonotonicAttention,
                             Maxout, MonotonicChunkwiseAttention)
+from kerattn.zoo.model import GenerativeModel, from_preset
 
 ATTENTIONS = ("soft", "hard-monotonic", "mocha")
-from kerattn.zoo.model import GenerativeModel, from_preset
 
 
 # === Layers and training graph ===

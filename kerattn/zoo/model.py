@@ -71,8 +71,9 @@ def from_preset(presets, preset, **given):
 def initialize_uniform(model, scale, seed=None, skip=None):
     """Redraw every kernel, recurrent kernel and embedding of `model` from
     uniform(-scale, scale), as Sutskever et al. (2014) and Luong et al.
-    (2015) initialise; biases (and weights whose path ends with `skip`)
-    keep their initialisation.
+    (2015) initialise; biases, scalars (a learned scale or score bias,
+    whose initial value is its meaning) and weights whose path ends with
+    `skip` keep their initialisation.
 
     Example:
 
@@ -85,6 +86,7 @@ def initialize_uniform(model, scale, seed=None, skip=None):
     generator = keras.random.SeedGenerator(seed)
     for weight in model.weights:
         if (weight.path.endswith("bias") or not weight.trainable
+                or len(weight.shape) == 0
                 or (skip and weight.path.endswith(skip))):
             continue
         weight.assign(keras.random.uniform(weight.shape, -scale, scale,
