@@ -286,7 +286,9 @@ ABLATION = ("Written by `python zoo/ablation.py $model VARIANT ...`: changes to 
             "the recipe, each trained on the same data with seed 0 (or the seed "
             "its name gives) for the epochs shown (the 1-epoch rows rank the "
             "changes, they are not the result), scored by greedy sacreBLEU on "
-            "the test split.")
+            "the test split (and beam search where the beam column says so). "
+            "A row is one seed: a difference between rows smaller than the "
+            "spread of the recipe's seeds is no comparison.")
 ALIGNMENT = ("Alignment on the 16-20-word bucket (greedy; a source word is dropped "
              "below 0.5 of a word's attention summed over the translation, "
              "repeated above 1.5; a repeated output word occurs more often than "
@@ -300,16 +302,23 @@ def ablation_section(folder, results=None):
     variants = runner.load(folder, "ablation.json")
     if variants is None:
         return ""
+    # A beam column only where some row was scored with beam search.
+    beam = any("bleu_beam" in row for row in variants.values())
     rows = [[name, row["what"], row["epochs"], row["final_loss"],
              row["final_val_loss"], row["bleu_greedy"],
+             *([_beam(row)] if beam else []),
              _long_bucket(row), row["minutes"]]
             for name, row in variants.items()]
     if results and "bleu_greedy_by_source_length" in results:
         seeds = results.get("seeds", 1)
+        width = next((row["beam_width"] for row in variants.values()
+                      if "beam_width" in row), None)
         rows.append(["the recipe (above)", f"its result, {runner.plural(seeds, 'seed')}",
                      results["epochs"], runner.shown(results, "final_loss"),
                      runner.shown(results, "final_val_loss"),
                      runner.shown(results, "bleu_greedy"),
+                     *([runner.shown(results, f"bleu_beam{width}")
+                        if f"bleu_beam{width}" in results else "-"] if beam else []),
                      _long_bucket(results),
                      runner.shown(results, "train_minutes")])
     lines = ["", "## Ablation", "",
@@ -317,11 +326,19 @@ def ablation_section(folder, results=None):
                  model=os.path.basename(os.path.abspath(folder))), "",
              runner.table(["variant", "what changes", "epochs", "train loss",
                            "val loss", "greedy BLEU",
+                           *(["beam BLEU"] if beam else []),
                            "greedy BLEU, 16-20 source words", "minutes"], rows)]
     alignment = _alignment_table(variants)
     if alignment:
         lines += ["", ALIGNMENT, "", alignment]
     return "\n".join(lines) + "\n"
+
+
+def _beam(row):
+    """Beam BLEU and its width, or "-" where the row has none."""
+    if "bleu_beam" not in row:
+        return "-"
+    return f"{row['bleu_beam']} (beam {row['beam_width']}, alpha 0.6)"
 
 
 def _long_bucket(row):

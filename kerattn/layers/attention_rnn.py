@@ -540,10 +540,12 @@ class AttentionRNN(keras.layers.Layer):
       unless the attention reads its own past alignments.
 
     An attention that scores with its past alignments declares it
-    (`alignment_state`: coverage, location-sensitive attention); the
-    decoder then carries the history, `(batch, S)`, as one more state
-    (`AttentionRNNCell`), so the same loop, `step()` and beam search serve
-    it.
+    (`alignment_state`: coverage, location-sensitive attention, monotonic
+    attention and MoChA); the decoder then carries the history, `(batch,
+    S)`, as one more state (`AttentionRNNCell`), so the same loop, `step()`
+    and beam search serve it. A monotonic attention also has two modes: the
+    full pass trains on its expected alignment ("parallel") and `step()`
+    decodes with the hard one, unless `attention_mode=` says otherwise.
 
     The loop is `scan_carry` (`keras.ops.scan`; `tf.scan` on TensorFlow)
     over the steps of `AttentionRNNCell`, closing over the encoder's keys,

@@ -31,6 +31,11 @@ class LocalAttention(LuongAttention):
     paper's `D / 2` would be 0); local-m's window `[t, t]` holds `t`. As in the paper, local-p's weights are not renormalised after the
     Gaussian, and `p_t` gets its gradient through the Gaussian.
 
+    local-m is "monotonic" in Luong et al.'s sense (the window moves one
+    source position per target step); the attention that learns where to
+    stop, moving only forward, is Raffel et al.'s `HardMonotonicAttention`
+    (and its chunkwise MoChA, `MonotonicChunkwiseAttention`).
+
     The layer gathers the `2D + 2` candidate positions of each window
     (no `(Tq, Tv)` score matrix is built), so time and memory grow
     linearly with the source length. `return_attention_scores=True`
