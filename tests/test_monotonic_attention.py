@@ -444,6 +444,16 @@ def test_zoo_models(name, tmp_path):
     beam = model.generate(src, max_length=5, strategy="beam", beam_width=3)
     attention = to_numpy(beam["attention"])
     assert np.all(attention[0, :, 2:] == 0) and np.all(np.isfinite(attention))
+    # The chosen hypotheses' attention is what their own tokens give, step
+    # by step from the start (hard): the alignment slot followed its beam.
+    tokens, lengths = to_numpy(beam["tokens"]), to_numpy(beam["lengths"])
+    state, previous = model.encode(src, max_length=5), np.full((3,), 2, "int32")
+    for t in range(5):
+        _, state, weights = model.step(previous, state, t)
+        live = t < lengths
+        np.testing.assert_allclose(to_numpy(weights)[live], attention[live, t],
+                                   atol=1e-5)
+        previous = tokens[:, t].astype("int32")
     path = str(tmp_path / "model.keras")
     model.save(path)
     loaded = kerattn.load_model(path)
