@@ -159,11 +159,13 @@ VARIANTS = {"luong_nmt": {**_before({
 def alignment_rates(net, data, low=16, high=20):
     """How greedy translations of `low`-`high`-word sources attend to them.
 
-    Returns `{"sentences", "dropped", "repeated", "repeated_output"}`:
-    the share of source words whose attention, summed over the output
-    words, is below 0.5 (dropped) or above 1.5 (repeated), and the share of
-    output words that repeat an earlier word of their sentence beyond the
-    reference's count of it.
+    Returns `{"sentences", "dropped", "repeated", "repeated_output",
+    "attended_nowhere"}`: the share of source words whose attention, summed
+    over the output words, is below 0.5 (dropped) or above 1.5 (repeated),
+    the share of output words that repeat an earlier word of their sentence
+    beyond the reference's count of it, and the share of output words whose
+    attention sums below 0.5 (a monotonic attention that stopped nowhere:
+    a zero context).
     """
     from collections import Counter
 
@@ -174,13 +176,15 @@ def alignment_rates(net, data, low=16, high=20):
     translator = Translator(net, data["source_vocab"], data["target_vocab"])
     texts, alignments = translator([s for s, _ in pairs],
                                    return_alignments=True)
-    words = dropped = repeated = outputs = repeats = 0
+    words = dropped = repeated = outputs = repeats = steps = nowhere = 0
     for (_, reference), text, a in zip(pairs, texts, alignments):
         if a["weights"] is not None:
             received = a["weights"].sum(axis=0)           # per source word
             words += len(received)
             dropped += int((received < 0.5).sum())
             repeated += int((received > 1.5).sum())
+            steps += len(a["weights"])
+            nowhere += int((a["weights"].sum(axis=1) < 0.5).sum())
         allowed, seen = Counter(reference.split()), Counter()
         for word in text.split():
             seen[word] += 1
@@ -189,7 +193,27 @@ def alignment_rates(net, data, low=16, high=20):
     return {"sentences": len(pairs),
             "dropped": round(dropped / max(words, 1), 4),
             "repeated": round(repeated / max(words, 1), 4),
-            "repeated_output": round(repeats / max(outputs, 1), 4)}
+            "repeated_output": round(repeats / max(outputs, 1), 4),
+            "attended_nowhere": round(nowhere / max(steps, 1), 4)}
+
+
+def expected_alignment_bleu(net, data):
+    """Greedy BLEU decoding with the attention's training mode: for a
+    monotonic attention, the expected alignment instead of the hard one
+    (`step(attention_mode=...)`, the full pass's mode), to tell what the
+    hard decisions cost. None for an attention without modes."""
+    import functools
+
+    from kerattn.recipes import translation
+
+    modes = net.get_layer("decoder").attention.modes
+    if not modes:
+        return None
+    net.step = functools.partial(type(net).step, net, attention_mode=modes[0])
+    try:
+        return translation.evaluate(net, data, beam_width=None)["bleu_greedy"]
+    finally:
+        del net.step
 
 
 def run(model, names, epochs, seed=0, max_train=None, beam_width=None):
@@ -229,6 +253,10 @@ def run(model, names, epochs, seed=0, max_train=None, beam_width=None):
             row["beam_width"] = beam_width
             row["bleu_beam"] = results[f"bleu_beam{beam_width}"]
         row["alignment_rates"] = alignment_rates(net, data)
+        if "decoder" in net.layers_by_name:
+            expected = expected_alignment_bleu(net, data)
+            if expected is not None:
+                row["bleu_greedy_expected_alignment"] = expected
         print(name, row, flush=True)
         table[f"{name}@{epochs}" + (f" seed {seed}" if seed else "")] = row
         runner.save(folder, table, "ablation.json")

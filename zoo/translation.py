@@ -292,7 +292,10 @@ ABLATION = ("Written by `python zoo/ablation.py $model VARIANT ...`: changes to 
 ALIGNMENT = ("Alignment on the 16-20-word bucket (greedy; a source word is dropped "
              "below 0.5 of a word's attention summed over the translation, "
              "repeated above 1.5; a repeated output word occurs more often than "
-             "in the reference), mean ± standard deviation over the seeds shown:")
+             "in the reference; where recorded, an output word attends nowhere "
+             "when its attention sums below 0.5, and the expected-alignment "
+             "BLEU decodes a monotonic attention in its training mode instead "
+             "of the hard one), mean ± standard deviation over the seeds shown:")
 
 
 def ablation_section(folder, results=None):
@@ -359,14 +362,31 @@ def _alignment_table(variants):
             groups.setdefault(name.split(" seed ")[0], []).append(row)
     if not groups:
         return ""
+    # Columns that only some rows recorded: "-" for the others.
+    nowhere = any("attended_nowhere" in r["alignment_rates"]
+                  for g in groups.values() for r in g)
+    expected = any("bleu_greedy_expected_alignment" in r
+                   for g in groups.values() for r in g)
+
+    def optional(values, digits):
+        return "-" if None in values else runner.spread(values, digits)
+
     rows = []
     for name, group in groups.items():
         rates = [r["alignment_rates"] for r in group]
         rows.append([name, len(group),
                      runner.spread([r["bleu_greedy"] for r in group], 2),
+                     *([optional([r.get("bleu_greedy_expected_alignment")
+                                  for r in group], 2)] if expected else []),
                      runner.spread([r["bleu_greedy_by_source_length"]["16-20"]["bleu"]
                                     for r in group], 2),
                      *(runner.spread([a[k] for a in rates], 4)
-                       for k in ("dropped", "repeated", "repeated_output"))])
-    return runner.table(["variant", "seeds", "greedy BLEU", "greedy BLEU, 16-20",
-                         "dropped", "repeated", "repeated output words"], rows)
+                       for k in ("dropped", "repeated", "repeated_output")),
+                     *([optional([a.get("attended_nowhere") for a in rates], 4)]
+                       if nowhere else [])])
+    return runner.table(["variant", "seeds", "greedy BLEU",
+                         *(["greedy BLEU, expected alignment"] if expected else []),
+                         "greedy BLEU, 16-20",
+                         "dropped", "repeated", "repeated output words",
+                         *(["output words attending nowhere"] if nowhere else [])],
+                        rows)
