@@ -462,3 +462,32 @@ def test_zoo_models(name, tmp_path):
     config = model.get_layer("decoder").attention.get_config()
     attention_type = type(model.get_layer("decoder").attention)
     assert attention_type.from_config(config).get_config() == config
+
+
+def test_decoder_keeps_the_alignment_dtype():
+    """Under mixed_bfloat16 the decoder carries a monotonic attention's
+    alignment in float32 (full pass, `step()`, the declared output spec)
+    and its outputs in bfloat16; a coverage attention of another policy
+    than its decoder sums its history in one dtype."""
+    rng = np.random.default_rng(8)
+    y, mem = _f32(rng, 2, 4, 3), _f32(rng, 2, 5, 6)
+    mask = lengths_mask([3, 5], 5)
+    try:
+        keras.config.set_dtype_policy("mixed_bfloat16")
+        dec = AttentionRNN(6, MonotonicChunkwiseAttention(4), return_state=True)
+        out, states = dec(y, mem, memory_mask=mask, training=True)
+        cache = dec.precompute(mem, mask)
+        _, stepped, _ = dec.step(y[:, 0], dec.get_initial_state(2, cache=cache), cache)
+        spec = dec.compute_output_spec(keras.KerasTensor((2, 4, 3)),
+                                       keras.KerasTensor((2, 5, 6)))[1]
+    finally:
+        keras.config.set_dtype_policy("float32")
+    dtype = keras.backend.standardize_dtype
+    assert dtype(out.dtype) == "bfloat16"
+    assert dtype(states[-2].dtype) == dtype(stepped[-2].dtype) == spec[-2].dtype == "float32"
+    assert np.all(np.isfinite(to_numpy(keras.ops.cast(out, "float32"))))
+    mixed = AttentionRNN(6, kerattn.layers.BahdanauAttention(
+        4, coverage=True, dtype="mixed_bfloat16"), return_state=True)
+    out, states = mixed(y, mem, memory_mask=mask)
+    assert dtype(states[-2].dtype) == "float32"
+    np.testing.assert_allclose(to_numpy(states[-2]).sum(-1), [4.0, 4.0], atol=0.05)

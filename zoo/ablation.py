@@ -206,7 +206,8 @@ def expected_alignment_bleu(net, data):
 
     from kerattn.recipes import translation
 
-    modes = net.get_layer("decoder").attention.modes
+    attention = getattr(net.get_layer("decoder"), "attention", None)
+    modes = getattr(attention, "modes", ())
     if not modes:
         return None
     net.step = functools.partial(type(net).step, net, attention_mode=modes[0])

@@ -175,6 +175,12 @@ class AttentionRNNCell(keras.layers.Layer):
         """Whether the states carry the attention's alignment history."""
         return self.attention.alignment_state is not None
 
+    @property
+    def alignment_dtype(self):
+        """The dtype of that state: the attention's `alignment_dtype`, or
+        this cell's compute dtype."""
+        return self.attention.alignment_dtype or self.compute_dtype
+
     def top_hidden(self, cell_states):
         """The top layer's hidden state `h` in a flat list of cell states."""
         return cell_states[(self.num_layers - 1) * self.states_per_layer]
@@ -462,8 +468,9 @@ class AttentionRNNCell(keras.layers.Layer):
             output = self.luong_output(h, context, weights)
         new_states = list(new_cell) + ([output] if feed is not None else [])
         if alignment is not None:  # a_i, or c^{i+1} = c^i + a_i
-            new_states.append(self.attention.next_alignment(
-                alignment, extras.get("alignment", extras["weights"])))
+            new_states.append(ops.cast(self.attention.next_alignment(
+                alignment, extras.get("alignment", extras["weights"])),
+                self.alignment_dtype))
         return output, new_states + [step + 1.0], extras
 
     def call(self, inputs, states, memory=None, training=None,
@@ -768,8 +775,9 @@ class AttentionRNN(keras.layers.Layer):
         if self.input_feeding:
             states.append(ops.zeros((batch_size, self.cell.attentional_units),
                                     dtype))
-        if self.cell.carries_alignment:  # in the dtype the attention keeps it
-            states.append(self.attention.initial_alignment(cache["mask"]))
+        if self.cell.carries_alignment:
+            states.append(ops.cast(self.attention.initial_alignment(cache["mask"]),
+                                   self.cell.alignment_dtype))
         states.append(ops.zeros((batch_size, 1), dtype))
         return states
 
@@ -973,7 +981,7 @@ class AttentionRNN(keras.layers.Layer):
                                                dtype=dtype))
             if self.cell.carries_alignment:
                 final.append(keras.KerasTensor((b, memory.shape[1]),
-                                               dtype=dtype))
+                                               dtype=self.cell.alignment_dtype))
             final.append(keras.KerasTensor((b, 1), dtype=dtype))
             result += (final,)
         if return_attention_scores:

@@ -105,6 +105,9 @@ class BaseAttention(keras.layers.Layer):
     # outside its loop and passes it as `score_noise`. `emits_alignment`:
     # the history the next step reads is not the weights (MoChA's); the
     # decoder asks for it with `return_alignment=True`.
+    # `alignment_dtype`: the dtype the decoder keeps the history in; None
+    # is the decoder's compute dtype.
+    alignment_dtype = None
     modes = ()
     decoding_mode = None
     draws_score_noise = False
@@ -248,7 +251,7 @@ class BaseAttention(keras.layers.Layer):
     def next_alignment(self, history, weights):
         """The history after a step with `weights` `(batch, Tv)`."""
         if self.alignment_state == "cumulative":
-            return history + weights
+            return history + ops.cast(weights, history.dtype)
         return weights
 
     def _history_for(self, history, value_mask, query, value, dtype=None):

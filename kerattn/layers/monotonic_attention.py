@@ -153,10 +153,11 @@ def chunkwise_weights(alpha, chunk_energy, mask, chunk_size, mode="parallel"):
     u = ops.cast(chunk_energy, "float32")
     real = (ops.ones_like(u, dtype="bool") if mask is None
             else ops.logical_and(ops.cast(mask, "bool"), ops.ones_like(u, "bool")))
+    alpha = ops.where(real, alpha, 0.0)
     if mode == "hard":
         window = moving_sum(alpha, 0, chunk_size - 1) > 0.5    # t_i - w < j <= t_i
         return utils.masked_softmax(u, ops.logical_and(window, real))
-    low = ops.cast(utils.large_negative_number("float32"), "float32")
+    low = utils.large_negative_number("float32")
     u = ops.where(real, u, low)
     pad = [[0, 0]] * (len(u.shape) - 1)
     # log sum_{l=k-w+1}^{k} exp(u_l) for every window end k: (..., Tv)
@@ -204,8 +205,11 @@ class HardMonotonicAttention(BaseAttention):
 
     `alignment_state` is "previous": `AttentionRNN` carries `a_{i-1}`
     (one-hot at the first real source position before the first step, and
-    in float32 whatever the dtype policy, so that the expected alignment is
-    not rounded at every step) and passes it as `alignment_history`; it
+    in float32 whatever the dtype policy, so that the full pass's expected
+    alignment is not rounded at every step; `step()` goes through the
+    cell's `__call__`, which casts its float inputs to the compute dtype:
+    the hard mode's one-hot is exact there) and passes it as
+    `alignment_history`; it
     runs the "parallel" mode in its full pass and the "hard" mode in
     `step()` unless told otherwise (`attention_mode=`). Called alone with
     several queries `(batch, Tq, ...)`, each query reads its own row of
@@ -265,6 +269,7 @@ class HardMonotonicAttention(BaseAttention):
     """
 
     alignment_state = "previous"
+    alignment_dtype = "float32"
     modes = MODES
     decoding_mode = "hard"
     emits_alignment = True   # in float32, whatever the weights' dtype
