@@ -326,6 +326,14 @@ def test_noise_in_training_only():
     np.testing.assert_allclose(
         to_numpy(quiet(query, h, training=True, return_attention_scores=True)[1]),
         calls[2], atol=1e-6)
+    dec = AttentionRNN(6, HardMonotonicAttention(4, seed=2))
+    y, mem = _f32(rng, 2, 3, 3), _f32(rng, 2, 6, 5)
+    runs = [to_numpy(dec(y, mem, training=t, attention_mode=m))
+            for t, m in ((True, None), (True, None), (False, None),
+                         (True, "hard"), (False, "hard"))]
+    assert np.abs(runs[0] - runs[1]).max() > 1e-4      # drawn outside the loop
+    assert np.abs(runs[0] - runs[2]).max() > 1e-4
+    np.testing.assert_array_equal(runs[3], runs[4])
     noise = _f32(rng, 2, 3, 6)
     _, given = att(query, h, training=True, score_noise=noise,
                    return_attention_scores=True)
