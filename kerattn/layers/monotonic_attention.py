@@ -30,6 +30,12 @@ def _exclusive_cumsum(x):
     return ops.cumsum(x, axis=-1) - x
 
 
+def _first(x):
+    """One-hot at the first 1 of a 0/1 float32 `x` on its last axis (zeros
+    where there is none)."""
+    return x * ops.cast(_exclusive_cumsum(x) < 0.5, "float32")
+
+
 def monotonic_alignment(p_choose, previous, mode="parallel"):
     """The monotonic alignment `a_i` from the stopping probabilities.
 
@@ -83,8 +89,8 @@ def monotonic_alignment(p_choose, previous, mode="parallel"):
     previous = ops.cast(previous, "float32")
     if mode == "hard":
         started = ops.cumsum(previous, axis=-1) > 0.5          # j >= t_{i-1}
-        chosen = ops.cast(ops.logical_and(started, p_choose >= 0.5), "float32")
-        return chosen * ops.cast(_exclusive_cumsum(chosen) < 0.5, "float32")
+        return _first(ops.cast(ops.logical_and(started, p_choose >= 0.5),
+                               "float32"))
     log_keep = ops.log(ops.clip(1.0 - p_choose, _TINY, 1.0))
     cum = _exclusive_cumsum(log_keep)                          # L_j
     # exp(L_j - L_k) for k <= j: (..., Tv_j, Tv_k)
@@ -322,8 +328,7 @@ class HardMonotonicAttention(BaseAttention):
     def initial_alignment(self, value_mask):
         """`a_0`: one-hot at each row's first real source position
         (float32)."""
-        real = ops.cast(ops.cast(value_mask, "float32") > 0.5, "float32")
-        return real * ops.cast(_exclusive_cumsum(real) < 0.5, "float32")
+        return _first(ops.cast(ops.cast(value_mask, "float32") > 0.5, "float32"))
 
     def build(self, query_shape, value_shape, key_shape=None):
         self._record_dims(query_shape, value_shape, key_shape)
@@ -384,7 +389,7 @@ class HardMonotonicAttention(BaseAttention):
                 mask, ops.ones((ops.shape(query)[0], ops.shape(query)[1],
                                 ops.shape(value)[1]), "bool"))
         history = self._history_for(alignment_history, value_mask, query,
-                                    value, dtype="float32")
+                                    value, dtype=self.alignment_dtype)
         e, u = self._energies(query, projected_key)
         weights, alignment = self._weights(e, u, history, mask, mode, training,
                                            score_noise)
