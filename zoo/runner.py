@@ -61,6 +61,7 @@ class Task:
             alone (`folder` holds results.json and any pictures).
         check: `check(args, parser)` refuses flags that do not go together
             (`parser.error`), before anything trains.
+        presets: the `--preset` choices (the builder's named sizes).
     """
 
     name: str
@@ -73,6 +74,7 @@ class Task:
     render: Callable
     defaults: dict = dataclasses.field(default_factory=dict)
     check: Callable = None
+    presets: tuple = ("tiny", "small", "base", "paper")
 
 
 @dataclasses.dataclass
@@ -96,8 +98,7 @@ def parser(task, folder):
     p.add_argument("--epochs", type=int, help="training epochs")
     p.add_argument("--minutes", type=float, default=None,
                    help="optional wall-clock cap on training")
-    p.add_argument("--preset", choices=("tiny", "small", "base", "paper"),
-                   default="base",
+    p.add_argument("--preset", choices=task.presets, default="base",
                    help="the model's named sizes (kerattn.zoo.presets)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--seeds", type=int, default=1,

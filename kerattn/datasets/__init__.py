@@ -11,6 +11,7 @@ from kerattn.datasets.cloze import (
     read_cbt,
     write_cbt,
 )
+from kerattn.datasets.cmudict import cmudict_g2p, read_cmudict
 from kerattn.datasets.copying import (
     copy_arrays,
     decode_extended,
@@ -34,7 +35,7 @@ from kerattn.datasets.pipeline import translation_dataset
 from kerattn.datasets.text_codec import TextCodec, vocabulary_from_json
 from kerattn.datasets.translation import LengthBucketedBatches, translation_arrays
 from kerattn.datasets.tsv import tsv_pairs
-from kerattn.datasets.vocabulary import WordVocabulary
+from kerattn.datasets.vocabulary import SymbolVocabulary, WordVocabulary
 from kerattn.datasets.wordpiece import WordPieceVocabulary
 
 __all__ = ["gettext_pairs", "tsv_pairs", "WordVocabulary", "translation_arrays",
@@ -46,4 +47,5 @@ __all__ = ["gettext_pairs", "tsv_pairs", "WordVocabulary", "translation_arrays",
            "most_frequent_baseline", "bigram_baseline", "baseline_accuracy",
            "TextCodec", "vocabulary_from_json", "extend_source", "extend_target",
            "extended_tokens", "decode_extended", "copy_arrays",
-           "debian_summaries", "near_duplicates"]
+           "debian_summaries", "near_duplicates", "cmudict_g2p", "read_cmudict",
+           "SymbolVocabulary"]

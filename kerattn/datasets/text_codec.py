@@ -15,7 +15,7 @@ built, not with this module.
 import json
 
 from kerattn import checks
-from kerattn.datasets.vocabulary import WordVocabulary
+from kerattn.datasets.vocabulary import SymbolVocabulary, WordVocabulary
 from kerattn.datasets.wordpiece import WordPieceVocabulary
 
 __all__ = ["TextCodec", "vocabulary_from_json"]
@@ -142,16 +142,18 @@ MAX_VOCABULARY_JSON = 64 * 2 ** 20
 
 
 def vocabulary_from_json(text):
-    """A `WordVocabulary` or `WordPieceVocabulary` from its `to_json()`.
+    """A `WordVocabulary`, `SymbolVocabulary` or `WordPieceVocabulary` from
+    its `to_json()`.
 
     The text is untrusted (the export command line reads it from a file):
     it must be at most `MAX_VOCABULARY_JSON` characters of JSON holding
-    exactly `{"tokens": [...], "lowercase": bool}` (or `"wordpiece"`), the
+    exactly `{"tokens": [...], "lowercase": bool}` (or `"wordpiece"`; a
+    `SymbolVocabulary` adds `"separator": "" or " "`), the
     tokens non-empty strings, each once. Anything else is refused with a
     ValueError; nothing in it is evaluated.
 
     Args:
-        text: the JSON string of either vocabulary's `to_json()`.
+        text: the JSON string of a vocabulary's `to_json()`.
 
     Returns:
         The vocabulary, of the class that wrote it.
@@ -171,14 +173,18 @@ def vocabulary_from_json(text):
     except (ValueError, RecursionError) as error:
         checks.fail("text", "the JSON of a WordVocabulary or WordPieceVocabulary",
                     note=f"It is not JSON: {str(error)[:100]}.")
-    expected = "the JSON of a WordVocabulary or WordPieceVocabulary"
+    expected = ("the JSON of a WordVocabulary, SymbolVocabulary or "
+                "WordPieceVocabulary")
     checks.require(isinstance(data, dict), "text", expected,
                    note=f"It holds a {type(data).__name__}, not an object.")
     kinds = [k for k in ("tokens", "wordpiece") if k in data]
-    checks.require(len(kinds) == 1 and set(data) == {kinds[0], "lowercase"},
+    symbols = kinds == ["tokens"] and "separator" in data
+    checks.require(len(kinds) == 1 and set(data) == {kinds[0], "lowercase"} | (
+        {"separator"} if symbols else set()),
                    "text", expected,
                    note=f"Its keys are {sorted(map(str, data))[:6]}; expected "
-                   "'tokens' (or 'wordpiece') and 'lowercase'.")
+                   "'tokens' (or 'wordpiece'), 'lowercase' (and 'separator' "
+                   "for a SymbolVocabulary).")
     tokens = data[kinds[0]]
     checks.require(isinstance(tokens, list) and all(
         isinstance(t, str) and t for t in tokens), f"text[{kinds[0]!r}]",
@@ -186,4 +192,7 @@ def vocabulary_from_json(text):
     checks.boolean("text['lowercase']", data["lowercase"])
     if kinds[0] == "wordpiece":
         return WordPieceVocabulary.from_json(text)
+    if symbols:
+        checks.one_of("text['separator']", data["separator"], ("", " "))
+        return SymbolVocabulary.from_json(text)
     return WordVocabulary.from_json(text)

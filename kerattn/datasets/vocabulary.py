@@ -158,3 +158,96 @@ class WordVocabulary:
     def from_json(cls, text):
         data = json.loads(text)
         return cls(data["tokens"], lowercase=data["lowercase"])
+
+
+class SymbolVocabulary(WordVocabulary):
+    """A vocabulary of single symbols: the characters of a word, or
+    space-separated symbols such as phonemes; PAD = 0, then UNK, BOS, EOS.
+
+    A `WordVocabulary` whose text splits into characters (`separator=""`)
+    or at whitespace (`separator=" "`), and whose `decode` joins with the
+    separator: a word's letters for a grapheme-to-phoneme model's source,
+    its phonemes for the target.
+
+    Args:
+        tokens: the ordinary symbols, most frequent first.
+        separator: "" (each character a symbol) or " " (symbols separated
+            by whitespace).
+        lowercase: lowercase text before splitting it.
+
+    Example:
+
+    >>> letters = SymbolVocabulary.build(["read", "live"], separator="")
+    >>> letters.decode(letters.encode("deal", add_eos=True))
+    'deal'
+    >>> phonemes = SymbolVocabulary.build(["R IY D", "L IH V"])
+    >>> phonemes.tokens(phonemes.encode("L IY D"))
+    ['L', 'IY', 'D']
+    """
+
+    def __init__(self, tokens, separator=" ", lowercase=False):
+        checks.one_of("separator", separator, ("", " "))
+        super().__init__(tokens, lowercase=lowercase)
+        bad = [t for t in self.itos[4:] if (len(t) != 1 if separator == ""
+                                            else t != t.strip() or " " in t)]
+        checks.require(not bad, "tokens", "single characters (separator='')"
+                       if separator == "" else "symbols without whitespace",
+                       bad[:3])
+        self.separator = separator
+
+    def tokenize(self, text, lowercase=False):
+        """The symbols of `text`: its characters, or its whitespace-separated
+        parts."""
+        if lowercase:
+            text = text.lower()
+        return list(text) if self.separator == "" else text.split()
+
+    @classmethod
+    def build(cls, texts, max_size=None, min_count=1, lowercase=False,
+              separator=" "):
+        """Build from an iterable of strings, most frequent symbols first.
+
+        Args:
+            texts: iterable of strings.
+            max_size: the total size including the 4 special tokens.
+            min_count: drop symbols seen fewer times.
+            lowercase: lowercase before counting.
+            separator: as the constructor's.
+        """
+        checks.int_at_least("max_size", max_size, 5, allow_none=True)
+        checks.positive_int("min_count", min_count)
+        checks.one_of("separator", separator, ("", " "))
+        if isinstance(texts, str):
+            checks.fail("texts", "a list of strings, not one string", texts[:40])
+        counts = collections.Counter()
+        for text in texts:
+            text = text.lower() if lowercase else text
+            counts.update(list(text) if separator == "" else text.split())
+        ranked = sorted((t for t, c in counts.items() if c >= min_count),
+                        key=lambda t: (-counts[t], t))
+        if max_size is not None:
+            ranked = ranked[: max_size - 4]
+        return cls(ranked, separator=separator, lowercase=lowercase)
+
+    def decode(self, ids):
+        """Ids to text: stops at EOS, skips PAD and BOS, joins the symbols
+        with the separator (`<unk>` for an unknown id)."""
+        symbols = []
+        for i in ids:
+            i = int(i)
+            if i == self.eos_id:
+                break
+            if i not in (self.pad_id, self.bos_id):
+                symbols.append(self.itos[i] if 0 <= i < len(self.itos)
+                               and i != self.unk_id else self.UNK)
+        return self.separator.join(symbols)
+
+    def to_json(self):
+        return json.dumps({"tokens": self.itos[4:], "lowercase": self.lowercase,
+                           "separator": self.separator})
+
+    @classmethod
+    def from_json(cls, text):
+        data = json.loads(text)
+        return cls(data["tokens"], separator=data["separator"],
+                   lowercase=data["lowercase"])

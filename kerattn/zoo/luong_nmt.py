@@ -71,6 +71,7 @@ def luong_nmt(
     embeddings_initializer=None,
     bidirectional_encoder=None,
     forget_bias=None,
+    decoder_init=None,
     preset="paper",
     name="luong_nmt",
 ):
@@ -140,8 +141,16 @@ def luong_nmt(
             start at 0 on average) or Keras' 1.0 (`unit_forget_bias=True`,
             after Jozefowicz et al. 2015; the CPU presets keep it).
             `initializer_range` leaves biases alone: this is the switch.
+        decoder_init: where the decoder's LSTMs start: "encoder" (the
+            paper's: every encoder layer's last `(h, c)`) or "zeros". With
+            "zeros", a one-way encoder (`bidirectional_encoder=False`,
+            `reverse_source=False`) and a monotonic attention the model
+            can emit its first output before it has read the whole source
+            (`kerattn.decoding.StreamingDecoder`; the "g2p-streaming"
+            preset).
         preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
-            "paper"); a size given above overrides the preset's.
+            "paper", and the grapheme-to-phoneme sizes "g2p" and
+            "g2p-streaming"); a size given above overrides the preset's.
         name: the model's name.
 
     Returns:
@@ -161,10 +170,11 @@ def luong_nmt(
                     initializer_range=initializer_range,
                     embeddings_initializer=embeddings_initializer,
                     bidirectional_encoder=bidirectional_encoder,
-                    forget_bias=forget_bias)
+                    forget_bias=forget_bias, decoder_init=decoder_init)
     options = {k: c.pop(k) for k in ("reverse_source", "layer_dropout",
                                      "initializer_range", "embeddings_initializer",
-                                     "bidirectional_encoder", "forget_bias")}
+                                     "bidirectional_encoder", "forget_bias",
+                                     "decoder_init")}
     checks.sizes(source_vocab_size=source_vocab_size,
                  target_vocab_size=target_vocab_size, **c)
     checks.boolean("reverse_source", options["reverse_source"])
@@ -177,6 +187,7 @@ def luong_nmt(
     if options["initializer_range"] is not None:
         checks.positive_number("initializer_range", options["initializer_range"])
     checks.number("forget_bias", options["forget_bias"])
+    checks.one_of("decoder_init", options["decoder_init"], ("encoder", "zeros"))
     checks.one_of("attention", attention, ATTENTIONS)
     if attention == "coverage":
         checks.require(score in (None, "concat"), "score",
@@ -240,6 +251,8 @@ def luong_nmt(
         layers.append(ReverseSequence(name="reverse_source"))
     if options["layer_dropout"]:
         layers.append(keras.layers.Dropout(c["dropout"], name="layer_dropout"))
+    if options["decoder_init"] == "zeros":   # a no-op that tells `encode` so
+        layers.append(keras.layers.Identity(name="zero_decoder_init"))
     by_name = {layer.name: layer for layer in layers}
     get = by_name.__getitem__
     encoders = [get(f"encoder_{k + 1}") for k in range(c["num_layers"])]
@@ -249,6 +262,8 @@ def luong_nmt(
     target_in_ids = keras.Input((None,), dtype="int32", name="target_in_ids")
     h_s, states, mask = encode_source(by_name, encoders, source_ids)  # (B, S, n)
     y = get("dropout")(get("target_embedding")(target_in_ids))   # (B, T, e)
+    if "zero_decoder_init" in by_name:
+        h_s, states = get("zero_decoder_init")(h_s), None
     h_tilde = get("decoder")(y, h_s, memory_mask=mask,
                              initial_state=states)               # (B, T, n)
     logits = get("output_projection")(get("dropout")(h_tilde))   # (B, T, V_y)
@@ -330,6 +345,8 @@ class LuongNMT(GenerativeModel):
             self.layers_by_name, numbered_layers(self, "encoder"), source_ids)
         decoder = self.get_layer("decoder")
         cache = decoder.precompute(h_s, mask)
+        if "zero_decoder_init" in self.layers_by_name:
+            states = None
         return {
             "states": decoder.get_initial_state(ops.shape(source_ids)[0], states, cache),
             "cache": cache,
@@ -372,5 +389,18 @@ PRESETS = {
     "paper": dict(num_layers=4, units=1000, embedding_dim=1000, dropout=0.2,
                   reverse_source=True, layer_dropout=True,
                   initializer_range=0.1, embeddings_initializer=None,
-                  bidirectional_encoder=False, forget_bias=0.0),
+                  bidirectional_encoder=False, forget_bias=0.0,
+                  decoder_init="encoder"),
+    # Grapheme-to-phoneme (zoo/g2p): one layer, a two-way encoder.
+    "g2p": dict(num_layers=1, units=256, embedding_dim=64, dropout=0.2,
+                reverse_source=False, layer_dropout=False,
+                initializer_range=None, embeddings_initializer=None,
+                bidirectional_encoder=True, forget_bias=1.0),
+    # ... read left to right and started from zeros: with a monotonic
+    # attention it can emit phonemes as the letters come in.
+    "g2p-streaming": dict(num_layers=1, units=256, embedding_dim=64, dropout=0.2,
+                          reverse_source=False, layer_dropout=False,
+                          initializer_range=None, embeddings_initializer=None,
+                          bidirectional_encoder=False, forget_bias=1.0,
+                          decoder_init="zeros"),
 }

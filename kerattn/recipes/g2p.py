@@ -1,0 +1,233 @@
+"""The grapheme-to-phoneme recipe: what zoo/g2p trains and measures.
+
+prepare -> build -> train -> evaluate, on the CMU Pronouncing Dictionary
+(`kerattn.datasets.cmudict_g2p`) or a user's word list (`fit`,
+`examples/fit.py g2p --data`):
+
+- `prepare`: the split by word, character and phoneme vocabularies
+  (`SymbolVocabulary`) learned on the training words, and one training
+  pair per (word, pronunciation): a word with two pronunciations is two
+  pairs.
+- `build`: `kerattn.zoo.luong_nmt` at a G2P preset with the attention as a
+  variant: "global", "location-sensitive", "hard-monotonic" or "mocha".
+- `train`: the translation recipe's (`kerattn.recipes.translation.train`):
+  `model.fit` on length-bucketed batches, Adam, clipping, a masked
+  cross-entropy.
+- `evaluate`: greedy decoding of every test word (a monotonic attention
+  decodes hard), word error rate (a word is right if the output is any of
+  its pronunciations) and phoneme error rate (edit distance to the closest
+  pronunciation over the reference's length), as the G2P papers score.
+- `draw`: the alignments of a few words.
+
+Seeds, results.json and RESULTS.md are zoo/runner.py's (zoo/g2p/recipe.py).
+"""
+
+import numpy as np
+
+from kerattn import checks, distribute
+
+ATTENTIONS = ("global", "location-sensitive", "hard-monotonic", "mocha")
+# The longest word (in letters) and pronunciation (in phonemes) trained on.
+MAX_TOKENS = 24
+
+
+def prepare(splits=None, stress=False, max_train=None, max_test=None):
+    """The data of the recipe: vocabularies, training arrays, test words.
+
+    Args:
+        splits: `{"train", "valid", "test"}` lists of `(word,
+            pronunciations)` (a user's word list); None reads CMUdict
+            (`cmudict_g2p(stress)`).
+        stress: keep the stress digits (CMUdict only).
+        max_train, max_test: keep the first words of a split.
+
+    Returns:
+        A dict with `source_vocab` (letters), `target_vocab` (phonemes),
+        `train` / `valid` (`translation_arrays`' inputs and labels),
+        `train_pairs`, `train_words` and `test` (`(word, pronunciations)`).
+    """
+    from kerattn.datasets import SymbolVocabulary, cmudict_g2p, translation_arrays
+
+    splits = splits or cmudict_g2p(stress=stress)
+    splits = {"train": splits["train"][:max_train],
+              "valid": splits["valid"][:max_test],
+              "test": splits["test"][:max_test]}
+
+    def pairs(words):
+        return [(w, p) for w, prons in words for p in prons]
+
+    train = pairs(splits["train"])
+    checks.some("splits['train']", train, "one word with a pronunciation")
+    source_vocab = SymbolVocabulary.build([w for w, _ in train], separator="")
+    target_vocab = SymbolVocabulary.build([p for _, p in train])
+    x, y, kept = translation_arrays(train, source_vocab, target_vocab, MAX_TOKENS)
+    vx, vy, _ = translation_arrays(pairs(splits["valid"]) or train[:1],
+                                   source_vocab, target_vocab, MAX_TOKENS)
+    return {"source_vocab": source_vocab, "target_vocab": target_vocab,
+            "train": (x, y), "valid": (vx, vy), "train_kept": kept,
+            "train_pairs": len(kept), "train_words": len(splits["train"]),
+            "valid_words": len(splits["valid"]), "test": splits["test"],
+            "max_tokens": MAX_TOKENS}
+
+
+def build(data, attention="global", preset="g2p", **overrides):
+    """`kerattn.zoo.luong_nmt` for the data's vocabularies, `attention` a
+    variant (`ATTENTIONS`), at `preset` ("g2p", "g2p-streaming", ...)."""
+    from kerattn import zoo
+
+    checks.one_of("attention", attention, ATTENTIONS)
+    return zoo.luong_nmt(len(data["source_vocab"]), len(data["target_vocab"]),
+                         attention=attention, preset=preset, **overrides)
+
+
+def train(model, data, **kwargs):
+    """`kerattn.recipes.translation.train` (its arguments); a summary."""
+    from kerattn.recipes import translation
+
+    return translation.train(model, data, **kwargs)
+
+
+# --- scoring -----------------------------------------------------------------
+
+
+def edit_distance(a, b):
+    """The Levenshtein distance between two sequences (unit costs)."""
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        current = [i]
+        for j, y in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1,
+                               previous[j - 1] + (x != y)))
+        previous = current
+    return previous[-1]
+
+
+def error_rates(hypotheses, references):
+    """Word and phoneme error rates of G2P output, as the papers score them.
+
+    Args:
+        hypotheses: one pronunciation a word (space-separated phonemes).
+        references: each word's pronunciations (a tuple of strings).
+
+    Returns:
+        `{"wer", "per"}`: the share of words whose output is none of their
+        pronunciations, and the summed edit distance to each word's
+        closest pronunciation over those pronunciations' summed lengths.
+
+    Example:
+
+    >>> error_rates(["R IY D", "L AY V"], [("R EH D", "R IY D"), ("L IH V",)])
+    {'wer': 0.5, 'per': 0.1666...}
+    """
+    checks.require(len(hypotheses) == len(references), "hypotheses",
+                   f"one pronunciation for each of the {len(references)} words",
+                   len(hypotheses))
+    checks.some("references", references, "one word")
+    wrong = edits = length = 0
+    for hyp, prons in zip(hypotheses, references):
+        hyp = hyp.split()
+        wrong += hyp not in [p.split() for p in prons]
+        distance, ref = min((edit_distance(hyp, p.split()), len(p.split()))
+                            for p in prons)
+        edits += distance
+        length += ref
+    return {"wer": wrong / len(references), "per": edits / max(length, 1)}
+
+
+def pronounce(model, data, words, batch_size=256):
+    """Greedy pronunciations of `words` (a monotonic attention decodes hard).
+
+    Returns:
+        `(pronunciations, attended_nowhere)`: one string a word, and the
+        share of written phonemes whose attention weights are all zero (a
+        hard monotonic attention that found no letter to stop at).
+    """
+    source_vocab, target_vocab = data["source_vocab"], data["target_vocab"]
+    order = np.argsort([len(w) for w in words], kind="stable")
+    out, nowhere, written = [None] * len(words), 0, 0
+    for start in range(0, len(order), batch_size):
+        rows = order[start:start + batch_size]
+        ids = source_vocab.encode_batch([words[i] for i in rows])
+        longest = max(map(len, ids))
+        source = np.zeros((len(rows), longest), "int32")
+        for k, row in enumerate(ids):
+            source[k, :len(row)] = row
+        # A few lengths, each compiled once: 8, 16, 24, ... letters.
+        result = model.generate(source, max_length=8 * -(-(longest + 8) // 8),
+                                bos_id=target_vocab.bos_id,
+                                eos_id=target_vocab.eos_id)
+        tokens = np.asarray(result["tokens"])
+        lengths = np.asarray(result["lengths"])
+        attention = result.get("attention")
+        for k, i in enumerate(rows):
+            out[i] = target_vocab.decode(tokens[k])
+            n = int(lengths[k])
+            written += n
+            if attention is not None:
+                mass = np.asarray(attention[k, :n]).sum(-1)
+                nowhere += int((mass < 0.5).sum())
+    return out, nowhere / max(written, 1)
+
+
+def evaluate(model, data, examples=5):
+    """WER / PER of greedy decoding on every test word, and examples."""
+    words = [w for w, _ in data["test"]]
+    references = [p for _, p in data["test"]]
+    hyps, nowhere = pronounce(model, data, words)
+    rates = error_rates(hyps, references)
+    return {"wer": round(100 * rates["wer"], 2), "per": round(100 * rates["per"], 2),
+            "attended_nowhere": round(nowhere, 4), "test_words": len(words),
+            "examples": [{"word": w, "references": list(r), "output": h}
+                         for w, r, h in list(zip(words, references, hyps))[:examples]]}
+
+
+def draw(model, data, path, words=("phoneme", "thoughtful", "xylophone")):
+    """The alignments (attention over the letters of each output phoneme)
+    of `words`, to `path`."""
+    import kerattn.plot
+    from kerattn.decoding import Translator
+
+    translator = Translator(model, data["source_vocab"], data["target_vocab"])
+    _, alignments = translator(list(words), return_alignments=True)
+    return kerattn.plot.save_attention_heatmaps(
+        [(a["weights"], a["source_tokens"], a["target_tokens"]) for a in alignments],
+        path)
+
+
+def fit(data=None, attention="global", preset="small", epochs=10, batch_size=64,
+        learning_rate=None, max_train=None, max_test=None, seed=0, strategy=None,
+        verbose=2):
+    """`examples/fit.py g2p`: the recipe's method on any word list.
+
+    Args:
+        data: a word list in CMUdict's format (`word PH1 PH2 ...`, a line a
+            pronunciation, `word(2)` for another; `read_cmudict`): its last
+            10% of words are the test split, the 10% before them the
+            validation split. None trains on CMUdict (`cmudict_g2p`).
+        attention: one of `ATTENTIONS`.
+        preset: "small" trains the "g2p" sizes; any `luong_nmt` preset.
+        epochs, batch_size, learning_rate (None: 2e-3), seed: training's.
+        max_train, max_test: keep the first words of a split.
+        strategy: a `kerattn.distribute` strategy.
+        verbose: `fit`'s verbosity.
+
+    Returns:
+        `(model, summary, results, draw)`: `results` holds `wer` and `per`
+        (percent) on the test words; `draw(path)` writes alignments.
+    """
+    from kerattn.datasets import read_cmudict
+    from kerattn.recipes.common import split
+
+    strategy = strategy or distribute.no_distribution()
+    splits = split(list(read_cmudict(data).items())) if data else None
+    prepared = prepare(splits, max_train=max_train, max_test=max_test)
+    with strategy.scope():
+        model = build(prepared, attention, "g2p" if preset == "small" else preset)
+        summary = train(model, prepared, epochs=epochs, batch_size=batch_size,
+                        learning_rate=learning_rate or 2e-3, strategy=strategy,
+                        seed=seed, verbose=verbose)
+    if not strategy.is_chief:
+        return model, summary, None, None
+    results = evaluate(model, prepared)
+    words = [w for w, _ in prepared["test"][:3]]
+    return model, summary, results, lambda path: draw(model, prepared, path, words)

