@@ -6,6 +6,7 @@
     python examples/fit.py han_classifier --output-dir outputs/han
     python examples/fit.py aoa_reader --max-train 20000 --size small
     python examples/fit.py pointer_generator --data pairs.tsv   # text<TAB>summary
+    python examples/fit.py g2p --attention mocha --data words.dict   # word PH1 PH2 ...
 
 On several devices (kerattn.distribute, each backend's own engine):
 
@@ -29,11 +30,15 @@ Models and data (../shared/DATA.md):
   (fetched with `apt-get download`); accuracy;
 - summarisation (`pointer_generator`): Debian long package descriptions ->
   their synopses (needs `apt-get update -o Acquire::Languages=en`), or your
-  TSV of `text<TAB>summary` pairs; ROUGE beside the lead baselines.
+  TSV of `text<TAB>summary` pairs; ROUGE beside the lead baselines;
+- grapheme-to-phoneme (`g2p`: `luong_nmt` at the "g2p" preset with the
+  `--attention` variant): the CMU Pronouncing Dictionary (`pip install
+  'kerattn[g2p]'`), or your word list in its format (`word PH1 PH2 ...`,
+  `word(2)` for another pronunciation); word and phoneme error rates.
 
 This is a command line over the recipes (`kerattn.recipes`): each model
 trains with its recipe's method (`translation.fit`, `captioning.fit`,
-`classification.fit`, `reading.fit`, `summarisation.fit`: the recipe's optimiser settings,
+`classification.fit`, `reading.fit`, `summarisation.fit`, `g2p.fit`: the recipe's optimiser settings,
 schedule, batches and evaluation, through the one `compile_and_fit`), on
 this machine's data or on yours with `--data`.
 
@@ -53,7 +58,10 @@ import time
 TRANSLATION = ("seq2seq", "cho_encoder_decoder", "bahdanau_nmt", "luong_nmt",
                "transformer_nmt", "convs2s_nmt")
 MODELS = TRANSLATION + ("show_attend_tell", "han_classifier", "aoa_reader",
-                        "pointer_generator")
+                        "pointer_generator", "g2p")
+# --attention: show_attend_tell's (the first its default), g2p's (likewise).
+ATTENTION = {"show_attend_tell": ("soft", "hard"),
+             "g2p": ("global", "location-sensitive", "hard-monotonic", "mocha")}
 
 
 def parse_args(argv=None):
@@ -66,7 +74,7 @@ def parse_args(argv=None):
     p.add_argument("--epochs", type=int, default=None,
                    help="default: the recipe's (translation 6, show_attend_tell "
                         "8, han_classifier up to 30 a stage with early "
-                        "stopping, aoa_reader 3, pointer_generator 2)")
+                        "stopping, aoa_reader 3, pointer_generator 2, g2p 10)")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--size", choices=("tiny", "small", "base", "paper"), default="small",
                    help="the model's preset (see above)")
@@ -75,8 +83,9 @@ def parse_args(argv=None):
                         "(default: outputs/fit/MODEL)")
     p.add_argument("--data", default=None,
                    help="your own data instead of this machine's: a TSV of pairs "
-                        "(translation; text<TAB>summary for pointer_generator), a JSONL of text/label (han_classifier) or a "
-                        "CBT file (aoa_reader); the last 10%% is the test split, "
+                        "(translation; text<TAB>summary for pointer_generator), a JSONL of text/label (han_classifier), a "
+                        "CBT file (aoa_reader) or a word list in CMUdict's "
+                        "format (g2p); the last 10%% is the test split, "
                         "the 10%% before it the validation split")
     p.add_argument("--max-train", type=int, default=None,
                    help="train on at most this many examples")
@@ -84,8 +93,9 @@ def parse_args(argv=None):
                    help="evaluate on at most this many examples")
     p.add_argument("--learning-rate", type=float, default=None,
                    help="Adam's rate (default: the recipe's)")
-    p.add_argument("--attention", choices=("soft", "hard"), default="soft",
-                   help="show_attend_tell only")
+    p.add_argument("--attention", default=None,
+                   help="show_attend_tell: soft (default) or hard; g2p: global "
+                        "(default), location-sensitive, hard-monotonic or mocha")
     p.add_argument("--beam-width", type=int, default=5, help="translation only")
     p.add_argument("--pipeline", choices=("python", "tf.data"), default="python",
                    help="translation only: batches tokenised in Python "
@@ -110,6 +120,13 @@ def parse_args(argv=None):
         value = getattr(args, name)
         if value is not None and value < 1:
             p.error(f"--{name.replace('_', '-')} must be a positive integer; got {value}")
+    if args.attention is not None:
+        choices = ATTENTION.get(args.model, ())
+        if args.attention not in choices:
+            p.error(f"--attention {args.attention}: " + (
+                f"{args.model} takes one of {', '.join(choices)}" if choices
+                else f"{args.model} has no attention variants (show_attend_tell "
+                     "and g2p do)"))
     if args.data and args.model == "show_attend_tell":
         p.error("--data: show_attend_tell trains on the digit strips only")
     return args
@@ -132,7 +149,7 @@ def select_backend(backend):
 
 def fit(args):
     """The recipe's `fit` for `args.model`: `(model, summary, results, draw)`."""
-    from kerattn.recipes import (captioning, classification, reading,
+    from kerattn.recipes import (captioning, classification, g2p, reading,
                                  summarisation, translation)
 
     common = dict(preset=args.size, batch_size=args.batch_size,
@@ -143,8 +160,11 @@ def fit(args):
     if args.model in TRANSLATION:
         return translation.fit(args.model, args.data, beam_width=args.beam_width,
                                pipeline=args.pipeline, **common)
+    attention = args.attention or ATTENTION.get(args.model, (None,))[0]
     if args.model == "show_attend_tell":
-        return captioning.fit(args.attention, **common)
+        return captioning.fit(attention, **common)
+    if args.model == "g2p":
+        return g2p.fit(args.data, attention=attention, **common)
     if args.model == "pointer_generator":
         return summarisation.fit(args.data, **common)
     recipe = classification if args.model == "han_classifier" else reading
@@ -194,6 +214,10 @@ def beside_baselines(results):
     the baselines the recipe computed on the same test split, overall and
     per word kind where the data has kinds; a summariser's ROUGE beside
     the lead baselines'."""
+    if "wer" in results:
+        return [f"{results['model']} word error rate {results['wer']:.2f}%, phoneme "
+                f"error rate {results['per']:.2f}% on {results['test_words']} "
+                "test words"]
     if "baselines" not in results:
         return []
     if "rouge" in results:

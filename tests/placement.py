@@ -66,6 +66,8 @@ HEAVY = {
         "torch", "zoo/han_classifier/recipe.py --preset tiny on the topical-10 sample"),
     "test_zoo_runner.py::test_reading_recipe_tiny_run": (
         "jax", "zoo/aoa_reader/recipe.py --preset tiny on the KJV cloze sample"),
+    "test_zoo_runner.py::test_g2p_recipe_tiny_run": (
+        "torch", "zoo/g2p/recipe.py --preset tiny on the CMUdict sample, two attentions, then --report-only"),
     "test_zoo_runner.py::test_summarisation_recipe_tiny_run": (
         "torch", "zoo/pointer_generator/recipe.py --preset tiny on the Debian lists sample, then --report-only"),
     f"{_NOTEBOOK}[captioning.ipynb]": ("tensorflow", "the captioning notebook, small size"),
@@ -87,6 +89,7 @@ HEAVY = {
     f"{_FIT}[tensorflow-cho_encoder_decoder]": ("torch", "examples/fit.py --backend tensorflow, MirroredStrategy on 2 devices"),
     f"{_FIT}[jax-convs2s_nmt]": ("torch", "examples/fit.py --backend jax --data a TSV"),
     f"{_FIT}[torch-luong_nmt]": ("torch", "examples/fit.py --backend torch --data a TSV"),
+    f"{_FIT}[torch-g2p]": ("torch", "examples/fit.py g2p --backend torch --attention mocha --data a CMUdict word list"),
     # Two fresh processes of this process' backend: cheapest on torch.
     "test_zoo_runner.py::test_translation_recipe_tiny_run": (
         "torch", "zoo/bahdanau_nmt/recipe.py --preset tiny --distribute data on 2 stand-in hosts, then --report-only"),

@@ -525,6 +525,8 @@ case("bahdanau_nmt", "units 0", lambda: zoo.bahdanau_nmt(20, 20, units=0), "`uni
 case("bahdanau_nmt", "unknown preset", lambda: zoo.bahdanau_nmt(20, 20, preset="huge"), "`preset`")
 case("luong_nmt", "unknown attention",
      lambda: zoo.luong_nmt(20, 20, attention="nearby"), "`attention`")
+case("luong_nmt", "unknown decoder_init",
+     lambda: zoo.luong_nmt(20, 20, decoder_init="mean"), "`decoder_init`")
 case("luong_nmt", "unknown score", lambda: zoo.luong_nmt(20, 20, score="bilinear"), "`score`")
 case("seq2seq", "num_layers 0", lambda: zoo.seq2seq(20, 20, num_layers=0), "`num_layers`")
 case("cho_encoder_decoder", "source vocabulary 0",
@@ -741,6 +743,36 @@ case("sample", "top_p 1.5", lambda: _SEARCH["sample"](top_p=1.5), "`top_p`")
 _VOCAB = WordVocabulary.build(["a b c d e f g h i j k l m n o p"], 20)
 
 
+_STREAM_VOCAB = datasets.SymbolVocabulary(list("abcdefghijklmnop"), separator="")
+_STREAM = _once("streaming", lambda: zoo.luong_nmt(
+    20, 20, units=6, embedding_dim=4, preset="tiny", attention="hard-monotonic",
+    decoder_init="zeros"))
+
+
+def _streaming(**kw):
+    return decoding.StreamingDecoder(_STREAM(), _STREAM_VOCAB, _STREAM_VOCAB, **kw)
+
+
+def _finished():
+    decoder = _streaming(max_length=2)
+    decoder.feed("ab")
+    decoder.finish()
+    return decoder
+
+
+case("StreamingDecoder", "a soft attention", lambda: decoding.StreamingDecoder(
+    TRANSLATION["luong_nmt"](), _STREAM_VOCAB, _STREAM_VOCAB), "`model`")
+case("StreamingDecoder", "a bidirectional encoder", lambda: decoding.StreamingDecoder(
+    TRANSLATION["bahdanau_nmt"](attention="mocha"), _STREAM_VOCAB, _STREAM_VOCAB),
+     "`model`")
+case("StreamingDecoder", "source_vocab not a vocabulary", lambda: decoding.StreamingDecoder(
+    _STREAM(), {"a": 4}, _STREAM_VOCAB), "`source_vocab`")
+case("StreamingDecoder", "max_length 0", lambda: _streaming(max_length=0), "`max_length`")
+case("StreamingDecoder", "feed a list", lambda: _streaming().feed(["a"]), "`text`")
+case("StreamingDecoder", "finish before any input", lambda: _streaming().finish(), "`feed`")
+case("StreamingDecoder", "feed after finish", lambda: _finished().feed("c"), "`text`")
+
+
 def _translator(**kw):
     return decoding.Translator(TRANSLATION["seq2seq"](), _VOCAB, _VOCAB, **kw)
 
@@ -883,6 +915,13 @@ def _file(tmp, name, text):
     path = os.path.join(tmp, name)
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
+    return path
+
+
+def _bytes(tmp, name, data):
+    path = os.path.join(tmp, name)
+    with open(path, "wb") as f:
+        f.write(data)
     return path
 
 
@@ -1057,6 +1096,45 @@ case("WordVocabulary", "tokens not strings",
 case("WordVocabulary", "build with min_count 0",
      lambda tmp: WordVocabulary.build(["a b"], 10, min_count=0), "`min_count`")
 
+case("SymbolVocabulary", "separator a dash",
+     lambda tmp: datasets.SymbolVocabulary(["a"], separator="-"), "`separator`")
+case("SymbolVocabulary", "a two-letter token with separator ''",
+     lambda tmp: datasets.SymbolVocabulary(["a", "bc"], separator=""), "`tokens`")
+case("SymbolVocabulary", "a token with a space",
+     lambda tmp: datasets.SymbolVocabulary(["A B"]), "`tokens`")
+case("SymbolVocabulary", "duplicate tokens",
+     lambda tmp: datasets.SymbolVocabulary(["AH", "AH"]), "`tokens`")
+case("SymbolVocabulary", "build from one string",
+     lambda tmp: datasets.SymbolVocabulary.build("read", separator=""), "`texts`")
+case("SymbolVocabulary", "build with max_size 2",
+     lambda tmp: datasets.SymbolVocabulary.build(["R IY D"], 2), "`max_size`")
+
+case("read_cmudict", "missing file",
+     lambda tmp: datasets.read_cmudict(os.path.join(tmp, "none.dict")), "`path`")
+case("read_cmudict", "a directory", lambda tmp: datasets.read_cmudict(tmp), "`path`")
+case("read_cmudict", "a word without phonemes",
+     lambda tmp: datasets.read_cmudict(_file(tmp, "a.dict", "read R IY D\nlive\n")),
+     r"a\.dict:2: ")
+case("read_cmudict", "stress not a bool",
+     lambda tmp: datasets.read_cmudict(_file(tmp, "a.dict", "a AH0\n"), stress="yes"),
+     "`stress`")
+case("read_cmudict", "not UTF-8",
+     lambda tmp: datasets.read_cmudict(_bytes(tmp, "a.dict", b"caf\xe9 K AE F\n")),
+     "UTF-8")
+
+case("cmudict_g2p", "missing path",
+     lambda tmp: datasets.cmudict_g2p(path=os.path.join(tmp, "none.dict")), "`path`")
+case("cmudict_g2p", "valid_share above 1",
+     lambda tmp: datasets.cmudict_g2p(valid_share=1.5), "`valid_share`")
+case("cmudict_g2p", "test_share negative",
+     lambda tmp: datasets.cmudict_g2p(test_share=-0.1), "`test_share`")
+case("cmudict_g2p", "shares leaving nothing to train on",
+     lambda tmp: datasets.cmudict_g2p(valid_share=0.5, test_share=0.5), "`valid_share`")
+case("cmudict_g2p", "stress a string",
+     lambda tmp: datasets.cmudict_g2p(stress="no", path=_file(tmp, "a.dict", "a AH0\n")),
+     "`stress`")
+
+
 case("WordPieceVocabulary", "vocabulary without specials",
      lambda tmp: datasets.WordPieceVocabulary(["a", "b"]), "`vocabulary`")
 case("WordPieceVocabulary", "vocabulary a string",
@@ -1163,7 +1241,8 @@ def _public_targets():
                "debian_descriptions", "debian_summaries", "near_duplicates", "kjv_cloze",
                "digit_strips", "translation_arrays",
                "LengthBucketedBatches", "WordVocabulary", "WordPieceVocabulary",
-               "encode_documents", "encode_cloze"}
+               "encode_documents", "encode_cloze", "cmudict_g2p", "read_cmudict",
+               "SymbolVocabulary"}
     assert loaders <= set(datasets.__all__)
     return targets | loaders
 

@@ -37,6 +37,7 @@ TWO_HOSTS = ["--distribute", "data"]   # run by tests/hosts.py
 TSV = os.path.join(DATA, "gettext_fr_sample.tsv")  # 240 gettext pairs, a user's file
 # 80 Debian descriptions and their synopses (64 train, 8 valid, 8 test)
 SUMMARIES = os.path.join(DATA, "summaries_sample.tsv")
+CMUDICT = os.path.join(DATA, "cmudict_sample.dict")   # 414 words, a user's list
 RUNS = {  # --backend -> [(model, flags)]: every model, each recipe's method
     "tensorflow": [("bahdanau_nmt", ["--max-train", "300", "--max-test", "20",
                                      "--pipeline", "tf.data", *TWO_HOSTS]),
@@ -51,7 +52,8 @@ RUNS = {  # --backend -> [(model, flags)]: every model, each recipe's method
     "torch": [("han_classifier", ["--data", os.path.join(DATA, "topical10_sample.jsonl")]),
               ("transformer_nmt", ["--max-train", "200", "--max-test", "10",
                                    *TWO_HOSTS]),
-              ("luong_nmt", ["--data", TSV])],
+              ("luong_nmt", ["--data", TSV]),
+              ("g2p", ["--attention", "mocha", "--data", CMUDICT])],
 }
 
 
@@ -103,6 +105,11 @@ def test_fit_script_trains_evaluates_and_writes(backend, model, extra, tmp_path)
         assert f"ROUGE-1 / 2 / L F1: {scores['rouge1']:.2f} / " in result.stdout
         assert "| lead sentence " in result.stdout
         assert results["test_pairs"] == 8
+    elif model == "g2p":   # error rates on the last 10% of the words
+        assert results["per"] >= 0 and 0 <= results["wer"] <= 100   # PER: edits
+        assert results["test_words"] == 41
+        assert (f"g2p word error rate {results['wer']:.2f}%, phoneme error rate "
+                f"{results['per']:.2f}%") in result.stdout
     else:
         metric = ("bleu_beam5" if model.endswith(("nmt", "seq2seq", "decoder")) else
                   {"show_attend_tell": "exact_caption_accuracy"}.get(model, "accuracy"))

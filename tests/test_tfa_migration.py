@@ -176,3 +176,92 @@ def test_teacher_forced_logits_equal_a_loop_through_step():
         logits, state, _ = model.step(ops.convert_to_tensor(TARGET_IN[:, t]), state, t)
         np.testing.assert_allclose(forced[real[:, t], t], _numpy(logits)[real[:, t]],
                                    atol=1e-5)
+
+
+def test_the_luong_variant_is_the_zoo_luong_nmt():
+    """docs/migrating_from_tfa.md: `luong_nmt(preset="tiny", units=...,
+    embedding_dim=...)` is the same model (its encoder is `encoder_1`)."""
+    import kerattn
+
+    port = _model("luong", seed=3)
+    zoo = kerattn.zoo.luong_nmt(VOCAB, VOCAB, preset="tiny", units=UNITS,
+                                embedding_dim=EMBED)
+    weights = {w.path.replace("encoder/", "encoder_1/"): w for w in port.weights}
+    assert sorted(weights) == sorted(w.path for w in zoo.weights)
+    for w in zoo.weights:
+        w.assign(weights[w.path])
+    inputs = {"source_ids": SOURCE, "target_in_ids": TARGET_IN}
+    np.testing.assert_allclose(_numpy(zoo(inputs)), _numpy(port(inputs)), atol=1e-5)
+
+
+def test_the_loss_is_sequence_loss_default_reduction():
+    """tfa's `sequence_loss` defaults (average across timesteps and batch):
+    `sum(crossent * w) / sum(w)`, written here in NumPy."""
+    rng = np.random.default_rng(4)
+    logits = rng.normal(size=TARGET_OUT.shape + (VOCAB,)).astype("float32")
+    weights = (rng.uniform(size=TARGET_OUT.shape) * (TARGET_OUT != 0)).astype("float32")
+    log_p = logits - np.log(np.exp(logits.astype("float64")).sum(-1, keepdims=True))
+    crossent = -np.take_along_axis(log_p, TARGET_OUT[..., None], -1)[..., 0]
+    for w in (weights, (TARGET_OUT != 0).astype("float32")):
+        expected = (crossent * w).sum() / w.sum()
+        got = MaskedSparseCrossentropy()(TARGET_OUT, logits, sample_weight=w)
+        np.testing.assert_allclose(float(_numpy(got)), expected, rtol=1e-5)
+
+
+def test_every_kerattn_name_on_the_page_exists():
+    """Each dotted `kerattn.` name of docs/migrating_from_tfa.md imports,
+    each `AttentionRNN.x`-style attribute exists, and the keyword arguments
+    the page gives the replacements are theirs."""
+    import importlib
+    import inspect
+    import re
+
+    import kerattn
+
+    page = os.path.join(os.path.dirname(os.path.dirname(SCRIPT)), "docs",
+                        "migrating_from_tfa.md")
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    names = set(re.findall(r"kerattn(?:\.\w+)+", text))
+    assert len(names) > 20, sorted(names)
+    for name in sorted(names):
+        parts = name.split(".")
+        obj, k = None, len(parts)
+        while obj is None:
+            try:
+                obj = importlib.import_module(".".join(parts[:k]))
+            except ImportError:
+                k -= 1
+        for attr in parts[k:]:
+            assert hasattr(obj, attr), f"{name}: no {attr!r}"
+            obj = getattr(obj, attr)
+    classes = {"AttentionRNN": kerattn.layers.AttentionRNN,
+               "AttentionRNNCell": kerattn.layers.AttentionRNNCell,
+               "GenerativeModel": kerattn.zoo.GenerativeModel}
+    for cls, attr in set(re.findall(r"\b(AttentionRNN|AttentionRNNCell|"
+                                    r"GenerativeModel)\.(\w+)", text)):
+        assert hasattr(classes[cls], attr), f"{cls}.{attr}"
+    keywords = {
+        kerattn.layers.AttentionRNN: ["cell", "order", "input_feeding",
+                                      "attentional_units", "num_layers",
+                                      "attentional_layer"],
+        kerattn.layers.AttentionRNN.call: ["memory_mask", "initial_state",
+                                           "return_attention_scores",
+                                           "attention_mode"],
+        kerattn.layers.BaseAttention.call: ["value_mask", "return_attention_scores"],
+        kerattn.layers.BahdanauAttention: ["units", "normalize", "kernel_initializer"],
+        kerattn.layers.LuongAttention: ["score", "scale"],
+        kerattn.layers.HardMonotonicAttention: ["units", "energy", "scale", "noise_std",
+                                                "seed", "score_bias_init"],
+        kerattn.layers.monotonic_alignment: ["p_choose", "previous", "mode"],
+        kerattn.decoding.generate: ["strategy", "max_length", "num_return"],
+        kerattn.decoding.beam_search: ["beam_width", "length_penalty",
+                                       "coverage_penalty", "min_length",
+                                       "no_repeat_ngram_size", "num_return"],
+        kerattn.decoding.sample: ["temperature", "seed", "top_k", "top_p"],
+        kerattn.losses.MaskedSparseCrossentropy: ["label_smoothing"],
+    }
+    for function, expected in keywords.items():
+        parameters = inspect.signature(function).parameters
+        missing = [k for k in expected if k not in parameters]
+        assert not missing, f"{function.__qualname__}: no {missing}"

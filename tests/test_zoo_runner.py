@@ -513,7 +513,7 @@ def test_only_the_chief_writes_the_records(tmp_path, monkeypatch):
 @pytest.mark.parametrize("name", ["seq2seq", "cho_encoder_decoder", "bahdanau_nmt",
                                   "luong_nmt", "transformer_nmt", "convs2s_nmt",
                                   "show_attend_tell", "han_classifier",
-                                  "aoa_reader", "pointer_generator"])
+                                  "aoa_reader", "pointer_generator", "g2p"])
 def test_recipe_help_lists_its_options(name, monkeypatch, capsys):
     with pytest.raises(SystemExit) as exit:
         run_recipe(name, ["--help"], monkeypatch)
@@ -624,6 +624,39 @@ def test_summarisation_recipe_tiny_run(tmp_path, monkeypatch):
     (tmp_path / "RESULTS.md").unlink()
     run_recipe("pointer_generator", ["--report-only", "--out", str(tmp_path)],
                monkeypatch)
+    assert (tmp_path / "RESULTS.md").read_text() == text
+
+
+def test_g2p_recipe_tiny_run(tmp_path, monkeypatch):
+    """`zoo/g2p/recipe.py --preset tiny` on the committed CMUdict sample: two
+    seeds of MoChA, then a global-attention run beside it; the runs' WER /
+    PER are their seeds' mean and sample deviation; `--report-only` writes
+    the same RESULTS.md again."""
+    sample = os.path.join(DATA, "cmudict_sample.dict")
+    common = ["--preset", "tiny", "--epochs", "1", "--dict", sample,
+              "--out", str(tmp_path)]
+    run_recipe("g2p", ["--attention", "mocha", "--seeds", "2", *common], monkeypatch)
+    run_recipe("g2p", ["--attention", "global", *common], monkeypatch)
+    runs = json.loads((tmp_path / "results.json").read_text())["runs"]
+    assert [r["settings"]["attention"] for r in runs] == ["global", "mocha"]
+    glob, mocha = runs
+    assert mocha["seeds"] == [1, 2] and glob["seed"] == 1
+    for key in ("wer", "per"):
+        values = [s[key] for s in mocha["per_seed"]]
+        assert mocha[key] == round(float(np.mean(values)), 4)
+        assert mocha[f"{key}_sd"] == round(float(np.std(values, ddof=1)), 4)
+        assert glob[key] >= 0 and f"{key}_sd" not in glob   # PER may pass 100
+    assert glob["attended_nowhere"] == 0          # a softmax always attends
+    assert 0 <= mocha["attended_nowhere"] <= 1
+    assert mocha["test_words"] == glob["test_words"] == 15   # 5% of the sample
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert (f"| {recipe('g2p').NAMES['mocha']} (preset tiny, epochs 1, dict {sample}) | 2 | "
+            f"{mocha['wer']:.2f} ± {mocha['wer_sd']:.2f} | ") in text
+    assert (f"python zoo/g2p/recipe.py --attention mocha --preset tiny --epochs 1 "
+            f"--dict {sample} --seeds 2") in text
+    assert (tmp_path / "alignments_mocha.png").stat().st_size > 1000
+    (tmp_path / "RESULTS.md").unlink()
+    run_recipe("g2p", ["--report-only", "--out", str(tmp_path)], monkeypatch)
     assert (tmp_path / "RESULTS.md").read_text() == text
 
 

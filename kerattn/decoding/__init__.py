@@ -3,7 +3,8 @@
 `generate(model, inputs)` (also `model.generate(inputs)`) is the front door
 for a zoo model; the loops below it (`greedy_search`, `beam_search`,
 `sample`) take any step function; `Translator` and `Captioner` are text and
-image codecs over `Generator`.
+image codecs over `Generator`; `StreamingDecoder` writes a hard monotonic
+attention's output while its input is still coming in.
 """
 
 from kerattn.decoding.captioner import Captioner
@@ -16,6 +17,7 @@ from kerattn.decoding.search import (
     greedy_search,
     sample,
 )
+from kerattn.decoding.streaming import StreamingDecoder
 from kerattn.decoding.translator import Translator
 
 __all__ = [
@@ -30,4 +32,5 @@ __all__ = [
     "Translator",
     "Captioner",
     "compile_decoder",
+    "StreamingDecoder",
 ]

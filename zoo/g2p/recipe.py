@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import runner  # noqa: E402  (zoo/runner.py)
 
 # The settings that name a run, at the recipe's defaults.
-DEFAULTS = {"attention": "global", "preset": "g2p", "epochs": 1,
+DEFAULTS = {"attention": "global", "preset": "g2p", "epochs": 2,
             "minutes": None, "batch_size": 64, "learning_rate": 2e-3,
             "stress": False}
 ATTENTIONS = ("global", "location-sensitive", "hard-monotonic", "mocha")

@@ -1,0 +1,177 @@
+"""Streaming: emit a hard monotonic attention's output as the input comes in.
+
+A hard monotonic attention (`HardMonotonicAttention`, MoChA) reads its
+source left to right and stops at the first position where it chooses to
+attend. If the encoder reads left to right too (no backward layer, no
+reversed source) and the decoder does not start from the encoder's last
+state, then an output whose attention stopped inside the part of the input
+already read is exactly the output that the whole input would give: the
+decoder can commit to it without waiting. `StreamingDecoder` does that,
+greedily: each `feed` re-encodes the prefix read so far (a one-way
+encoder's states of a prefix never change), writes every token whose
+attention stops inside it, and holds the first one whose attention would
+need more input; `finish` writes the rest as offline decoding does.
+
+    decoder = StreamingDecoder(model, letters, phonemes)
+    decoder.feed("pho")      # ['F']        committed while reading
+    decoder.feed("neme")     # ['OW', 'N', 'IY']
+    decoder.finish()         # ['M']        the rest, at the end of the word
+
+Models: `kerattn.zoo.luong_nmt(..., attention="hard-monotonic" or
+"mocha", preset="g2p-streaming")` (one-way encoder, decoder started from
+zeros).
+"""
+
+import numpy as np
+from keras import ops
+
+from kerattn import checks
+
+
+def _reads_left_to_right(model):
+    """Whether `model`'s output at a step depends on the source read so far
+    only: a one-way encoder on the source in order, a decoder started from
+    zeros (luong_nmt's `decoder_init="zeros"`) and a hard monotonic
+    attention.
+
+    Args:
+        model: a generative zoo model.
+
+    Returns:
+        `(ok, why)`: a bool and, when False, the reason in words.
+
+    Example:
+
+    >>> model = kerattn.zoo.luong_nmt(20, 30, preset="tiny",
+    ...                               attention="hard-monotonic",
+    ...                               decoder_init="zeros")
+    >>> _reads_left_to_right(model)
+    (True, '')
+    """
+    import keras
+
+    layers = {layer.name: layer for layer in getattr(model, "layers", [])}
+    decoder = layers.get("decoder")
+    attention = getattr(decoder, "attention", None)
+    if getattr(attention, "decoding_mode", None) != "hard":
+        return False, ("its attention is not a hard monotonic one (attention="
+                       "'hard-monotonic' or 'mocha'): a soft attention reads "
+                       "the whole source at every step")
+    if any(isinstance(layer, keras.layers.Bidirectional) for layer in layers.values()):
+        return False, "its encoder reads both ways (bidirectional_encoder=True)"
+    if "reverse_source" in layers:
+        return False, "it reads the source reversed (reverse_source=True)"
+    if "zero_decoder_init" not in layers:
+        return False, ("its decoder starts from the encoder's last state "
+                       "(decoder_init='encoder'): use decoder_init='zeros'")
+    return True, ""
+
+
+class StreamingDecoder:
+    """Greedy decoding that emits tokens before the input is complete.
+
+    For a model whose attention is hard monotonic and whose encoder reads
+    left to right (`_reads_left_to_right`): after each `feed`, the tokens
+    whose attention stopped inside the input read so far; after `finish`,
+    the rest. Together they are exactly the greedy offline output of the
+    whole input (`model.generate(..., strategy="greedy")`, hard
+    attention), EOS left out.
+
+    Args:
+        model: a generative zoo model (e.g. `luong_nmt(...,
+            attention="hard-monotonic", preset="g2p-streaming")`).
+        source_vocab, target_vocab: the vocabularies (`SymbolVocabulary`
+            for letters and phonemes).
+        max_length: the most tokens written, EOS included.
+
+    Example:
+
+    >>> from kerattn.datasets import SymbolVocabulary
+    >>> letters = SymbolVocabulary.build(["read", "live"], separator="")
+    >>> phonemes = SymbolVocabulary.build(["R IY D", "L IH V"])
+    >>> model = kerattn.zoo.luong_nmt(len(letters), len(phonemes),
+    ...                               attention="hard-monotonic",
+    ...                               preset="tiny", decoder_init="zeros")
+    >>> decoder = StreamingDecoder(model, letters, phonemes, max_length=4)
+    >>> out = decoder.feed("re") + decoder.feed("ad") + decoder.finish()
+    >>> len(out) <= 4
+    True
+    """
+
+    def __init__(self, model, source_vocab, target_vocab, max_length=50):
+        ok, why = _reads_left_to_right(model)
+        checks.require(ok, "model", "a model whose output at each step depends "
+                       "on the input read so far", type(model).__name__,
+                       note=f"It cannot stream: {why}.")
+        checks.vocabulary("source_vocab", source_vocab, ("encode",))
+        checks.vocabulary("target_vocab", target_vocab, ("tokens",))
+        checks.positive_int("max_length", max_length)
+        self.model, self.max_length = model, max_length
+        self.source_vocab, self.target_vocab = source_vocab, target_vocab
+        self.reset()
+
+    def reset(self):
+        """Start a new input."""
+        self.source = []         # the ids read so far
+        self.tokens = []         # the ids written so far
+        self.states = None       # the decoder's states after the last token
+        self.done = False
+
+    def feed(self, text):
+        """Read `text` (the next characters); returns the tokens (strings)
+        committed now."""
+        checks.instance("text", text, str, "a string")
+        checks.require(not self.done, "text", "input before `finish()` "
+                       "(call `reset()` to start another word)")
+        self.source += self.source_vocab.encode(text)
+        return self._emit(final=False)
+
+    def finish(self):
+        """The input is complete: returns the remaining tokens (strings)."""
+        checks.require(not self.done, "finish", "one call per input (call "
+                       "`reset()` to start another word)")
+        checks.require(bool(self.source), "feed", "at least one known "
+                       "character before `finish()`")
+        emitted = self._emit(final=True)
+        self.done = True
+        return emitted
+
+    # --- one decoding pass over the prefix ------------------------------------
+
+    def _emit(self, final):
+        if not self.source or self._ended():
+            return []
+        source = np.asarray([self.source], "int32")             # (1, J)
+        state = self.model.encode(source, max_length=self.max_length)
+        if self.states is not None:   # carried: the alignment grows to J
+            state["states"] = self._carried(state["states"])
+        emitted = []
+        while not self._ended():
+            previous = self.tokens[-1] if self.tokens else self.target_vocab.bos_id
+            logits, new_state, weights = self.model.step(
+                np.asarray([previous], "int32"), state, len(self.tokens))
+            stopped = float(ops.convert_to_numpy(ops.sum(weights))) > 0.5
+            if not (stopped or final):
+                break    # its attention needs letters not read yet
+            scores = ops.convert_to_numpy(ops.cast(logits, "float32"))[0]
+            scores[[self.target_vocab.pad_id, self.target_vocab.bos_id]] = -np.inf
+            token = int(np.argmax(scores))   # greedy_search's choice
+            self.tokens.append(token)
+            self.states, state = new_state["states"], new_state
+            if token != self.target_vocab.eos_id:
+                emitted.append(self.target_vocab.tokens([token])[0])
+        return emitted
+
+    def _ended(self):
+        return len(self.tokens) >= self.max_length or (
+            bool(self.tokens) and self.tokens[-1] == self.target_vocab.eos_id)
+
+    def _carried(self, fresh):
+        """The states after the last committed token, their alignment
+        (`AttentionRNN.get_initial_state`'s second to last state, one entry
+        per source position) padded with zeros to the prefix's length."""
+        states = list(self.states)
+        alignment = states[-2]
+        grow = int(fresh[-2].shape[-1]) - int(alignment.shape[-1])
+        states[-2] = ops.pad(alignment, [[0, 0], [0, grow]])
+        return states

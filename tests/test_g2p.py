@@ -1,0 +1,196 @@
+"""Grapheme-to-phoneme: the CMUdict loader on the committed sample, the
+letter and phoneme vocabularies, the error rates against hand counts, the
+left-to-right preset, and streaming against offline decoding."""
+
+import json
+import os
+import sys
+
+import keras
+import numpy as np
+import pytest
+
+import kerattn
+from kerattn.datasets import (SymbolVocabulary, cmudict_g2p, read_cmudict,
+                              vocabulary_from_json)
+from kerattn.decoding import StreamingDecoder
+from kerattn.recipes import g2p
+
+SAMPLE = os.path.join(os.path.dirname(__file__), "data", "cmudict_sample.dict")
+
+
+# --- the loader ----------------------------------------------------------------
+
+
+def test_sample_groups_alternatives_and_strips_stress_and_comments():
+    words = read_cmudict(SAMPLE)
+    # "aalborg AO1 L B AO0 R G # place, danish" and "aalborg(2) AA1 L B AO0 R G"
+    assert words["aalborg"] == ("AO L B AO R G", "AA L B AO R G")
+    stressed = read_cmudict(SAMPLE, stress=True)
+    assert stressed["aalborg"] == ("AO1 L B AO0 R G", "AA1 L B AO0 R G")
+    lines = [line for line in open(SAMPLE, encoding="utf-8") if line.strip()]
+    assert sum(map(len, stressed.values())) == len(lines)   # one a line
+    assert len(words) == len({line.split()[0].split("(")[0] for line in lines})
+    phonemes = {p for prons in words.values() for pron in prons for p in pron.split()}
+    assert not any(p[-1].isdigit() for p in phonemes)
+    assert any(p[-1].isdigit() for prons in stressed.values() for pron in prons
+               for p in pron.split())
+
+
+def test_alternatives_equal_once_stripped_are_one(tmp_path):
+    path = tmp_path / "tiny.dict"
+    path.write_text("either IY1 DH ER0\neither(2) IY0 DH ER0\n"
+                    "either(3) AY1 DH ER0\n")
+    assert read_cmudict(str(path)) == {"either": ("IY DH ER", "AY DH ER")}
+    assert len(read_cmudict(str(path), stress=True)["either"]) == 3
+
+
+def test_split_is_by_word_fixed_and_complete():
+    splits = cmudict_g2p(path=SAMPLE)
+    words = read_cmudict(SAMPLE)
+    sides = {name: [w for w, _ in rows] for name, rows in splits.items()}
+    everything = sum(sides.values(), [])
+    assert sorted(everything) == sorted(words)             # each word once
+    assert len(set(everything)) == len(everything)         # on one side only
+    for rows in splits.values():                           # all its pronunciations
+        assert all(prons == words[w] for w, prons in rows)
+    assert len(sides["train"]) > 8 * len(sides["test"]) > 0
+    assert cmudict_g2p(path=SAMPLE) == splits              # the same every time
+    wider = cmudict_g2p(path=SAMPLE, test_share=0.2)       # a word's side is
+    assert set(sides["test"]) <= {w for w, _ in wider["test"]}  # its hash's
+
+
+def test_missing_cmudict_package_says_which_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cmudict", None)      # import fails
+    with pytest.raises(ImportError, match=r"kerattn\[g2p\]"):
+        cmudict_g2p()
+
+
+# --- vocabularies ----------------------------------------------------------------
+
+
+def test_letter_and_phoneme_vocabularies_round_trip():
+    letters = SymbolVocabulary.build(["read", "live", "o'neil"], separator="")
+    phonemes = SymbolVocabulary.build(["R IY D", "R EH D", "L IH V"])
+    assert letters.itos[:4] == ["<pad>", "<unk>", "<s>", "</s>"]
+    assert letters.itos[4:6] == ["e", "i"]                  # most frequent first
+    assert letters.encode("ride", add_bos=True) == [
+        letters.bos_id, *(letters.stoi[c] for c in "ride")]
+    assert letters.decode(letters.encode("deli") + [letters.eos_id, 5]) == "deli"
+    assert letters.decode([letters.stoi["r"], letters.unk_id]) == "r<unk>"
+    assert phonemes.decode(phonemes.encode("L IY D", add_eos=True)) == "L IY D"
+    for vocab in (letters, phonemes):
+        again = vocabulary_from_json(vocab.to_json())
+        assert type(again) is SymbolVocabulary and again.itos == vocab.itos
+        assert again.separator == vocab.separator
+
+
+@pytest.mark.parametrize("text", [
+    json.dumps({"tokens": ["ab"], "lowercase": False, "separator": ""}),
+    json.dumps({"tokens": ["a"], "lowercase": False, "separator": "-"}),
+    json.dumps({"tokens": ["a"], "lowercase": False, "separator": " ", "x": 1}),
+])
+def test_symbol_vocabulary_json_is_checked(text):
+    with pytest.raises(ValueError, match="text|tokens|separator"):
+        vocabulary_from_json(text)
+
+
+# --- scoring ------------------------------------------------------------------
+
+
+def test_error_rates_against_hand_counts():
+    references = [("R EH D", "R IY D"), ("L IH V", "L AY V"), ("AH",), ("B IY",)]
+    hypotheses = ["R IY D",      # right (the second pronunciation)
+                  "L IY V",      # one substitution from either
+                  "AH",          # right
+                  ""]            # two deletions
+    rates = g2p.error_rates(hypotheses, references)
+    assert rates["wer"] == 2 / 4
+    assert rates["per"] == pytest.approx((0 + 1 + 0 + 2) / (3 + 3 + 1 + 2))
+    assert g2p.edit_distance("kitten", "sitting") == 3
+    assert g2p.edit_distance([], ["A"]) == 1
+    # The closest pronunciation counts: "R EH" is 1 from "R EH D", 2 from
+    # "R IY D"; its length is that of the one it is closest to.
+    assert g2p.error_rates(["R EH"], [("R IY D", "R EH D")])["per"] == 1 / 3
+
+
+# --- the models ------------------------------------------------------------------
+
+
+def _numpy_weights(model, seed=0):
+    """Every weight drawn from NumPy (the same model on every backend)."""
+    rng = np.random.default_rng(seed)
+    model.set_weights([rng.normal(0, 0.5, w.shape).astype("float32")
+                       for w in model.get_weights()])
+
+
+def test_zero_decoder_init_graph_and_steps_agree():
+    """`decoder_init="zeros"`: `encode` starts the decoder from zeros, as the
+    training graph does (teacher-forced logits = a loop over `step`)."""
+    model = kerattn.zoo.luong_nmt(12, 10, preset="tiny", attention="global",
+                                  decoder_init="zeros")
+    _numpy_weights(model)
+    source = np.array([[4, 5, 0, 0], [6, 7, 8, 9], [5, 0, 0, 0]], "int32")
+    target_in = np.array([[2, 4, 5], [2, 6, 0], [2, 7, 8]], "int32")
+    logits = keras.ops.convert_to_numpy(model(
+        {"source_ids": source, "target_in_ids": target_in}))
+    state = model.encode(source)
+    assert all(not np.any(keras.ops.convert_to_numpy(s))
+               for s in state["states"][:2])             # h_0 = c_0 = 0
+    for t in range(3):
+        step_logits, state, _ = model.step(target_in[:, t], state, t)
+        real = target_in[:, t] > 0      # a padded step's output is not used
+        np.testing.assert_allclose(keras.ops.convert_to_numpy(step_logits)[real],
+                                   logits[real, t], atol=1e-5)
+    paper = kerattn.zoo.luong_nmt(12, 10, preset="tiny")
+    paper.set_weights(model.get_weights())
+    assert not np.allclose(keras.ops.convert_to_numpy(paper(
+        {"source_ids": source, "target_in_ids": target_in})), logits)
+
+
+WORDS = ["phoneme", "reads", "th", "xylophones", "alive"]   # longest not first
+
+
+@pytest.mark.parametrize("attention", ["hard-monotonic", "mocha"])
+def test_streaming_equals_offline_and_emits_before_the_last_letter(attention):
+    letters = SymbolVocabulary.build(WORDS, separator="")
+    phonemes = SymbolVocabulary.build(["F OW N IY M", "R IY D Z", "TH"])
+    model = kerattn.zoo.luong_nmt(len(letters), len(phonemes), attention=attention,
+                                  preset="g2p-streaming", units=8, embedding_dim=6)
+    _numpy_weights(model)
+    bias = model.get_layer("output_projection").bias    # EOS less likely:
+    bias.assign(keras.ops.where(keras.ops.arange(len(phonemes)) == phonemes.eos_id,
+                                -2.0, bias))            # words of a few phonemes
+    early = spread = False
+    for bias in (-1.0, 0.0, 1.0):   # p = sigmoid(e + r): stops late to early
+        model.get_layer("decoder").attention.score_bias.assign(bias)
+        for word in WORDS:
+            ids = np.array([letters.encode(word)], "int32")
+            offline = model.generate(ids, max_length=8, bos_id=phonemes.bos_id,
+                                     eos_id=phonemes.eos_id)
+            n = int(keras.ops.convert_to_numpy(offline["lengths"])[0])
+            expected = [t for t in keras.ops.convert_to_numpy(offline["tokens"])[0][:n]
+                        if t != phonemes.eos_id]
+            decoder = StreamingDecoder(model, letters, phonemes, max_length=8)
+            chunks = [decoder.feed(c) for c in word] + [decoder.finish()]
+            assert sum(chunks, []) == phonemes.tokens(expected), (bias, word)
+            emitted_at = [k for k, chunk in enumerate(chunks) if chunk]
+            early |= bool(emitted_at) and emitted_at[0] < len(word) - 1
+            spread |= len(emitted_at) >= 2
+    assert early and spread    # some tokens before the word ends, in steps
+
+
+def test_streaming_refuses_models_that_read_the_whole_word():
+    letters = SymbolVocabulary.build(WORDS, separator="")
+    phonemes = SymbolVocabulary.build(["F OW N IY M"])
+    size = dict(preset="tiny", units=8, embedding_dim=6)
+    for kwargs, why in [
+            (dict(attention="global", decoder_init="zeros"), "not a hard monotonic"),
+            (dict(attention="mocha", bidirectional_encoder=True,
+                  decoder_init="zeros"), "both ways"),
+            (dict(attention="mocha", reverse_source=True, decoder_init="zeros"),
+             "reversed"),
+            (dict(attention="hard-monotonic"), "decoder_init='zeros'")]:
+        model = kerattn.zoo.luong_nmt(len(letters), len(phonemes), **size, **kwargs)
+        with pytest.raises(ValueError, match=why):
+            StreamingDecoder(model, letters, phonemes)
