@@ -183,6 +183,44 @@ def evaluate(model, data, examples=5):
                          for w, r, h in list(zip(words, references, hyps))[:examples]]}
 
 
+def streaming(model, data, count=100, examples=("phoneme", "thoughtful", "xylophone")):
+    """How early a left-to-right model commits: `StreamingDecoder` on the
+    first `count` test words, one letter at a time.
+
+    Returns:
+        None for a model that cannot stream; else `{"words", "early",
+        "same_as_offline", "examples"}`: the share of written phonemes
+        committed before the word's last letter was read, the share of
+        words whose streamed output equals the offline greedy output
+        (`pronounce`; it is 1 by construction), and for each of `examples`
+        the phonemes committed after each letter (the last entry after
+        `finish`).
+    """
+    from kerattn.decoding import StreamingDecoder
+
+    try:
+        decoder = StreamingDecoder(model, data["source_vocab"], data["target_vocab"],
+                                   max_length=MAX_TOKENS + 8)
+    except ValueError:   # it reads the whole word first
+        return None
+    words = [w for w, _ in data["test"][:count]]
+    offline, _ = pronounce(model, data, words)
+    early = written = same = 0
+    shown = []
+    for word, expected in zip(list(words) + list(examples),
+                              offline + [None] * len(examples)):
+        decoder.reset()
+        chunks = [decoder.feed(c) for c in word] + [decoder.finish()]
+        if expected is None:
+            shown.append({"word": word, "chunks": chunks})
+            continue
+        same += " ".join(sum(chunks, [])) == expected
+        written += sum(map(len, chunks))
+        early += sum(map(len, chunks[:len(word) - 1]))
+    return {"words": len(words), "early": round(early / max(written, 1), 4),
+            "same_as_offline": round(same / len(words), 4), "examples": shown}
+
+
 def draw(model, data, path, words=("phoneme", "thoughtful", "xylophone")):
     """The alignments (attention over the letters of each output phoneme)
     of `words`, to `path`."""

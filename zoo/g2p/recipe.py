@@ -93,6 +93,9 @@ def train_seed(args, data, seed, strategy, keep):
     row = {**g2p.evaluate(model, data), "epochs": summary["epochs"],
            "steps": summary["steps"], "minutes": summary["train_minutes"],
            "parameters": summary["parameters"]}
+    streamed = g2p.streaming(model, data)   # None unless it reads left to right
+    if streamed is not None:
+        row["streaming"] = streamed
     if keep:
         try:
             g2p.draw(model, data, os.path.join(
@@ -124,6 +127,14 @@ def record(saved, run):
                              match=("test_words", "epochs"))
     figures = {"parameters": rows[0]["parameters"], "test_words": rows[0]["test_words"],
                "examples": rows[0]["examples"]}
+    if "streaming" in rows[0]:   # how early a left-to-right model commits
+        for name in ("early", "same_as_offline"):
+            mean, sd = runner.mean_sd([r["streaming"][name] for r in rows], 4)
+            figures[f"streaming_{name}"] = mean
+            if sd is not None:
+                figures[f"streaming_{name}_sd"] = sd
+        figures["streaming_words"] = rows[0]["streaming"]["words"]
+        figures["streaming_examples"] = rows[0]["streaming"]["examples"]
     for name in FIGURES:
         mean, sd = runner.mean_sd([r[name] for r in rows], 4)
         figures[name] = mean
@@ -200,7 +211,7 @@ ranking.
 
 $paper
 
-## Alignments
+$streaming## Alignments
 
 `alignments_<attention>.png`: each output phoneme's attention over the \
 letters of three words, first seed of each row (hard monotonic and \
@@ -243,6 +254,27 @@ def render(r, folder=None):
                          [[p, m, f"{w:.2f}", "" if e is None else f"{e:.2f}"]
                           for p, m, w, e in PAPER])
     glob = next((x for x in runs if x["settings"]["attention"] == "global"), runs[0])
+    streaming = ""
+    for x in runs:
+        if "streaming_early" not in x:
+            continue
+        lines = "\n".join(
+            f"    {e['word']:<11} " + "  ".join(
+                f"{letter}:{'.'.join(c) or '-'}"
+                for letter, c in zip(e["word"], e["chunks"]))
+            + f"  end:{'.'.join(e['chunks'][-1]) or '-'}"
+            for e in x["streaming_examples"])
+        streaming += (
+            f"## Streaming: {name(x)}\n\n"
+            "`kerattn.decoding.StreamingDecoder` fed the first "
+            f"{x['streaming_words']} test words a letter at a time: "
+            f"{100 * x['streaming_early']:.1f}% of the phonemes "
+            "(mean over seeds) were committed before the word's last letter "
+            f"was read, and the streamed output equals offline decoding for "
+            f"{100 * x['streaming_same_as_offline']:.1f}% of the words. The "
+            "phonemes committed after each letter (`letter:phonemes`, `-` "
+            "for none; `end`: after `finish()`; first seed):\n\n"
+            f"{lines}\n\n")
     return PAGE.substitute(
         words=f"{meta['train_words'] + meta['valid_words'] + runs[0]['test_words']:,}",
         train_words=f"{meta['train_words']:,}", train_pairs=f"{meta['train_pairs']:,}",
@@ -250,7 +282,7 @@ def render(r, folder=None):
         stress="kept" if first["stress"] else "stripped", phonemes=meta["phonemes"],
         letters=meta["letters"], backend=meta["backend"], rows=rows,
         per_seed=per_seed, commands=commands, parameters=f"{glob['parameters']:,}",
-        budget=budget, paper=paper)
+        budget=budget, paper=paper, streaming=streaming)
 
 
 TASK = runner.Task(
