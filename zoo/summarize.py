@@ -22,7 +22,7 @@ ORDER = ["seq2seq", "cho_encoder_decoder", "bahdanau_nmt", "luong_nmt",
          "transformer_nmt", "convs2s_nmt"]
 # The rows of the project README's short table, written from results.json.
 README_ROWS = ORDER + ["show_attend_tell", "han_classifier", "aoa_reader",
-                       "pointer_generator"]
+                       "pointer_generator", "g2p"]
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
@@ -58,7 +58,28 @@ def result_cell(name, r):
                 f"{b['bigram']['all']}, most frequent {b['most_frequent']['all']})")
     if name == "pointer_generator":
         return _rouge_rows(r)
+    if name == "g2p":
+        return _g2p_rows(r)
     raise KeyError(f"no result cell for {name}")
+
+
+# The short names of zoo/g2p's rows.
+G2P_NAMES = {"global": "global", "location-sensitive": "location-sensitive",
+             "hard-monotonic": "hard monotonic", "mocha": "MoChA"}
+
+
+def _g2p_rows(r):
+    """WER / PER (%) of each recorded attention of zoo/g2p (± sd over
+    seeds); a run at another preset says so."""
+    parts = []
+    for run in r["runs"]:
+        s = run["settings"]
+        name = G2P_NAMES[s["attention"]] + (
+            f" ({s['preset']})" if s["preset"] != "g2p" else "")
+        seeds = len(run.get("seeds", [run.get("seed")]))
+        parts.append(f"{name} {shown(run, 'wer', 2)} / {shown(run, 'per', 2)}"
+                     + (f" ({plural(seeds, 'seed')})" if seeds > 1 else ""))
+    return "WER / PER % " + "; ".join(parts)
 
 
 def _rouge_rows(r):
@@ -127,6 +148,8 @@ def readme_cell(name, r):
                 f"{r['baselines']['bigram']['all']}); {_ahead_of_bigram(r)}")
     if name == "pointer_generator":
         return _rouge_rows(r)
+    if name == "g2p":
+        return _g2p_rows(r)
     raise KeyError(f"no README cell for {name}")
 
 
