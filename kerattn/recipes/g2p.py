@@ -141,8 +141,9 @@ def pronounce(model, data, words, batch_size=256):
 
     Returns:
         `(pronunciations, attended_nowhere)`: one string a word, and the
-        share of written phonemes whose attention weights are all zero (a
-        hard monotonic attention that found no letter to stop at).
+        share of written phonemes (EOS not counted) whose attention weights
+        are all zero (a hard monotonic attention that found no letter to
+        stop at: the phoneme was written from a zero context).
     """
     source_vocab, target_vocab = data["source_vocab"], data["target_vocab"]
     order = np.argsort([len(w) for w in words], kind="stable")
@@ -164,10 +165,11 @@ def pronounce(model, data, words, batch_size=256):
         for k, i in enumerate(rows):
             out[i] = target_vocab.decode(tokens[k])
             n = int(lengths[k])
-            written += n
+            phonemes = tokens[k, :n] != target_vocab.eos_id    # EOS not counted
+            written += int(phonemes.sum())
             if attention is not None:
                 mass = attention[k, :n].sum(-1)
-                nowhere += int((mass < 0.5).sum())
+                nowhere += int(((mass < 0.5) & phonemes).sum())
     return out, nowhere / max(written, 1)
 
 

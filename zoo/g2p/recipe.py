@@ -32,16 +32,22 @@ NAMES = {"global": "global (Luong, general score)",
          "location-sensitive": "location-sensitive (Chorowski et al., 2015)",
          "hard-monotonic": "hard monotonic (Raffel et al., 2017), hard at test",
          "mocha": "MoChA, chunk 2 (Chiu and Raffel, 2018), hard at test"}
-# Published CMUdict results (stress stripped, each paper's own split):
-# (paper, model, WER %, PER % or None).
+# Published CMUdict results (stress stripped; the 106,837 / 12,000-word
+# split of Chen 2003 where the source says so): (paper, model, WER %,
+# PER % or None, where the figure was read). None of the papers' PDFs was
+# reachable from this machine: the source column says what was.
 PAPER = (
-    ("Bisani and Ney (2008), as Rao et al. quote it", "joint-sequence model (Sequitur)",
-     24.53, 5.88),
-    ("Rao et al. (2015)", "bidirectional LSTM", 25.8, None),
-    ("Rao et al. (2015)", "bidirectional LSTM + joint n-gram", 21.3, None),
-    ("Yao and Zweig (2015)", "encoder-decoder LSTM", 27.41, 7.0),
-    ("Yao and Zweig (2015)", "bidirectional alignment-based LSTM", 23.55, 5.45),
-    ("Toshniwal and Livescu (2016)", "attention encoder-decoder", 22.1, 5.04),
+    ("Bisani and Ney (2008)", "joint-sequence model (Sequitur)", 24.53, 5.88,
+     "their Table 5, via a page-referenced summary of the paper"),
+    ("Rao et al. (2015)", "previous best, a hybrid system", 23.4, None,
+     "the paper's abstract"),
+    ("Rao et al. (2015)", "DBLSTM-CTC", 25.8, None, "the paper's abstract"),
+    ("Rao et al. (2015)", "DBLSTM-CTC + joint n-gram", 21.3, None,
+     "the paper's abstract"),
+    ("Yao and Zweig (2015)", "bidirectional LSTM, alignment-based", 23.55, 5.45,
+     "a third party's README (lifefeel/Grapheme-to-Phoneme), not the paper"),
+    ("Toshniwal and Livescu (2016)", "encoder-decoder + global attention, ensemble",
+     20.24, 4.69, "a third party's README (lifefeel/Grapheme-to-Phoneme), not the paper"),
 )
 
 
@@ -180,7 +186,8 @@ pronunciations) and phoneme error rate (edit distance to the closest \
 listed pronunciation over its length), in percent, of greedy decoding of \
 every test word; mean ± sd over seeds. "Attending nowhere": the share of \
 written phonemes for which a hard monotonic attention stopped at no \
-letter (its context is then zero).
+letter (the phoneme is written from a zero context; the step that \
+writes EOS is not counted).
 
 $rows
 
@@ -204,10 +211,11 @@ length-bucketed batches.
 
 ## Published results
 
-Each paper's own split of CMUdict (about 106,800 training and 12,000 \
-test words in Rao et al. and after them), stress stripped, and days of \
-GPU training, not minutes on a CPU: a comparison of magnitudes, not a \
-ranking.
+Each paper's own split of CMUdict (Bisani and Ney, and Toshniwal and \
+Livescu after them, use Chen's 106,837 training and 12,000 test words of \
+release 0.6; this page's split is another, of a later release), stress \
+stripped (39 phonemes), and larger models trained far longer on GPUs: a \
+comparison of magnitudes, not a ranking.
 
 $paper
 
@@ -250,9 +258,9 @@ def render(r, folder=None):
     budget = (f"{first['epochs']} epoch(s)" + (
         f" (at most {first['minutes']:g} minutes)" if first.get("minutes") else "")
         + f" at batch {first['batch_size']}, learning rate {first['learning_rate']:g}")
-    paper = runner.table(["paper", "model", "WER %", "PER %"],
-                         [[p, m, f"{w:.2f}", "" if e is None else f"{e:.2f}"]
-                          for p, m, w, e in PAPER])
+    paper = runner.table(["paper", "model", "WER %", "PER %", "read in"],
+                         [[p, m, f"{w:.2f}", "" if e is None else f"{e:.2f}", where]
+                          for p, m, w, e, where in PAPER])
     glob = next((x for x in runs if x["settings"]["attention"] == "global"), runs[0])
     streaming = ""
     for x in runs:
