@@ -654,7 +654,7 @@ def test_g2p_recipe_tiny_run(tmp_path, monkeypatch):
             f"{mocha['wer']:.2f} ± {mocha['wer_sd']:.2f} | ") in text
     assert (f"python zoo/g2p/recipe.py --attention mocha --preset tiny --epochs 1 "
             f"--dict {sample} --seeds 2") in text
-    assert (tmp_path / "alignments_mocha.png").stat().st_size > 1000
+    assert (tmp_path / "alignments_mocha_tiny.png").stat().st_size > 1000
     (tmp_path / "RESULTS.md").unlink()
     run_recipe("g2p", ["--report-only", "--out", str(tmp_path)], monkeypatch)
     assert (tmp_path / "RESULTS.md").read_text() == text

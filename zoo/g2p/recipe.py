@@ -4,8 +4,8 @@
     python zoo/g2p/recipe.py --attention global --seeds 3
     python zoo/g2p/recipe.py --attention mocha --seeds 3
 
-Writes RESULTS.md, results.json and alignments_<attention>.png next to
-this file. Each `--attention` is one run (its seeds join the recorded
+Writes RESULTS.md, results.json and alignments_<attention>[_<preset>].png
+next to this file. Each `--attention` is one run (its seeds join the recorded
 ones); RESULTS.md sets the runs side by side.
 
 The task: `kerattn.recipes.g2p` splits CMUdict by word, learns letter and
@@ -104,11 +104,16 @@ def train_seed(args, data, seed, strategy, keep):
         row["streaming"] = streamed
     if keep:
         try:
-            g2p.draw(model, data, os.path.join(
-                keep, f"alignments_{args.attention}.png"))
+            g2p.draw(model, data, os.path.join(keep, picture(args)))
         except ImportError:   # no matplotlib
             pass
     return row
+
+
+def picture(args):
+    """The run's alignment picture: alignments_<attention>[_<preset>].png."""
+    preset = "" if args.preset == DEFAULTS["preset"] else f"_{args.preset}"
+    return f"alignments_{args.attention}{preset}.png"
 
 
 def settings(args):
@@ -221,9 +226,9 @@ $paper
 
 $streaming## Alignments
 
-`alignments_<attention>.png`: each output phoneme's attention over the \
-letters of three words, first seed of each row (hard monotonic and \
-MoChA: the hard alignment they decode with).
+`alignments_<attention>[_<preset>].png`: each output phoneme's attention \
+over the letters of three words, first seed of each row (hard monotonic \
+and MoChA: the hard alignment they decode with).
 """)
 
 
