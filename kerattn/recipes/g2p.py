@@ -30,6 +30,9 @@ from kerattn import checks, distribute
 ATTENTIONS = ("global", "location-sensitive", "hard-monotonic", "mocha")
 # The longest word (in letters) and pronunciation (in phonemes) trained on.
 MAX_TOKENS = 24
+# The most phonemes written for a word, EOS included (every search of the
+# recipe, offline and streaming, stops there).
+MAX_LENGTH = MAX_TOKENS + 8
 
 
 def prepare(splits=None, stress=False, max_train=None, max_test=None):
@@ -129,8 +132,9 @@ def error_rates(hypotheses, references):
     for hyp, prons in zip(hypotheses, references):
         hyp = hyp.split()
         wrong += hyp not in [p.split() for p in prons]
-        distance, ref = min((edit_distance(hyp, p.split()), len(p.split()))
-                            for p in prons)
+        # The closest pronunciation (the first listed among equally close).
+        distance, _, ref = min((edit_distance(hyp, p.split()), k, len(p.split()))
+                               for k, p in enumerate(prons))
         edits += distance
         length += ref
     return {"wer": wrong / len(references), "per": edits / max(length, 1)}
@@ -140,7 +144,8 @@ def pronounce(model, data, words, batch_size=256):
     """Greedy pronunciations of `words` (a monotonic attention decodes hard).
 
     Returns:
-        `(pronunciations, attended_nowhere)`: one string a word, and the
+        `(pronunciations, attended_nowhere)`: one string a word (at most
+        `MAX_LENGTH` tokens, EOS included), and the
         share of written phonemes (EOS not counted) whose attention weights
         are all zero (a hard monotonic attention that found no letter to
         stop at: the phoneme was written from a zero context).
@@ -155,8 +160,7 @@ def pronounce(model, data, words, batch_size=256):
         source = np.zeros((len(rows), longest), "int32")
         for k, row in enumerate(ids):
             source[k, :len(row)] = row
-        # A few lengths, each compiled once: 8, 16, 24, ... letters.
-        result = model.generate(source, max_length=8 * -(-(longest + 8) // 8),
+        result = model.generate(source, max_length=MAX_LENGTH,
                                 bos_id=target_vocab.bos_id,
                                 eos_id=target_vocab.eos_id)
         tokens, lengths, attention = (
@@ -194,17 +198,18 @@ def streaming(model, data, count=100, examples=("phoneme", "thoughtful", "xyloph
         "same_as_offline", "examples"}`: the share of written phonemes
         committed before the word's last letter was read, the share of
         words whose streamed output equals the offline greedy output
-        (`pronounce`; it is 1 by construction), and for each of `examples`
+        (`pronounce`; the same up to floating-point near-ties, as the
+        prefix and the whole word are encoded apart), and for each of `examples`
         the phonemes committed after each letter (the last entry after
         `finish`).
     """
     from kerattn.decoding import StreamingDecoder
+    from kerattn.decoding.streaming import _reads_left_to_right
 
-    try:
-        decoder = StreamingDecoder(model, data["source_vocab"], data["target_vocab"],
-                                   max_length=MAX_TOKENS + 8)
-    except ValueError:   # it reads the whole word first
+    if not _reads_left_to_right(model)[0]:   # it reads the whole word first
         return None
+    decoder = StreamingDecoder(model, data["source_vocab"], data["target_vocab"],
+                               max_length=MAX_LENGTH)
     words = [w for w, _ in data["test"][:count]]
     offline, _ = pronounce(model, data, words)
     early = written = same = 0
