@@ -763,8 +763,9 @@ def _finished():
 case("StreamingDecoder", "a soft attention", lambda: decoding.StreamingDecoder(
     TRANSLATION["luong_nmt"](), _STREAM_VOCAB, _STREAM_VOCAB), "`model`")
 case("StreamingDecoder", "a bidirectional encoder", lambda: decoding.StreamingDecoder(
-    TRANSLATION["bahdanau_nmt"](attention="mocha"), _STREAM_VOCAB, _STREAM_VOCAB),
-     "`model`")
+    zoo.luong_nmt(20, 20, units=6, embedding_dim=4, preset="tiny", attention="mocha",
+                  bidirectional_encoder=True, decoder_init="zeros"),
+    _STREAM_VOCAB, _STREAM_VOCAB), "`model`.*both ways")
 case("StreamingDecoder", "source_vocab not a vocabulary", lambda: decoding.StreamingDecoder(
     _STREAM(), {"a": 4}, _STREAM_VOCAB), "`source_vocab`")
 case("StreamingDecoder", "max_length 0", lambda: _streaming(max_length=0), "`max_length`")

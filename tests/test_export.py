@@ -12,6 +12,7 @@ import pytest
 import zoo_cases as zc
 from kerattn import load_model, zoo
 from kerattn.datasets import (
+    SymbolVocabulary,
     TextCodec,
     WordPieceVocabulary,
     WordVocabulary,
@@ -78,6 +79,18 @@ def test_text_codec_matches_word_vocabulary(lowercase):
     texts = TEXTS + _fuzz(0)
     vocab = WordVocabulary.build(texts[::2] + ["Open", "FILE"], lowercase=lowercase)
     _assert_codec_matches(vocab, texts, 16, seed=1)
+
+
+@pytest.mark.parametrize("lowercase", [False, True])
+def test_text_codec_matches_symbol_vocabularies(lowercase):
+    """Letters (each character a symbol) and phonemes (symbols between
+    whitespace, any run of it), unknown symbols and empty texts included."""
+    words = ["Read", "live", "o'neil", "café", "", "xyz", "ab cd", "日本"]
+    letters = SymbolVocabulary.build(words[:4], separator="", lowercase=lowercase)
+    _assert_codec_matches(letters, words, 8, seed=3)
+    phonemes = ["R IY D", "  L IH\tV ", "", "K AE F EY", "AH ZH\u00a0Q", "OW"]
+    vocab = SymbolVocabulary.build(phonemes[:3], lowercase=lowercase)
+    _assert_codec_matches(vocab, phonemes, 6, seed=4)
 
 
 def test_text_codec_matches_wordpiece_vocabulary():

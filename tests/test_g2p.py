@@ -43,6 +43,8 @@ def test_alternatives_equal_once_stripped_are_one(tmp_path):
                     "either(3) AY1 DH ER0\n")
     assert read_cmudict(str(path)) == {"either": ("IY DH ER", "AY DH ER")}
     assert len(read_cmudict(str(path), stress=True)["either"]) == 3
+    path.write_text("ma m a1\nma(2) M AA1\n")   # tones of a user's phone set stay
+    assert read_cmudict(str(path)) == {"ma": ("m a1", "M AA")}
 
 
 def test_split_is_by_word_fixed_and_complete():

@@ -71,6 +71,8 @@ G2P_NAMES = {"global": "global", "location-sensitive": "location-sensitive",
 def _g2p_rows(r):
     """WER / PER (%) of each recorded attention of zoo/g2p (± sd over
     seeds); a run at another preset says so."""
+    if r is None:
+        return "not measured yet"
     parts = []
     for run in r["runs"]:
         s = run["settings"]

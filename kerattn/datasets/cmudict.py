@@ -28,6 +28,8 @@ from kerattn import checks
 
 SPLITS = ("train", "valid", "test")
 _ALTERNATIVE = re.compile(r"\(\d+\)$")
+# An ARPAbet vowel with its stress digit (AH0, EY1, ER2).
+_STRESSED = re.compile(r"^([A-Z]+)[012]$")
 
 
 def read_cmudict(path, stress=False):
@@ -36,7 +38,9 @@ def read_cmudict(path, stress=False):
     Args:
         path: the file (lines `word PH1 PH2 ...`, alternatives `word(2)`,
             `#` starting a comment).
-        stress: keep ARPAbet's stress digits (`AH0`); False strips them.
+        stress: keep ARPAbet's stress digits (`AH0`); False strips them
+            (from ARPAbet symbols only, `AH0` -> `AH`: a user's phone set
+            with other digits, such as tones, keeps them).
 
     Returns:
         A dict from each word, in file order, to its distinct
@@ -69,7 +73,8 @@ def read_cmudict(path, stress=False):
             checks.bad_file(path, "expected `word PH1 PH2 ...`; found a word "
                             f"without phonemes: {fields[0][:40]!r}.", line=number)
         word = _ALTERNATIVE.sub("", fields[0])
-        phonemes = fields[1:] if stress else [p.rstrip("012") for p in fields[1:]]
+        phonemes = fields[1:] if stress else [_STRESSED.sub(r"\1", p)
+                                              for p in fields[1:]]
         pronunciation = " ".join(phonemes)
         known = words.setdefault(word, [])
         if pronunciation not in known:

