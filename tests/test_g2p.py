@@ -196,3 +196,24 @@ def test_streaming_refuses_models_that_read_the_whole_word():
         model = kerattn.zoo.luong_nmt(len(letters), len(phonemes), **size, **kwargs)
         with pytest.raises(ValueError, match=why):
             StreamingDecoder(model, letters, phonemes)
+
+
+def test_a_saved_streaming_model_loads_still_reading_left_to_right(tmp_path):
+    """`decoder_init="zeros"` survives a `.keras` round trip (its marker
+    layer is in the graph): the loaded model streams, and decodes the same."""
+    from kerattn.decoding.streaming import _reads_left_to_right
+
+    model = kerattn.zoo.luong_nmt(12, 10, preset="g2p-streaming", units=8,
+                                  embedding_dim=6, attention="hard-monotonic")
+    _numpy_weights(model)
+    path = str(tmp_path / "g2p.keras")
+    model.save(path)
+    loaded = kerattn.load_model(path)
+    assert _reads_left_to_right(loaded) == (True, "")
+    source = np.array([[4, 5, 0], [6, 7, 8]], "int32")
+    state = loaded.encode(source)
+    assert not np.any(keras.ops.convert_to_numpy(state["states"][0]))
+    before, after = (keras.ops.convert_to_numpy(
+        m.generate(source, max_length=5, bos_id=2, eos_id=3)["tokens"])
+        for m in (model, loaded))
+    np.testing.assert_array_equal(after, before)
