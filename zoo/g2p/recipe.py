@@ -184,7 +184,7 @@ $words words) split by a hash of the word, 90 / 5 / 5: $train_words \
 training words ($train_pairs pronunciations, each a training pair), \
 $valid_words validation words, $test_words test words; every \
 pronunciation of a word on the side of its word. Stress digits $stress \
-($phonemes phonemes, $letters letters). Backend $backend, this project's \
+($phonemes phonemes; $letters letters and marks). Backend $backend, this project's \
 2-core CPU; written by `zoo/g2p/recipe.py`.
 
 Word error rate (a word is right if the output is any of its listed \
@@ -254,7 +254,7 @@ def render(r, folder=None):
         ["attention", "seeds", "WER %", "PER %", "attending nowhere",
          "minutes a seed"],
         [[name(x), len(seeds(x)), runner.shown(x, "wer", 2), runner.shown(x, "per", 2),
-          f"{100 * x['attended_nowhere']:.1f}%", f"{x['minutes']:.1f}"]
+          f"{100 * x['attended_nowhere']:.2f}%", f"{x['minutes']:.1f}"]
          for x in runs])
     per_seed = runner.table(
         ["attention", "seed", "WER / PER", "steps"],
