@@ -28,6 +28,7 @@ DEFAULTS = {"attention": "global", "preset": "g2p", "epochs": 2,
             "minutes": None, "batch_size": 64, "learning_rate": 2e-3,
             "stress": False}
 ATTENTIONS = ("global", "location-sensitive", "hard-monotonic", "mocha")
+SOFT = ("global", "location-sensitive")   # a softmax over every letter
 NAMES = {"global": "global (Luong, general score)",
          "location-sensitive": "location-sensitive (Chorowski et al., 2015)",
          "hard-monotonic": "hard monotonic (Raffel et al., 2017), hard at test",
@@ -250,11 +251,14 @@ def render(r, folder=None):
     def seeds(run):
         return run.get("seeds", [run.get("seed")])
 
+    def soft_or(run, text):   # a softmax attends somewhere by construction
+        return "n/a" if run["settings"]["attention"] in SOFT else text
+
     rows = runner.table(
         ["attention", "seeds", "WER %", "PER %", "attending nowhere",
          "minutes a seed"],
         [[name(x), len(seeds(x)), runner.shown(x, "wer", 2), runner.shown(x, "per", 2),
-          f"{100 * x['attended_nowhere']:.2f}%", f"{x['minutes']:.1f}"]
+          soft_or(x, f"{100 * x['attended_nowhere']:.2f}%"), f"{x['minutes']:.1f}"]
          for x in runs])
     per_seed = runner.table(
         ["attention", "seed", "WER / PER", "steps"],
