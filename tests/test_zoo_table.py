@@ -133,6 +133,18 @@ def test_the_aoa_cell_shows_the_spread_of_its_seeds():
         "accuracy 0.5816 (bigram 0.426, most frequent 0.2883)")
 
 
+def test_the_g2p_cell_names_each_run_its_preset_and_seeds():
+    s = summarize()
+    runs = [{"settings": {"attention": "global", "preset": "g2p"}, "seeds": [1, 2, 3],
+             "wer": 41.05, "wer_sd": 0.43, "per": 10.13, "per_sd": 0.19},
+            {"settings": {"attention": "hard-monotonic", "preset": "g2p-streaming"},
+             "seed": 1, "wer": 44.2, "per": 11.5}]
+    assert s.result_cell("g2p", {"runs": runs}) == (
+        "WER / PER % global 41.05 ± 0.43 / 10.13 ± 0.19 (3 seeds); "
+        "hard monotonic (g2p-streaming) 44.20 / 11.50")
+    assert s.readme_cell("g2p", None) == "not measured yet"
+
+
 def _report_only(name, folder):
     """`python zoo/<name>/recipe.py --report-only`, writing into `folder`
     (a copy of zoo/<name>): RESULTS.md from results.json, no training."""
