@@ -35,6 +35,8 @@ def _beam(r):
 
 def result_cell(name, r):
     """The "our result (recipe)" cell of `name`'s row, from its results.json."""
+    if r is None:   # a recipe not run yet
+        return "not measured yet"
     if "bleu_beam5" in r:
         seeds = f", mean of {r['seeds']} seeds" if r.get("seeds", 1) > 1 else ""
         return f"sacreBLEU {_beam(r)}, {shown(r, 'bleu_greedy')} greedy{seeds}"
@@ -71,8 +73,6 @@ G2P_NAMES = {"global": "global", "location-sensitive": "location-sensitive",
 def _g2p_rows(r):
     """WER / PER (%) of each recorded attention of zoo/g2p (± sd over
     seeds); a run at another preset says so."""
-    if r is None:
-        return "not measured yet"
     parts = []
     for run in r["runs"]:
         s = run["settings"]
@@ -129,6 +129,8 @@ def _ahead_of_bigram(r):
 def readme_cell(name, r):
     """A model's "our result" cell in the project README, from its
     results.json."""
+    if r is None:   # a recipe not run yet
+        return "not measured yet"
     if "bleu_beam5" in r:
         return f"sacreBLEU {shown(r, 'bleu_greedy')} greedy, {_beam(r)}"
     if name == "show_attend_tell":   # the row of soft attention
