@@ -10,6 +10,30 @@ from kerattn import checks
 _TOKEN = re.compile(r"%(?:\d+\$)?[-+ #0]*\d*(?:\.\d+)?[a-zA-Z]|\w+|[^\w\s]")
 
 
+def _ranked(texts, max_size, min_count, split):
+    """The tokens of `texts` (`split(text)` each), most frequent first, ties
+    broken alphabetically (deterministic); those seen fewer than
+    `min_count` times dropped, at most `max_size - 4` kept (room for the
+    special tokens)."""
+    checks.int_at_least("max_size", max_size, 5, allow_none=True)
+    checks.positive_int("min_count", min_count)
+    if isinstance(texts, str):
+        checks.fail("texts", "a list of strings, not one string", texts[:40])
+    counts = collections.Counter()
+    for text in texts:
+        counts.update(split(text))
+    ranked = sorted((t for t, c in counts.items() if c >= min_count),
+                    key=lambda t: (-counts[t], t))
+    return ranked if max_size is None else ranked[: max_size - 4]
+
+
+def _symbols(text, separator, lowercase=False):
+    """`SymbolVocabulary`'s split: characters (`""`) or whitespace (`" "`)."""
+    if lowercase:
+        text = text.lower()
+    return list(text) if separator == "" else text.split()
+
+
 class WordVocabulary:
     """Word-level vocabulary with PAD = 0, then UNK, BOS and EOS.
 
@@ -78,20 +102,8 @@ class WordVocabulary:
             min_count: drop tokens seen fewer times.
             lowercase: lowercase before counting.
         """
-        checks.int_at_least("max_size", max_size, 5, allow_none=True)
-        checks.positive_int("min_count", min_count)
-        if isinstance(texts, str):
-            checks.fail("texts", "a list of strings, not one string", texts[:40])
-        counts = collections.Counter()
-        for text in texts:
-            counts.update(cls.tokenize(text, lowercase))
-        # Most frequent first; ties broken alphabetically (deterministic).
-        ranked = sorted(
-            (t for t, c in counts.items() if c >= min_count),
-            key=lambda t: (-counts[t], t),
-        )
-        if max_size is not None:
-            ranked = ranked[: max_size - 4]
+        ranked = _ranked(texts, max_size, min_count,
+                         lambda text: cls.tokenize(text, lowercase))
         return cls(ranked, lowercase=lowercase)
 
     # --- use ----------------------------------------------------------------
@@ -198,9 +210,7 @@ class SymbolVocabulary(WordVocabulary):
     def tokenize(self, text, lowercase=False):
         """The symbols of `text`: its characters, or its whitespace-separated
         parts."""
-        if lowercase:
-            text = text.lower()
-        return list(text) if self.separator == "" else text.split()
+        return _symbols(text, self.separator, lowercase)
 
     @classmethod
     def build(cls, texts, max_size=None, min_count=1, lowercase=False,
@@ -214,19 +224,9 @@ class SymbolVocabulary(WordVocabulary):
             lowercase: lowercase before counting.
             separator: as the constructor's.
         """
-        checks.int_at_least("max_size", max_size, 5, allow_none=True)
-        checks.positive_int("min_count", min_count)
         checks.one_of("separator", separator, ("", " "))
-        if isinstance(texts, str):
-            checks.fail("texts", "a list of strings, not one string", texts[:40])
-        counts = collections.Counter()
-        for text in texts:
-            text = text.lower() if lowercase else text
-            counts.update(list(text) if separator == "" else text.split())
-        ranked = sorted((t for t, c in counts.items() if c >= min_count),
-                        key=lambda t: (-counts[t], t))
-        if max_size is not None:
-            ranked = ranked[: max_size - 4]
+        ranked = _ranked(texts, max_size, min_count,
+                         lambda text: _symbols(text, separator, lowercase))
         return cls(ranked, separator=separator, lowercase=lowercase)
 
     def decode(self, ids):
