@@ -175,7 +175,7 @@ def main(argv=None):
     args = parse_args(argv)   # selects the backend
     import keras
 
-    from kerattn import atomic_path, distribute
+    from kerattn import distribute
 
     # Before anything starts the backend (the virtual devices are fixed then).
     args.strategy = distribute.from_arguments(args, args.model)
@@ -187,7 +187,22 @@ def main(argv=None):
     start = time.time()
     model, summary, results, draw = fit(args)
     if not args.strategy.is_chief:   # only the chief (process 0) writes
+        # ...and the others wait for it here, not at exit, where JAX's
+        # processes wait for each other under the engine's timeout.
+        args.strategy.barrier("results written")
         return None
+    try:
+        return _write(args, out, model, summary, results, draw, start)
+    finally:
+        args.strategy.barrier("results written")
+
+
+def _write(args, out, model, summary, results, draw, start):
+    """The chief's files: model.keras, attention.png, results.json."""
+    import keras
+
+    from kerattn import atomic_path
+
     os.makedirs(out, exist_ok=True)
     with atomic_path(os.path.join(out, "model.keras")) as path:
         model.save(path)   # written whole, or not at all

@@ -28,7 +28,7 @@ import time
 import keras
 import numpy as np
 
-from kerattn import checks, distribute, saving
+from kerattn import checks, distribute, keras_fixes, saving
 
 __all__ = ["BackupAndRestore", "TimeBudget"]
 
@@ -210,7 +210,11 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
             import torch
 
             extra["torch_rng"] = torch.get_rng_state().numpy()
-        self.model.save_weights(weights_file, overwrite=True)
+        # JAX, ModelParallel on several processes: the split variables are
+        # gathered whole on every process while they are written; a restore
+        # puts them back on their layout (Variable.assign).
+        with keras_fixes.jax_variables_gathered(self.model):
+            self.model.save_weights(weights_file, overwrite=True)
         np.savez(random_file, *states, **extra)
         with open(metadata_file, "w") as f:
             json.dump({"epoch": self._current_epoch,

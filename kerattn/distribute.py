@@ -43,6 +43,7 @@ tokens are weighted a little differently.
 
 import atexit
 import contextlib
+import datetime
 import os
 
 import keras
@@ -51,7 +52,7 @@ import numpy as np
 from kerattn import checks
 
 __all__ = ["Strategy", "data_parallel", "model_parallel", "no_distribution",
-           "process_index", "is_chief", "layout_map", "ProcessShard",
+           "process_index", "is_chief", "engine_timeout", "layout_map", "ProcessShard",
            "ArrayBatches", "virtual_devices", "add_arguments", "from_arguments"]
 
 
@@ -182,15 +183,61 @@ def is_chief():
 _HOSTS_READY = []
 
 
+# How long a process waits for the others in a collective step before its
+# engine gives up, in seconds: torch's process-group timeout, JAX's
+# heartbeat and exit timeouts, TensorFlow's collective timeout. Unset: each
+# engine's default (gloo 30 min, NCCL 10 min; JAX 100 s / 300 s;
+# TensorFlow none).
+ENGINE_TIMEOUT = "KERATTN_ENGINE_TIMEOUT"
+# `Strategy.barrier`'s default wait: longer than any evaluation.
+BARRIER_TIMEOUT = 24 * 3600
+
+
+def engine_timeout():
+    """`KERATTN_ENGINE_TIMEOUT` in seconds, or None (the engines' defaults).
+
+    How long a process waits for the others in a collective step before its
+    engine raises: torch's process-group timeout
+    (`init_process_group(timeout=)`), JAX's heartbeat and exit timeouts
+    (`jax.distributed.initialize(heartbeat_timeout_seconds=,
+    shutdown_timeout_seconds=)`), TensorFlow's collective timeout
+    (`CommunicationOptions(timeout_seconds=)`). A short one bounds how long
+    the healthy processes wait when one dies; the chief's evaluation then
+    needs `Strategy.barrier`, whose wait is its own.
+
+    Args:
+        None.
+
+    Example:
+
+    >>> engine_timeout() is None or engine_timeout() > 0
+    True
+    """
+    value = os.environ.get(ENGINE_TIMEOUT)
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    checks.require(seconds > 0, ENGINE_TIMEOUT, "a positive number of seconds",
+                   value)
+    return seconds
+
+
 def _initialize_hosts():
     """JAX on several hosts: join them, once, when Keras' variables say so.
 
     `keras.distribution.initialize` reads KERAS_DISTRIBUTION_JOB_ADDRESSES,
-    KERAS_DISTRIBUTION_NUM_PROCESSES and KERAS_DISTRIBUTION_PROCESS_ID.
+    KERAS_DISTRIBUTION_NUM_PROCESSES and KERAS_DISTRIBUTION_PROCESS_ID;
+    `engine_timeout()` sets JAX's heartbeat and exit timeouts.
     """
     if _HOSTS_READY or "KERAS_DISTRIBUTION_NUM_PROCESSES" not in os.environ:
         return
-    keras.distribution.initialize()
+    from kerattn import keras_fixes
+
+    with keras_fixes.jax_initialize_timeouts(engine_timeout()):
+        keras.distribution.initialize()
     _HOSTS_READY.append(True)
 
 
@@ -207,9 +254,22 @@ def _process_group():
         backend = "nccl" if torch.cuda.is_available() else "gloo"
         if torch.cuda.is_available():
             torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
-        dist.init_process_group(backend)
+        timeout = engine_timeout()
+        if timeout is None:
+            dist.init_process_group(backend)
+        else:
+            dist.init_process_group(
+                backend, timeout=datetime.timedelta(seconds=timeout))
+        # Strategy.barrier's group, made now, while every process is here:
+        # gloo (NCCL has no monitored barrier), with the barrier's own long
+        # timeout (a gloo recv waits no longer than its group's timeout).
+        _TORCH_BARRIER_GROUP[:] = [dist.new_group(
+            backend="gloo", timeout=datetime.timedelta(seconds=BARRIER_TIMEOUT))]
         atexit.register(dist.destroy_process_group)
     return dist.get_rank(), dist.get_world_size()
+
+
+_TORCH_BARRIER_GROUP = []
 
 
 class _CallThrough:
@@ -282,11 +342,50 @@ class Strategy:
         self.num_replicas, self.rank = num_replicas, rank
         self.processes = processes
         self._models = []
+        self._barriers = 0
 
     @property
     def is_chief(self):
         """Whether this process writes results (rank 0)."""
         return self.rank == 0
+
+    def barrier(self, name="barrier", timeout=BARRIER_TIMEOUT):
+        """Wait here until every process has come here, for at most
+        `timeout` seconds; nothing on one process.
+
+        After training the chief evaluates, decodes and saves alone while
+        the others go on: to the end of the program (where JAX's processes
+        wait for each other for `engine_timeout()`, 300 s by default) or
+        into the next run's first collective step (torch's process-group
+        timeout, 30 min for gloo). An evaluation longer than that would
+        strand them. The barrier waits through each engine's coordination
+        channel with its own timeout, longer than any evaluation: JAX's and
+        TensorFlow's coordination service, torch's gloo `monitored_barrier`.
+        Every process must call it, in the same order.
+
+        Args:
+            name: a label for the engine's logs.
+            timeout: seconds to wait (default 24 hours).
+
+        Example:
+
+        >>> no_distribution().barrier("after evaluation")
+        """
+        checks.number("timeout", timeout, 0, allow_none=False)
+        if self.processes == 1:
+            return
+        self._barriers += 1
+        label = f"kerattn-{name}-{self._barriers}"
+        if self.backend == "torch":
+            import torch.distributed as dist
+
+            dist.monitored_barrier(group=_TORCH_BARRIER_GROUP[0],
+                                   timeout=datetime.timedelta(seconds=timeout),
+                                   wait_all_ranks=True)
+            return
+        from kerattn import keras_fixes
+
+        keras_fixes.coordination_barrier(self.backend, label, timeout)
 
     @contextlib.contextmanager
     def scope(self):
@@ -566,7 +665,10 @@ def _multi_worker(devices, index, processes):
     checks.require(devices is None, "devices", "None when TF_CONFIG names "
                    "several workers", devices,
                    note="Each worker trains on all of its own devices.")
-    engine = tf.distribute.MultiWorkerMirroredStrategy()
+    timeout = engine_timeout()
+    options = None if timeout is None else \
+        tf.distribute.experimental.CommunicationOptions(timeout_seconds=timeout)
+    engine = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
     keras_fixes.multi_worker_metrics()
     return Strategy("data", "tensorflow", engine, engine.num_replicas_in_sync,
                     index, processes)

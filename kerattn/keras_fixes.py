@@ -244,6 +244,47 @@ def jax_variables_here(model):
         variable.assign(jax.device_put(whole, device))
 
 
+@contextlib.contextmanager
+def jax_variables_gathered(model):
+    """Inside the block, each JAX variable of `model` (its own, its
+    metrics' and its optimizer's) that a `ModelParallel` layout splits
+    across processes holds its whole value on this process's first device,
+    so that `save_weights` can read it; the split value is put back after.
+    A collective step: every process must enter the block, in the same
+    order. Replicated and local variables are left as they are.
+
+    Keras' `save_weights` reads each variable with `np.asarray`, which
+    refuses an array with shards on other hosts' devices
+    (`BackupAndRestore` under `ModelParallel` on several processes).
+
+    Private: `Variable._value` (the public `assign` would put the value
+    back on the variable's layout, split again). Written against keras
+    3.15.1 and jax 0.10.2.
+    """
+    if keras.backend.backend() != "jax":
+        yield
+        return
+    import jax
+    import numpy as np
+    from jax.experimental import multihost_utils
+
+    device = jax.local_devices()[0]
+    held = []
+    for variable in _model_variables(model):
+        value = variable._value
+        if value is None or getattr(value, "is_fully_addressable", True) \
+                or value.sharding.is_fully_replicated:
+            continue
+        whole = np.asarray(multihost_utils.process_allgather(value, tiled=True))
+        held.append((variable, value))
+        variable._value = jax.device_put(whole, device)
+    try:
+        yield
+    finally:
+        for variable, value in held:
+            variable._value = value
+
+
 def tensorflow_variables_here(model):
     """Take `model` (its variables, its optimizer's and its metrics') off
     TensorFlow's multi-worker engine: each becomes a plain `tf.Variable`
@@ -299,6 +340,63 @@ def jax_processes():
     if getattr(state, "client", None) is None:
         return None
     return state.process_id, state.num_processes
+
+
+@contextlib.contextmanager
+def jax_initialize_timeouts(seconds):
+    """`jax.distributed.initialize`, as `keras.distribution.initialize`
+    calls it inside the block, with `heartbeat_timeout_seconds` and
+    `shutdown_timeout_seconds` set to `seconds` (None: JAX's defaults,
+    100 s and 300 s).
+
+    JAX's coordination service declares a process lost when it misses
+    heartbeats for the first, and makes the processes wait for each other
+    at exit for up to the second. Keras' `initialize` takes neither.
+
+    Private: none; the block replaces the public `jax.distributed.initialize`
+    while Keras calls it (Keras reads it from the module at call time).
+    Written against keras 3.15.1 and jax 0.10.2.
+    """
+    import functools
+
+    import jax
+
+    if seconds is None:
+        yield
+        return
+    original = jax.distributed.initialize
+    jax.distributed.initialize = functools.partial(
+        original, heartbeat_timeout_seconds=int(seconds),
+        shutdown_timeout_seconds=int(seconds))
+    try:
+        yield
+    finally:
+        jax.distributed.initialize = original
+
+
+def coordination_barrier(backend, name, seconds):
+    """Wait until every process reaches the barrier `name` (a new name each
+    time), for at most `seconds`, through the engine's coordination
+    service (a key-value store; no device computes): JAX's
+    `DistributedRuntimeClient.wait_at_barrier`, TensorFlow's
+    `context.wait_at_barrier` (the service `MultiWorkerMirroredStrategy`
+    starts). Raises the engine's error when the time runs out.
+
+    Private: `jax._src.distributed.global_state.client` and
+    `tensorflow.python.eager.context`; neither engine exposes its barrier
+    publicly (JAX's public `multihost_utils.sync_global_devices` is a
+    collective computation, under the engine's timeouts, not this one's).
+    Written against jax 0.10.2 and tensorflow 2.21.0.
+    """
+    milliseconds = int(seconds * 1000)
+    if backend == "jax":
+        from jax._src import distributed
+
+        distributed.global_state.client.wait_at_barrier(name, milliseconds)
+    else:
+        from tensorflow.python.eager import context
+
+        context.context().wait_at_barrier(name, milliseconds)
 
 
 def tensorflow_stablehlo_version():

@@ -49,9 +49,14 @@ def _jax_compilation_cache():
     `jax.jit` functions trace to the same program, which JAX compiles
     again (its in-memory cache is keyed by the Python function). The
     persistent cache is keyed by the program, so the second build reuses
-    the first's executable. Off with `KERATTN_JAX_CACHE=0`.
+    the first's executable. Off with `KERATTN_JAX_CACHE=0`. Under
+    tests/run_backends.py the run's one cache folder comes by environment
+    (`JAX_COMPILATION_CACHE_DIR`, shared with every process the tests
+    start); a plain pytest gets a folder of its own.
     """
     if keras.backend.backend() != "jax" or os.environ.get("KERATTN_JAX_CACHE") == "0":
+        return
+    if os.environ.get("JAX_COMPILATION_CACHE_DIR"):
         return
     import atexit
     import shutil

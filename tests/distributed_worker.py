@@ -5,6 +5,9 @@ Run by tests/test_distributed.py on two processes standing in for two hosts
 interpreter because the devices are fixed before the backend starts:
 
     python tests/distributed_worker.py OUT.json DEVICES [MODEL...]
+    python tests/distributed_worker.py OUT.json DEVICES --lost-worker STAGE BACKUP
+    python tests/distributed_worker.py OUT.json DEVICES --barrier on|off SECONDS
+    python tests/distributed_worker.py OUT.json DEVICES --one-host MODEL...
 
 DEVICES is the virtual CPU devices of each JAX process (XLA_FLAGS); a
 TensorFlow worker and a torch process have one. Each model (tiny,
@@ -21,11 +24,23 @@ kerattn/distribute.py). One reference trains on the first replica's rows
 alone: a distributed run that skipped the gradient all-reduce would match
 that one instead. On JAX the transformer also trains model-parallel over
 a (2, 2) mesh whose model axis spans the two processes.
+
+The lost-worker scenario (`lost_worker`): HAN trains LOST_EPOCHS epochs of
+3 global batches, backed up each epoch into BACKUP (one folder every
+process reads). The main run trains it uninterrupted (the reference,
+`lost-reference.npz`); `--lost-worker killed` stops process 1 at the
+second batch of epoch LOST_STALL_EPOCH (it writes `stalled` beside OUT and
+waits there for the test's SIGKILL); `--lost-worker resumed` is the job
+started again, from another seed: only a restore gives the reference's
+weights. `--barrier on|off SECONDS`: two runs of one step each, after each of
+which the chief "evaluates" (sleeps) SECONDS, with or without
+`Strategy.barrier` after it.
 """
 
 import json
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -82,19 +97,20 @@ class OneBatch(keras.utils.PyDataset):
         return self.batch
 
 
-def train(name, batch, strategy=None, seed=0, shapes=None, callbacks=()):
+def train(name, batch, strategy=None, seed=0, shapes=None, callbacks=(),
+          epochs=STEPS):
     make, _, kind = HARD if name == "show_attend_tell_hard" else CASES[name]
     keras.utils.set_random_seed(seed)
     if strategy is None:
         model = make()
         model.compile(keras.optimizers.SGD(0.3), zoo_cases.loss_for(kind))
-        history = model.fit(OneBatch(batch), epochs=STEPS, verbose=0, shuffle=False)
+        history = model.fit(OneBatch(batch), epochs=epochs, verbose=0, shuffle=False)
     else:
         with strategy.scope():
             model = make()
             model.compile(keras.optimizers.SGD(0.3), zoo_cases.loss_for(kind))
             strategy.prepare(model)
-            history = model.fit(strategy.shard(OneBatch(batch)), epochs=STEPS,
+            history = model.fit(strategy.shard(OneBatch(batch)), epochs=epochs,
                                 verbose=0, shuffle=False,
                                 callbacks=list(callbacks))
             if shapes is not None:   # how ModelParallel stored ffn_inner
@@ -210,6 +226,119 @@ def keras_20585(strategy):
     return found
 
 
+LOST_EPOCHS, LOST_BATCHES, LOST_ROWS_PER_REPLICA = 3, 3, 2
+LOST_STALL_EPOCH = 2
+
+
+def lost_worker_data(replicas):
+    """LOST_BATCHES global batches of HAN documents, as one array each."""
+    parts = [CASES["han_classifier"][1](np.random.default_rng(100 + k))
+             for k in range(LOST_BATCHES * replicas)]
+    return keras.tree.map_structure(
+        lambda *a: np.concatenate([x[:LOST_ROWS_PER_REPLICA] for x in a]), *parts)
+
+
+class StallAt(keras.callbacks.Callback):
+    """Test hook: as batch 1 of epoch `epoch` begins, write `marker` and
+    wait (for the test's SIGKILL: a lost host, mid-epoch)."""
+
+    def __init__(self, epoch, marker):
+        super().__init__()
+        self.stall_epoch, self.marker, self.epoch = epoch, marker, None
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch = epoch
+
+    def on_train_batch_begin(self, batch, logs=None):
+        if (self.epoch, batch) == (self.stall_epoch, 1):
+            with open(self.marker + ".tmp", "w") as f:
+                f.write(str(self.epoch))
+            os.replace(self.marker + ".tmp", self.marker)
+            time.sleep(600)
+
+
+def lost_worker(strategy, backup, seed, stall=None):
+    """HAN, LOST_EPOCHS epochs with `BackupAndRestore(backup)` (kept at the
+    end); returns `(weights, epochs this run trained)`."""
+    from kerattn.distribute import ArrayBatches
+
+    make, _, kind = CASES["han_classifier"]
+    x, y = lost_worker_data(strategy.num_replicas)
+    batches = ArrayBatches(x, y, LOST_ROWS_PER_REPLICA * strategy.num_replicas,
+                           shuffle=False)
+    callbacks = [BackupAndRestore(backup, double_checkpoint=True,
+                                  delete_checkpoint=False)]
+    callbacks += [stall] if stall is not None else []
+    keras.utils.set_random_seed(seed)
+    with strategy.scope():
+        model = make()
+        model.compile(keras.optimizers.SGD(0.3), zoo_cases.loss_for(kind))
+        strategy.prepare(model)
+        history = model.fit(strategy.shard(batches), epochs=LOST_EPOCHS,
+                            verbose=0, shuffle=False, callbacks=callbacks)
+    weights = [keras.ops.convert_to_numpy(w) for w in model.trainable_weights]
+    return weights, len(history.history["loss"])
+
+
+def save_weights(path, weights, **extra):
+    np.savez(path, *weights, **extra)
+
+
+def lost_worker_stage(out_path, stage, backup):
+    """`--lost-worker killed|resumed BACKUP`: see the module docstring."""
+    strategy = distribute.data_parallel()
+    folder = os.path.dirname(out_path)
+    # The killed run starts as the reference did; the restarted one from
+    # another seed, so that only a restore lands on the reference's weights.
+    seed = (0 if stage == "killed" else 1000) + (
+        0 if strategy.backend == "jax" else strategy.rank)
+    stall = (StallAt(LOST_STALL_EPOCH, os.path.join(folder, "stalled"))
+             if stage == "killed" and strategy.rank == 1 else None)
+    weights, epochs = lost_worker(strategy, backup, seed, stall)
+    if strategy.is_chief:
+        save_weights(os.path.join(folder, f"lost-{stage}.npz"), weights,
+                     epochs=epochs)
+    strategy.barrier("lost worker")
+
+
+def barrier_stage(out_path, use, seconds):
+    """`--barrier on|off SECONDS`: two runs, the chief's evaluation between."""
+    strategy = distribute.data_parallel()
+    batch = global_batch(CASES["han_classifier"][1], strategy.num_replicas)
+    seed = 0 if strategy.backend == "jax" else strategy.rank
+    for run in range(2):
+        train("han_classifier", batch, strategy, seed=seed)
+        if strategy.is_chief:
+            # The chief evaluates, decodes, saves: the other goes on into the
+            # next run's first collective step (torch's and TensorFlow's
+            # timeouts), after the last run to the exit (JAX's).
+            time.sleep(seconds)
+        if use == "on":
+            strategy.barrier("evaluation")
+    root, ext = os.path.splitext(out_path)
+    with open(f"{root}-{strategy.rank}{ext}", "w") as f:
+        json.dump({"rank": strategy.rank, "done": True}, f)
+
+
+def one_host_stage(out_path, names):
+    """`--one-host MODEL...`: one process, its devices (TensorFlow's
+    `MirroredStrategy`, JAX's `DataParallel`) against one device."""
+    strategy = distribute.data_parallel()
+    results = {"replicas": strategy.num_replicas,
+               "engine": type(strategy.engine).__name__, "models": {}}
+    for name in names:
+        batch = global_batch(CASES[name][1], strategy.num_replicas)
+        _, losses, weights = train(name, batch, strategy)
+        _, ref_losses, ref_weights = train(name, batch)
+        first = keras.tree.map_structure(lambda a: a[:2], batch)
+        results["models"][name] = {
+            "weight_diff": max_diff(weights, ref_weights),
+            "losses": losses.tolist(), "reference_losses": ref_losses.tolist(),
+            "one_replica_only_diff": max_diff(train(name, first)[2], ref_weights)}
+    with open(out_path, "w") as f:
+        json.dump(results, f, indent=1)
+
+
 def main(out_path, names):
     """Every process runs all of it (the engines' steps are collective);
     each writes its own report, `out_path` with its index before `.json`."""
@@ -277,12 +406,39 @@ def main(out_path, names):
             "weight_diff": max_diff(weights, ref_weights),
             "losses": losses.tolist(), "reference_losses": ref_losses.tolist(),
             **shapes}
+        # BackupAndRestore under ModelParallel: 2 epochs backed up (the split
+        # kernels gathered to be written), then the job again from another
+        # seed restores them into the split layout and trains the third.
+        backup = os.path.join(os.path.dirname(out_path), "model-parallel-backup")
+        train("transformer_nmt", batch, mp, epochs=STEPS - 1, callbacks=[
+            BackupAndRestore(backup, delete_checkpoint=False)])
+        shapes = {}
+        _, losses, resumed = train("transformer_nmt", batch, mp, seed=7,
+                                   shapes=shapes, callbacks=[BackupAndRestore(
+                                       backup, delete_checkpoint=False)])
+        results["model_parallel_backup"] = {
+            "weight_diff": max_diff(resumed, weights),
+            "epochs_after_restore": len(losses), **shapes}
     if strategy.backend == "tensorflow":
         results["keras_20585"] = keras_20585(strategy)
+    # The lost-worker test's reference: uninterrupted, from seed 0.
+    folder = os.path.dirname(out_path)
+    weights, epochs = lost_worker(strategy, os.path.join(folder, "lost-reference"),
+                                  seed)
+    if strategy.is_chief:
+        save_weights(os.path.join(folder, "lost-reference.npz"), weights,
+                     epochs=epochs)
     root, ext = os.path.splitext(out_path)
     with open(f"{root}-{strategy.rank}{ext}", "w") as f:
         json.dump(results, f, indent=1)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[3:])
+    if sys.argv[3:4] == ["--lost-worker"]:
+        lost_worker_stage(sys.argv[1], sys.argv[4], sys.argv[5])
+    elif sys.argv[3:4] == ["--one-host"]:
+        one_host_stage(sys.argv[1], sys.argv[4:])
+    elif sys.argv[3:4] == ["--barrier"]:
+        barrier_stage(sys.argv[1], sys.argv[4], float(sys.argv[5]))
+    else:
+        main(sys.argv[1], sys.argv[3:])

@@ -64,13 +64,45 @@ def commands(backend, argv):
     return out
 
 
-def run(backend, argv, root, env=None, timeout=240):
-    """Run `argv` on two stand-in hosts under `root`; returns
-    `[(returncode, stdout, stderr)]` per host. Raises AssertionError (with
-    both hosts' output) when a host fails or the time runs out; a host that
-    fails ends the other at once (it would wait for it in a collective)."""
+class Hosts:
+    """Two started hosts: `procs` (one `Popen` each, the leader of its own
+    process group) and their output files. `kill(host)` SIGKILLs one
+    host's whole group (torchrun's children too), as a lost machine;
+    `wait(host, timeout)` waits for one; `stop()` ends every group and
+    returns `[(returncode, stdout, stderr)]`."""
+
+    def __init__(self, procs, logs):
+        self.procs, self.logs = procs, logs
+
+    def kill(self, host):
+        try:
+            os.killpg(self.procs[host].pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.procs[host].wait()
+
+    def wait(self, host, timeout):
+        """The host's return code, or None if it still runs after `timeout` s."""
+        try:
+            return self.procs[host].wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self):
+        for host in range(len(self.procs)):
+            self.kill(host)
+        results = []
+        for proc, (out, err) in zip(self.procs, self.logs):
+            out.seek(0), err.seek(0)
+            results.append((proc.returncode, out.read(), err.read()))
+            out.close(), err.close()
+        return results
+
+
+def start(backend, argv, root, env=None):
+    """Start `argv` on two stand-in hosts under `root` (each in its own
+    directory `root/hostN`); returns a `Hosts`."""
     procs, logs = [], []
-    timed_out = False
     try:
         for host, (command, extra) in enumerate(commands(backend, argv)):
             cwd = os.path.join(root, f"host{host}")
@@ -85,7 +117,31 @@ def run(backend, argv, root, env=None, timeout=240):
             procs.append(subprocess.Popen(command, cwd=cwd, env=full, text=True,
                                           stdout=out, stderr=err,
                                           start_new_session=True))
+    except BaseException:
+        Hosts(procs, logs).stop()
+        raise
+    return Hosts(procs, logs)
+
+
+def report(results, backend, timeout=None):
+    """Raise AssertionError with the output of every host that failed."""
+    failed = [(i, r) for i, r in enumerate(results) if r[0] != 0]
+    assert not failed, (f"the {backend} hosts ran past {timeout} s\n"
+                        if timeout else "") + "\n".join(
+        f"host {i} exited {rc}:\n{out[-2000:]}\n{err[-4000:]}"
+        for i, (rc, out, err) in failed)
+
+
+def run(backend, argv, root, env=None, timeout=240):
+    """Run `argv` on two stand-in hosts under `root`; returns
+    `[(returncode, stdout, stderr)]` per host. Raises AssertionError (with
+    both hosts' output) when a host fails or the time runs out; a host that
+    fails ends the other at once (it would wait for it in a collective)."""
+    hosts = start(backend, argv, root, env)
+    timed_out = False
+    try:
         deadline = time.monotonic() + timeout
+        procs = hosts.procs
         while any(p.poll() is None for p in procs):
             if any(p.poll() not in (None, 0) for p in procs):
                 break
@@ -94,20 +150,6 @@ def run(backend, argv, root, env=None, timeout=240):
                 break
             time.sleep(0.2)
     finally:
-        for proc in procs:   # the whole group: torchrun's children too
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait()
-    results = []
-    for proc, (out, err) in zip(procs, logs):
-        out.seek(0), err.seek(0)
-        results.append((proc.returncode, out.read(), err.read()))
-        out.close(), err.close()
-    failed = [(i, r) for i, r in enumerate(results) if r[0] != 0]
-    assert not failed, (f"the {backend} hosts ran past {timeout} s\n"
-                        if timed_out else "") + "\n".join(
-        f"host {i} exited {rc}:\n{out[-2000:]}\n{err[-4000:]}"
-        for i, (rc, out, err) in failed)
+        results = hosts.stop()
+    report(results, backend, timeout if timed_out else None)
     return results

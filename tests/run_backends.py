@@ -18,6 +18,7 @@ tests marked `slow`.
 """
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -69,6 +70,49 @@ def _slowest(junit_path, count):
     return sorted(cases, reverse=True)[:count]
 
 
+def compile_cache_env(workdir):
+    """One compile cache for the whole run, in `workdir` (removed at exit),
+    given by environment to every pytest process and every process they
+    start: JAX's persistent cache (keyed by the program, its flags and
+    devices: a model compiled by one process is not compiled again by
+    another), and the counting of its hits (tests/ci_site/sitecustomize.py
+    writes one line per JAX process to compile_cache.jsonl).
+    `KERATTN_JAX_CACHE=0` turns it off."""
+    if os.environ.get("KERATTN_JAX_CACHE") == "0":
+        return {}
+    folder = os.path.join(workdir, "jax_cache")
+    os.makedirs(folder, exist_ok=True)
+    return {"JAX_COMPILATION_CACHE_DIR": folder,
+            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+            "KERATTN_COMPILE_CACHE_LOG": os.path.join(workdir, "compile_cache.jsonl")}
+
+
+def cache_summary(workdir):
+    """Lines: the JAX processes' cache requests and hits, per kind of process."""
+    path = os.path.join(workdir, "compile_cache.jsonl")
+    if not os.path.exists(path):
+        return []
+    kinds = {}
+    with open(path) as f:
+        for line in f:
+            record = json.loads(line)
+            argv = record["argv"]
+            kind = ("pytest" if "pytest" in " ".join(argv)
+                    else " ".join(a for a in argv[:3] if not a.startswith("/")))
+            total = kinds.setdefault(kind, [0, 0, 0, 0.0])
+            total[0] += 1
+            total[1] += record["requests"]
+            total[2] += record["hits"]
+            total[3] += record["saved_seconds"]
+    lines = [f"{'JAX processes':<44}{'runs':>6}{'compiles':>10}{'hits':>8}"
+             f"{'saved s':>9}"]
+    for kind, (runs, requests, hits, saved) in sorted(
+            kinds.items(), key=lambda item: -item[1][1]):
+        lines.append(f"{kind[:44]:<44}{runs:>6}{requests:>10}{hits:>8}{saved:>9.0f}")
+    return lines
+
+
 def run_backend(backend, pytest_args, workdir):
     env = dict(os.environ)
     env["KERAS_BACKEND"] = backend
@@ -76,6 +120,10 @@ def run_backend(backend, pytest_args, workdir):
     # .keras files saved under each backend, shared by the three processes.
     env["KERATTN_SHARED_TEST_DIR"] = os.path.join(workdir, "shared")
     env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+    cache = compile_cache_env(workdir)
+    env.update(cache)
+    if cache:   # sitecustomize counts the cache's hits in every process
+        env["PYTHONPATH"] = os.path.join(REPO, "tests", "ci_site") + os.pathsep + env["PYTHONPATH"]
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     # The tests' models are tiny: XLA's compile time, not their run time, is
     # most of the JAX suite. LLVM's optimisations off: a third less time.
@@ -107,17 +155,27 @@ def run_backend(backend, pytest_args, workdir):
     return process, log, log_path, junit, start
 
 
-def finish(backend, job):
-    """Wait for a backend's pytest, print its log; (code, counts, seconds)."""
+def reap(process):
+    """The CPU seconds (user + system) of `process` and of every process it
+    waited for (wait4's resource usage), once it has ended; else None."""
+    pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+    if pid == 0:
+        return None
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return usage.ru_utime + usage.ru_stime
+
+
+def finish(backend, job, cpu):
+    """Print an ended backend's log; (code, counts, seconds, CPU seconds)."""
     process, log, log_path, junit, start = job
-    code = process.wait()
+    code = process.returncode
     seconds = time.time() - start
     log.close()
     print(f"\n===== backend: {backend} ({seconds:.0f} s) =====", flush=True)
     with open(log_path) as f:
         sys.stdout.write(f.read())
     sys.stdout.flush()
-    return code, _counts(junit), seconds
+    return code, _counts(junit), seconds, cpu
 
 
 def main(argv=None):
@@ -154,7 +212,7 @@ def main(argv=None):
     print(machine.stdout.strip() or f"machine: figures failed: {machine.stderr[-300:]}",
           flush=True)
 
-    results, slowest = {}, {}
+    results, slowest, cache_lines = {}, {}, []
     with tempfile.TemporaryDirectory(prefix="kerattn_tests_") as workdir:
         # All three pytest processes at once by default: on 2 cores the
         # total is the same work as two lanes, and three side by side end
@@ -168,12 +226,17 @@ def main(argv=None):
                 print(f"started: {backend}", flush=True)
             done = None
             while done is None:
-                done = next((b for b, job in running.items()
-                             if job[0].poll() is not None), None)
+                for backend, job in running.items():
+                    cpu = reap(job[0])
+                    if cpu is not None:
+                        done = backend
+                        break
                 if done is None:
                     time.sleep(1)
             job = running.pop(done)
-            results[done] = finish(done, job)
+            results[done] = finish(done, job, cpu)
+            if not running and not pending:
+                cache_lines = cache_summary(workdir)
             junit = job[3]
             slowest[done] = _slowest(junit, args.slowest)
             if args.junit_dir:
@@ -186,12 +249,18 @@ def main(argv=None):
             print(f"\nslowest on {backend}:")
             for seconds, name in slowest[backend]:
                 print(f"  {seconds:7.1f} s  {name}")
+    if cache_lines:
+        print("\nJAX's compile cache (shared by every process of the run):")
+        for line in cache_lines:
+            print("  " + line)
     print("\n===== summary =====")
     print(f"{'backend':<12}{'passed':>8}{'failed':>8}{'errors':>8}"
-          f"{'skipped':>9}{'seconds':>9}  result")
+          f"{'skipped':>9}{'seconds':>9}{'CPU s':>8}  result")
     ok = True
     total = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
-    for backend, (code, counts, seconds) in results.items():
+    cpu_total = 0.0
+    for backend, (code, counts, seconds, cpu) in results.items():
+        cpu_total += cpu
         counts = counts or {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
         good = code == 0 and counts["passed"] > 0
         ok = ok and good
@@ -199,9 +268,11 @@ def main(argv=None):
             total[key] += counts[key]
         print(
             f"{backend:<12}{counts['passed']:>8}{counts['failed']:>8}"
-            f"{counts['errors']:>8}{counts['skipped']:>9}{seconds:>9.0f}  "
-            f"{'ok' if good else f'FAILED (pytest exit {code})'}"
+            f"{counts['errors']:>8}{counts['skipped']:>9}{seconds:>9.0f}"
+            f"{cpu:>8.0f}  {'ok' if good else f'FAILED (pytest exit {code})'}"
         )
+    print(f"CPU time of the backend processes and all they started: "
+          f"{cpu_total:.0f} s (getrusage of the children)")
     print(f"wall time: {time.time() - start:.0f} s"
           f"{' (quick tier)' if args.quick else ''}")
     print(

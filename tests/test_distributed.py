@@ -26,6 +26,10 @@ replica's rows alone lands about 0.1 away (checked on every backend).
 
 import json
 import os
+import shutil
+import subprocess
+import sys
+import time
 
 import keras
 import numpy as np
@@ -162,6 +166,25 @@ def test_model_parallel_transformer(reports):
                                rtol=LOSS_RTOL)
 
 
+def test_model_parallel_backup_restores_into_the_split_layout(reports, hosts_root):
+    """JAX only (as above): `BackupAndRestore` under `ModelParallel` across
+    the processes. Two epochs are backed up, the split kernels gathered
+    whole to be written by the chief; the job started again from another
+    seed restores them into the split layout (the kernel is still stored
+    half per device) and trains the third epoch, ending on the
+    uninterrupted model-parallel run's weights."""
+    report = reports[0]
+    if report["backend"] != "jax":
+        pytest.skip("keras.distribution.ModelParallel runs on JAX only")
+    result = report["model_parallel_backup"]
+    assert result["epochs_after_restore"] == 1, result
+    assert result["ffn_inner_spec"] == [None, "model"]
+    assert result["ffn_inner_shard_shape"] == [16, 16]
+    assert result["weight_diff"] <= 1e-6, result
+    assert sorted(p.name for p in (hosts_root / "model-parallel-backup").iterdir()) == [
+        "latest.weights.h5", "random_state.npz", "training_metadata.json"]
+
+
 def test_keras_20585_is_still_open_and_worked_around(reports):
     """TensorFlow's multi-worker engine: Keras 3 alone fails to fit
     (keras-team/keras#20585, open); the models above trained through
@@ -183,6 +206,131 @@ ENGINE_VARIABLES = {
         "task": {"type": "worker", "index": 0}})},
     "torch": {"RANK": "1", "WORLD_SIZE": "2"},
 }
+
+
+# The engines' timeout in the lost-worker and barrier runs (kerattn.distribute
+# .engine_timeout): how long a healthy process waits for a lost one.
+ENGINE_TIMEOUT = 8
+
+
+def _env(backend, **extra):
+    env = dict(os.environ, KERAS_BACKEND=backend,
+               XLA_FLAGS="--xla_force_host_platform_device_count=2", **extra)
+    env["PYTHONPATH"] = os.path.dirname(HERE) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def _stage(backend, root, *argv, timeout=240, **env):
+    devices = "2" if backend == "jax" else "1"
+    return hosts.run(backend, [WORKER, str(root / "stage.json"), devices, *argv],
+                     str(root), env=_env(backend, **env), timeout=timeout)
+
+
+def _weights(path):
+    saved = np.load(path)
+    return [saved[f"arr_{i}"] for i in range(len(saved.files) - 1)], int(saved["epochs"])
+
+
+def test_a_lost_worker_resumes_from_the_chiefs_backup(reports, hosts_root):
+    """Host 1 is SIGKILLed halfway through epoch 3 of 3 (a lost machine);
+    host 0, in a collective step with it, exits by itself within the
+    engine's timeout; the whole job started again (both hosts, the same
+    command, as docs/distribution.md says) resumes from the chief's last
+    backup (end of epoch 2) and trains one epoch, ending on the weights of
+    the uninterrupted run (the reports' `lost-reference.npz`) bit for bit.
+    The restarted job starts from another seed, so only a restore lands
+    there. On torch, a torn latest backup resumes from the one before."""
+    backend = keras.backend.backend()
+    reference, total = _weights(hosts_root / "lost-reference.npz")
+    assert total == 3
+    root = hosts_root / "lost"
+    root.mkdir()
+    backup = str(root / "backup")
+    devices = "2" if backend == "jax" else "1"
+    started = hosts.start(backend, [WORKER, str(root / "stage.json"), devices,
+                                    "--lost-worker", "killed", backup], str(root),
+                          env=_env(backend, KERATTN_ENGINE_TIMEOUT=str(ENGINE_TIMEOUT)))
+    try:
+        deadline = time.monotonic() + 240
+        while not (root / "stalled").exists():
+            assert all(p.poll() is None for p in started.procs), started.stop()
+            assert time.monotonic() < deadline, started.stop()
+            time.sleep(0.2)
+        stalled = int((root / "stalled").read_text())   # the epoch, from 0
+        with open(os.path.join(backup, "training_metadata.json")) as f:
+            assert json.load(f)["epoch"] == stalled == 2
+        started.kill(1)
+        lost = time.monotonic()
+        code = started.wait(0, timeout=ENGINE_TIMEOUT + 60)
+        waited = time.monotonic() - lost
+    finally:
+        results = started.stop()
+    print(f"\nhealthy host exited {code} after {waited:.1f} s")
+    assert code not in (None, 0), (waited, results[0][2][-3000:])
+    if backend == "torch":
+        torn = root / "torn"
+        shutil.copytree(backup, torn)
+
+    _stage(backend, root, "--lost-worker", "resumed", backup)
+    weights, epochs = _weights(root / "lost-resumed.npz")
+    assert epochs == total - stalled
+    for a, b in zip(reference, weights, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+    if backend == "torch":
+        with open(torn / "latest.weights.h5", "r+b") as f:
+            f.truncate(os.path.getsize(torn / "latest.weights.h5") // 2)
+        os.remove(root / "lost-resumed.npz")
+        _stage(backend, root, "--lost-worker", "resumed", str(torn))
+        weights, epochs = _weights(root / "lost-resumed.npz")
+        assert epochs == total - stalled + 1
+        for a, b in zip(reference, weights, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("barrier", ["on", "off"])
+def test_the_chiefs_evaluation_strands_no_process(tmp_path, barrier):
+    """Two runs of one step; after each the chief evaluates alone for
+    longer than the engine's timeout (a sleep). With `Strategy.barrier`
+    after the evaluation both processes end well; without it the other
+    process waits for the chief in the next run's first collective step
+    (torch, TensorFlow) or at exit (JAX), and its engine gives up."""
+    backend = keras.backend.backend()
+    seconds = str(ENGINE_TIMEOUT + 6)
+    if barrier == "on":
+        _stage(backend, tmp_path, "--barrier", "on", seconds, timeout=240,
+               KERATTN_ENGINE_TIMEOUT=str(ENGINE_TIMEOUT))
+        for rank in range(hosts.HOSTS):
+            with open(tmp_path / f"stage-{rank}.json") as f:
+                assert json.load(f) == {"rank": rank, "done": True}
+    else:
+        with pytest.raises(AssertionError, match="exited"):
+            _stage(backend, tmp_path, "--barrier", "off", seconds, timeout=240,
+                   KERATTN_ENGINE_TIMEOUT=str(ENGINE_TIMEOUT))
+
+
+def test_one_host_mirrored_strategy_matches_one_device(tmp_path):
+    """TensorFlow's `MirroredStrategy` over 2 CPU devices of one process
+    (what `--distribute data` gives on one host): weights and losses after
+    3 SGD steps equal one device's; training on the first replica's rows
+    alone lands far away."""
+    if keras.backend.backend() != "tensorflow":
+        pytest.skip("MirroredStrategy is TensorFlow's one-host engine; JAX's "
+                    "DataParallel is compared across processes above")
+    out = tmp_path / "one_host.json"
+    env = _env("tensorflow")
+    child = subprocess.run([sys.executable, WORKER, str(out), "2", "--one-host",
+                            "cho_encoder_decoder", "han_classifier"],
+                           env=env, cwd=str(tmp_path), capture_output=True,
+                           text=True, timeout=300)
+    assert child.returncode == 0, child.stderr[-4000:]
+    report = json.loads(out.read_text())
+    assert report["engine"] == "MirroredStrategy" and report["replicas"] == 2
+    for name, result in report["models"].items():
+        assert result["weight_diff"] <= WEIGHTS_ATOL, (name, result)
+        np.testing.assert_allclose(result["losses"], result["reference_losses"],
+                                   rtol=LOSS_RTOL)
+        assert result["one_replica_only_diff"] > 100 * WEIGHTS_ATOL, (name, result)
 
 
 def test_process_index_reads_this_engines_variables(monkeypatch):

@@ -182,7 +182,10 @@ def main(task, recipe_file=None, argv=None, folder=None):
         keras.utils.set_random_seed(seed)
         row = task.train_seed(args, data, seed, strategy,
                               None if rows else args.out)
-        if row is None:   # not the chief: it evaluates and writes
+        # The chief evaluates and writes alone; the others wait here, not in
+        # the next seed's first collective step (under the engine's timeout).
+        strategy.barrier(f"seed {seed} evaluated")
+        if row is None:   # not the chief
             continue
         rows.append({"seed": seed, **row})
         print(f"seed {seed}: {_headline(row)}", flush=True)
