@@ -172,7 +172,7 @@ def test_model_parallel_backup_restores_into_the_split_layout(reports, hosts_roo
     whole to be written by the chief; the job started again from another
     seed restores them into the split layout (the kernel is still stored
     half per device) and trains the third epoch, ending on the
-    uninterrupted model-parallel run's weights."""
+    uninterrupted model-parallel run's weights bit for bit."""
     report = reports[0]
     if report["backend"] != "jax":
         pytest.skip("keras.distribution.ModelParallel runs on JAX only")
@@ -180,7 +180,7 @@ def test_model_parallel_backup_restores_into_the_split_layout(reports, hosts_roo
     assert result["epochs_after_restore"] == 1, result
     assert result["ffn_inner_spec"] == [None, "model"]
     assert result["ffn_inner_shard_shape"] == [16, 16]
-    assert result["weight_diff"] <= 1e-6, result
+    assert result["weight_diff"] == 0.0, result    # bit for bit
     assert sorted(p.name for p in (hosts_root / "model-parallel-backup").iterdir()) == [
         "latest.weights.h5", "random_state.npz", "training_metadata.json"]
 
@@ -265,7 +265,6 @@ def test_a_lost_worker_resumes_from_the_chiefs_backup(reports, hosts_root):
         waited = time.monotonic() - lost
     finally:
         results = started.stop()
-    print(f"\nhealthy host exited {code} after {waited:.1f} s")
     assert code not in (None, 0), (waited, results[0][2][-3000:])
     if backend == "torch":
         torn = root / "torn"
@@ -303,6 +302,12 @@ def test_the_chiefs_evaluation_strands_no_process(tmp_path, barrier):
         for rank in range(hosts.HOSTS):
             with open(tmp_path / f"stage-{rank}.json") as f:
                 assert json.load(f) == {"rank": rank, "done": True}
+    elif backend == "tensorflow":
+        # TensorFlow's collectives wait for a live peer however long it
+        # takes (CommunicationOptions' timeout did not end this wait): no
+        # process is stranded even without the barrier.
+        _stage(backend, tmp_path, "--barrier", "off", seconds, timeout=240,
+               KERATTN_ENGINE_TIMEOUT=str(ENGINE_TIMEOUT))
     else:
         with pytest.raises(AssertionError, match="exited"):
             _stage(backend, tmp_path, "--barrier", "off", seconds, timeout=240,
