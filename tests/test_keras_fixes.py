@@ -300,3 +300,50 @@ def test_jax_processes_reads_jax_distributed_state():
         "jax._src.distributed.global_state changed: kerattn.keras_fixes."
         "jax_processes needs a new way")
     assert keras_fixes.jax_processes() is None
+
+
+def test_the_coordination_barriers_are_where_kerattn_calls_them():
+    """`coordination_barrier`: JAX's distributed client and TensorFlow's
+    eager context still offer `wait_at_barrier` (both run for real in
+    tests/test_distributed.py's barrier case, on their engines)."""
+    backend = keras.backend.backend()
+    if backend == "torch":
+        pytest.skip("torch's barrier is the public dist.monitored_barrier")
+    if backend == "jax":
+        from jax._src import distributed
+        from jax._src.lib import _jax
+
+        assert hasattr(distributed.global_state, "client")
+        assert hasattr(_jax.DistributedRuntimeClient, "wait_at_barrier"), (
+            "kerattn.keras_fixes.coordination_barrier needs a new way")
+    else:
+        from tensorflow.python.eager import context
+
+        assert hasattr(context.context(), "wait_at_barrier"), (
+            "kerattn.keras_fixes.coordination_barrier needs a new way")
+
+
+def test_jax_initialize_timeouts_passes_them_and_puts_initialize_back():
+    if keras.backend.backend() != "jax":
+        pytest.skip("jax.distributed is JAX's")
+    import jax
+
+    original = jax.distributed.initialize
+    with keras_fixes.jax_initialize_timeouts(7):
+        partial = jax.distributed.initialize
+        assert partial.keywords == {"heartbeat_timeout_seconds": 7,
+                                    "shutdown_timeout_seconds": 7}
+    assert jax.distributed.initialize is original
+    with keras_fixes.jax_initialize_timeouts(None):
+        assert jax.distributed.initialize is original
+
+
+def test_jax_variables_gathered_leaves_local_variables_alone():
+    """One process: nothing spans other hosts, nothing changes (the split
+    case runs in tests/test_distributed.py's model-parallel backup)."""
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(3)])
+    before = [v.value for v in model.weights]
+    with keras_fixes.jax_variables_gathered(model):
+        inside = [v.value for v in model.weights]
+    for a, b, c in zip(before, inside, [v.value for v in model.weights]):
+        assert a is b and b is c
