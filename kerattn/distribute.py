@@ -5,7 +5,7 @@ that Keras supports on the current backend and wires a zoo model to it.
 
 | backend    | one host                                | several hosts                    | model parallel |
 |------------|-----------------------------------------|----------------------------------|----------------|
-| JAX        | `keras.distribution.DataParallel`       | the same, after `keras.distribution.initialize` | `ModelParallel` + `layout_map` |
+| JAX        | `keras.distribution.DataParallel`       | the same, after `keras.distribution.initialize` | `ModelParallel` + a `LayoutMap` (`kerattn.zoo.layout_map`) |
 | TensorFlow | `tf.distribute.MirroredStrategy`        | `MultiWorkerMirroredStrategy` (TF_CONFIG) | not supported by Keras |
 | torch      | `DistributedDataParallel` (torchrun)    | the same, `torchrun --nnodes N`  | not supported by Keras |
 
@@ -674,52 +674,74 @@ def _multi_worker(devices, index, processes):
                     index, processes)
 
 
-def layout_map(name, device_mesh):
-    """A `keras.distribution.LayoutMap` that shards zoo model `name`.
+# The zoo models with a layout, by builder name (the deprecated string forms
+# of `layout_map` and `model_parallel`): read from Keras' registry of
+# serializable classes, so that distribution imports no model.
+_LAYOUT_CLASSES = {"transformer_nmt": "kerattn>TransformerNMT",
+                   "seq2seq": "kerattn>Seq2Seq"}
 
-    The model's class owns its layout (`get_layout_map`, as KerasHub's
-    backbones do); this asks it.
+
+def _zoo_layout(name):
+    """Zoo model `name`'s `get_layout_map` (a function of the mesh)."""
+    checks.one_of("name", name, sorted(_LAYOUT_CLASSES))
+    cls = keras.saving.get_registered_object(_LAYOUT_CLASSES[name])
+    checks.require(cls is not None, "name", "a zoo model imported with "
+                   "kerattn", name)
+    return cls.get_layout_map
+
+
+def _zoo_layouts(name, warned):
+    """The deprecated string forms."""
+    import warnings
+
+    warnings.warn(f"{warned} is deprecated: pass "
+                  "`functools.partial(kerattn.zoo.layout_map, NAME)` (or a "
+                  "`keras.distribution.LayoutMap`) to "
+                  "`kerattn.distribute.model_parallel`, and call "
+                  "`kerattn.zoo.layout_map` for the map itself.",
+                  DeprecationWarning, stacklevel=3)
+    return _zoo_layout(name)
+
+
+def layout_map(name, device_mesh):
+    """Deprecated: `kerattn.zoo.layout_map(name, device_mesh)`.
 
     Args:
-        name: a zoo builder whose model has a layout: "transformer_nmt"
-            (attention by heads, feed-forward by inner width, embeddings
-            and output projection by model width) or "seq2seq" (its
-            embeddings and softmax).
+        name: "transformer_nmt" or "seq2seq".
         device_mesh: a `keras.distribution.DeviceMesh` with a "model" axis.
-
-    Returns:
-        A `LayoutMap`; variables it does not name are replicated.
 
     Example:
 
-    >>> import keras
+    >>> import keras, warnings
     >>> mesh = keras.distribution.DeviceMesh((2, 2), ["batch", "model"],
     ...                                      [f"gpu:{i}" for i in range(4)])
-    >>> layouts = layout_map("transformer_nmt", mesh)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     layouts = layout_map("transformer_nmt", mesh)
     >>> layouts["decoder_1/ffn_inner/kernel"].axes
     (None, 'model')
     """
-    from kerattn.zoo import GENERATIVE
-
-    sharded = sorted(k for k, cls in GENERATIVE.items()
-                     if hasattr(cls, "get_layout_map"))
-    checks.one_of("name", name, sharded)
     checks.require("model" in getattr(device_mesh, "axis_names", ()),
                    "device_mesh", "a keras.distribution.DeviceMesh with a "
                    "'model' axis", device_mesh)
-    return GENERATIVE[name].get_layout_map(device_mesh)
+    return _zoo_layouts(name, "kerattn.distribute.layout_map")(device_mesh)
 
 
-def model_parallel(name, model_axis_size=2, devices=None):
-    """Data and model parallelism for zoo model `name` (JAX only).
+def model_parallel(layouts, model_axis_size=2, devices=None):
+    """Data and model parallelism (JAX only): `keras.distribution.ModelParallel`.
 
     The devices form a `(batch, model)` mesh of shape
-    `(devices // model_axis_size, model_axis_size)`; the model's large
-    kernels are split over the "model" axis by `layout_map(name)`, and each
-    batch over the "batch" axis.
+    `(devices // model_axis_size, model_axis_size)`; `layouts` splits
+    variables over its "model" axis, and each batch is split over its
+    "batch" axis. The zoo's models with a layout give one:
+    `functools.partial(kerattn.zoo.layout_map, "transformer_nmt")`.
 
     Args:
-        name: a zoo builder with a layout: "transformer_nmt" or "seq2seq".
+        layouts: a function `device_mesh -> keras.distribution.LayoutMap`
+            (given the mesh made here), or a `LayoutMap` whose mesh has a
+            "batch" and a "model" axis (then `model_axis_size` and
+            `devices` are read from it). A zoo builder's name
+            ("transformer_nmt", "seq2seq") is deprecated.
         model_axis_size: devices that share one copy of the model; must
             divide the device count (and, for the transformer, the number
             of heads, the model width and the feed-forward width).
@@ -730,8 +752,10 @@ def model_parallel(name, model_axis_size=2, devices=None):
 
     Example:
 
+    >>> import functools
     >>> try:
-    ...     strategy = model_parallel("transformer_nmt", model_axis_size=1)
+    ...     strategy = model_parallel(functools.partial(
+    ...         kerattn.zoo.layout_map, "transformer_nmt"), model_axis_size=1)
     ... except ValueError:       # TensorFlow and torch: JAX only
     ...     strategy = None
     >>> strategy is None or strategy.kind == "model"
@@ -741,21 +765,33 @@ def model_parallel(name, model_axis_size=2, devices=None):
     checks.require(backend == "jax", "KERAS_BACKEND", "'jax' for model "
                    "parallelism (keras.distribution.ModelParallel)", backend,
                    note="Model parallelism runs on the JAX backend only.")
+    if isinstance(layouts, str):
+        layouts = _zoo_layouts(layouts, "model_parallel(name)")
     _initialize_hosts()
-    devices = _devices(devices, keras.distribution.list_devices())
-    checks.positive_int("model_axis_size", model_axis_size)
-    checks.require(len(devices) % model_axis_size == 0, "model_axis_size",
-                   f"a divisor of the {len(devices)} devices", model_axis_size)
-    mesh = keras.distribution.DeviceMesh(
-        (len(devices) // model_axis_size, model_axis_size), ["batch", "model"],
-        devices)
-    engine = keras.distribution.ModelParallel(
-        layout_map=layout_map(name, mesh), batch_dim_name="batch")
+    if isinstance(layouts, keras.distribution.LayoutMap):
+        mesh = layouts.device_mesh
+        checks.require(tuple(mesh.axis_names) == ("batch", "model"), "layouts",
+                       "a LayoutMap on a mesh of axes ('batch', 'model')",
+                       tuple(mesh.axis_names))
+        layout, batches = layouts, int(mesh.shape[0])
+    else:
+        checks.require(callable(layouts), "layouts", "a function of the device "
+                       "mesh giving a keras.distribution.LayoutMap, or a "
+                       "LayoutMap", type(layouts).__name__)
+        devices = _devices(devices, keras.distribution.list_devices())
+        checks.positive_int("model_axis_size", model_axis_size)
+        checks.require(len(devices) % model_axis_size == 0, "model_axis_size",
+                       f"a divisor of the {len(devices)} devices", model_axis_size)
+        mesh = keras.distribution.DeviceMesh(
+            (len(devices) // model_axis_size, model_axis_size), ["batch", "model"],
+            devices)
+        layout, batches = layouts(mesh), len(devices) // model_axis_size
+    engine = keras.distribution.ModelParallel(layout_map=layout,
+                                              batch_dim_name="batch")
     index, processes = _jax_process()
     if processes > 1:   # `shard` gives each process its own rows
         engine.auto_shard_dataset = False
-    return Strategy("model", backend, engine, len(devices) // model_axis_size,
-                    index, processes)
+    return Strategy("model", backend, engine, batches, index, processes)
 
 
 class ProcessShard(keras.utils.PyDataset):
@@ -916,5 +952,5 @@ def from_arguments(args, name=None):
     if args.distribute == "data":
         return data_parallel()
     if args.distribute == "model":
-        return model_parallel(name, model_axis_size=args.model_axis)
+        return model_parallel(_zoo_layout(name), model_axis_size=args.model_axis)
     return no_distribution()

@@ -37,6 +37,7 @@ which the chief "evaluates" (sleeps) SECONDS, with or without
 `Strategy.barrier` after it.
 """
 
+import functools
 import json
 import os
 import sys
@@ -44,7 +45,7 @@ import time
 
 import numpy as np
 
-from kerattn import distribute
+from kerattn import distribute, zoo
 from kerattn.callbacks import BackupAndRestore
 
 DEVICES = int(sys.argv[2]) if len(sys.argv) > 2 else 4
@@ -396,8 +397,9 @@ def main(out_path, names):
         devices = [f"{d.platform}:{d.id}" for pair in zip(*by_process)
                    for d in pair]
         batch = global_batch(CASES["transformer_nmt"][1], replicas)
-        mp = distribute.model_parallel("transformer_nmt", model_axis_size=2,
-                                       devices=devices)
+        mp = distribute.model_parallel(
+            functools.partial(zoo.layout_map, "transformer_nmt"),
+            model_axis_size=2, devices=devices)
         results["model_parallel_rows"] = len(rows_fed(mp, OneBatch(batch)))
         shapes = {}
         _, losses, weights = train("transformer_nmt", batch, mp, shapes=shapes)

@@ -74,3 +74,31 @@ def test_export_codec_aliases_warn_and_are_the_datasets_ones(name):
         assert alias(vocab.to_json()).itos == vocab.itos
     with pytest.raises(AttributeError, match="no_such_name"):
         kerattn.export.no_such_name
+
+
+def test_distribute_layout_map_warns_and_is_the_zoos():
+    """The layout moved to the zoo (distribution imports no model)."""
+    from kerattn import distribute
+
+    mesh = keras.distribution.DeviceMesh((2, 2), ["batch", "model"],
+                                         [f"cpu:{i}" for i in range(4)])
+    with pytest.warns(DeprecationWarning, match="distribute.layout_map"):
+        old = distribute.layout_map("transformer_nmt", mesh)
+    new = zoo.layout_map("transformer_nmt", mesh)
+    assert old["decoder_1/ffn_inner/kernel"].axes == \
+        new["decoder_1/ffn_inner/kernel"].axes == (None, "model")
+    with pytest.warns(DeprecationWarning):
+        with pytest.raises(ValueError, match="`name` must be one of"):
+            distribute.layout_map("bahdanau_nmt", mesh)
+
+
+def test_model_parallel_of_a_name_warns_and_still_works():
+    from kerattn import distribute
+
+    if keras.backend.backend() != "jax":
+        with pytest.raises(ValueError, match="`KERAS_BACKEND` must be 'jax'"):
+            distribute.model_parallel("transformer_nmt", model_axis_size=1)
+        return
+    with pytest.warns(DeprecationWarning, match="model_parallel"):
+        strategy = distribute.model_parallel("transformer_nmt", model_axis_size=1)
+    assert strategy.kind == "model"

@@ -1,4 +1,4 @@
-"""`.keras` files whose top-level class is a plain `ZooModel` load and decode.
+"""Saved `.keras` files of earlier releases load and decode as recorded.
 
 `tests/data/legacy/` holds one small `.keras` file per generative zoo model
 whose config names the model `ZooModel` (a functional model with no
@@ -6,6 +6,12 @@ whose config names the model `ZooModel` (a functional model with no
 inputs, its logits and the greedy and beam tokens and scores recorded when
 it was written (`make_legacy.py` says how). Each loads as its own
 generative class and gives the recorded logits, tokens and scores.
+
+Beside them, one file per stateful attention family (coverage,
+location-sensitive, hard monotonic, MoChA, the pointer-generator with
+coverage, and a streaming G2P model), saved before the decoder's state
+layout changed (`make_legacy_families.py`): each decodes as recorded, and
+the G2P model still streams letter by letter as it did.
 """
 
 import os
@@ -93,3 +99,46 @@ def test_only_zoo_models_are_upgraded():
     assert kerattn.saving.upgrade_legacy_config(config) == (config, False)
     other = {"class_name": "Functional", "config": {"layers": []}}
     assert kerattn.saving.upgrade_legacy_config(other) == (other, False)
+
+
+FAMILY_FILES = {
+    "bahdanau_nmt_coverage": zoo.BahdanauNMT,
+    "luong_nmt_location_sensitive": zoo.LuongNMT,
+    "bahdanau_nmt_hard_monotonic": zoo.BahdanauNMT,
+    "luong_nmt_mocha": zoo.LuongNMT,
+    "pointer_generator_coverage": zoo.PointerGeneratorNetwork,
+    "g2p_streaming": zoo.LuongNMT,
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAMILY_FILES))
+def test_stateful_family_file_decodes_as_recorded(name):
+    model, x, data = _load(name)
+    assert type(model) is FAMILY_FILES[name]
+    logits = to_numpy(model.predict(x, verbose=0))
+    possible = data["logits"] > -1e8   # a pointer-generator's impossible ids: -1e9
+    np.testing.assert_allclose(logits[possible], data["logits"][possible], atol=1e-5)
+    assert (logits[~possible] < -1e8).all()
+    for strategy, options in (("greedy", {}), ("beam", dict(
+            beam_width=3, never_worse_than_greedy=False))):
+        out = decoding.generate(model, x["source_ids"], max_length=7,
+                                strategy=strategy, **options)
+        np.testing.assert_array_equal(to_numpy(out["tokens"]),
+                                      data[f"{strategy}_tokens"])
+        np.testing.assert_allclose(to_numpy(out["scores"]),
+                                   data[f"{strategy}_scores"], atol=1e-5)
+    if name == "g2p_streaming":
+        from kerattn.datasets import SymbolVocabulary
+
+        letters = SymbolVocabulary([str(t) for t in data["letters"][4:]],
+                                   separator="")
+        phonemes = SymbolVocabulary([str(t) for t in data["phonemes"][4:]])
+        assert letters.itos == list(data["letters"])
+        for word, streamed, first in zip(data["words"], data["streamed"],
+                                         data["first_commit"]):
+            decoder = decoding.StreamingDecoder(model, letters, phonemes,
+                                                max_length=8)
+            chunks = [decoder.feed(c) for c in str(word)] + [decoder.finish()]
+            assert " ".join(sum(chunks, [])) == streamed
+            assert next(k for k, c in enumerate(chunks) if c) == first
+            assert first < len(str(word)) - 1     # before the word ends

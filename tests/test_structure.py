@@ -4,6 +4,8 @@
   function-level ones included, is an edge; no exception list. An import
   of a name from the module's own package (its `__init__`) counts too; the
   packages above a submodule it imports are already being imported.
+- Distribution sits below the models: `kerattn.distribute` imports no
+  model, recipe or decoder (the zoo's layouts live in the zoo).
 - One argument-checking module: `kerattn/checks.py` is the only module
   that writes `raise ValueError`; the others call it.
 """
@@ -113,6 +115,26 @@ def test_the_package_has_no_import_cycle():
     found = cycles(edges)
     assert not found, "import cycles (function-level imports count):\n" + "\n".join(
         " <-> ".join(c) for c in found)
+
+
+ABOVE_DISTRIBUTION = ("kerattn.zoo", "kerattn.recipes", "kerattn.decoding",
+                      "kerattn.export")
+
+
+def test_distribution_imports_no_model():
+    """`kerattn.distribute` picks the engine and wires a model to it; the
+    models (and their layouts) sit above it."""
+    edges = graph()["kerattn.distribute"]
+    above = sorted(e for e in edges if e.startswith(ABOVE_DISTRIBUTION))
+    assert not above, f"kerattn/distribute.py imports {above}"
+
+
+def test_the_layering_check_can_fail(tmp_path):
+    path = tmp_path / "distribute.py"
+    path.write_text("def layout_map(name, mesh):\n"
+                    "    from kerattn.zoo import GENERATIVE\n")
+    edges = imports_of("kerattn.distribute", str(path), set(modules()))
+    assert any(e.startswith(ABOVE_DISTRIBUTION) for e in edges)
 
 
 def test_the_cycle_finder_finds_a_cycle():

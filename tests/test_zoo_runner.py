@@ -481,18 +481,25 @@ def test_captioning_recipe_refuses_hard_flags_for_soft(flags, tmp_path, capsys):
 def test_only_the_chief_writes_the_records(tmp_path, monkeypatch):
     """The runner writes results.json and RESULTS.md (each atomically) on
     the chief alone: on another worker it trains its seeds and writes
-    nothing, even when a task returns a row there."""
+    nothing, even when a task returns a row there. Every process waits at
+    the strategy's barrier after each seed (while the chief evaluates)."""
     from kerattn import distribute
 
     def toy(chief):
+        events = []
+
         class Strategy:
             num_replicas, processes, is_chief = 2, 2, chief
+
+            def barrier(self, name="barrier", timeout=None):
+                events.append("barrier")
 
         monkeypatch.setattr(distribute, "from_arguments", lambda args, name: Strategy())
         seeds = []
 
         def train_seed(args, data, seed, strategy, keep):
             seeds.append(seed)
+            events.append(f"seed {seed}")
             return {"loss": 1.0}
 
         task = runner.Task(
@@ -502,6 +509,7 @@ def test_only_the_chief_writes_the_records(tmp_path, monkeypatch):
             render=lambda results, folder: f"{len(results['rows'])} seeds\n")
         out = tmp_path / str(chief)
         returned = runner.main(task, argv=["--seeds", "2", "--epochs", "1", "--out", str(out)])
+        assert events == ["seed 1", "barrier", "seed 2", "barrier"]
         return returned, seeds, sorted(os.listdir(out)) if out.exists() else None
 
     assert toy(chief=False) == (None, [1, 2], None)   # not even the folder

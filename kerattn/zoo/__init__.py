@@ -34,6 +34,42 @@ GENERATIVE = {
 }
 
 
+def layout_map(name, device_mesh):
+    """A `keras.distribution.LayoutMap` that splits zoo model `name`.
+
+    The model's class owns its layout (`get_layout_map`, as KerasHub's
+    backbones do); this asks it. Give it to
+    `kerattn.distribute.model_parallel` as
+    `functools.partial(layout_map, name)`.
+
+    Args:
+        name: a zoo builder whose model has a layout: "transformer_nmt"
+            (attention by heads, feed-forward by inner width, embeddings
+            and output projection by model width) or "seq2seq" (its
+            embeddings and softmax).
+        device_mesh: a `keras.distribution.DeviceMesh` with a "model" axis.
+
+    Returns:
+        A `LayoutMap`; variables it does not name are replicated.
+
+    Example:
+
+    >>> import keras
+    >>> mesh = keras.distribution.DeviceMesh((2, 2), ["batch", "model"],
+    ...                                      [f"gpu:{i}" for i in range(4)])
+    >>> layouts = layout_map("transformer_nmt", mesh)
+    >>> layouts["decoder_1/ffn_inner/kernel"].axes
+    (None, 'model')
+    """
+    sharded = sorted(k for k, cls in GENERATIVE.items()
+                     if hasattr(cls, "get_layout_map"))
+    checks.one_of("name", name, sharded)
+    checks.require("model" in getattr(device_mesh, "axis_names", ()),
+                   "device_mesh", "a keras.distribution.DeviceMesh with a "
+                   "'model' axis", device_mesh)
+    return GENERATIVE[name].get_layout_map(device_mesh)
+
+
 def presets(name):
     """The named sizes of zoo builder `name`: `{preset: {size: value}}`.
 
@@ -87,7 +123,7 @@ def incremental(model, pad_id=0):
     return model
 
 
-__all__ = ["ZooModel", "GenerativeModel", "GENERATIVE", "presets",
+__all__ = ["ZooModel", "GenerativeModel", "GENERATIVE", "presets", "layout_map",
            "cho_encoder_decoder", "ChoEncoderDecoder", "seq2seq", "Seq2Seq",
            "bahdanau_nmt", "BahdanauNMT", "luong_nmt", "LuongNMT",
            "transformer_nmt", "TransformerNMT", "convs2s_nmt", "ConvS2SNMT",
