@@ -11,7 +11,8 @@ says each engine's hosts are started.
 Each host runs in its own working directory (`host0`, `host1`), so a file a
 host writes with a relative path lands in its own directory. Every address
 is 127.0.0.1; the ports are free ones picked here. `run` bounds the time and
-ends both process groups whatever happens.
+ends both process groups whatever happens; `start` hands the running hosts
+to a test that kills one (a lost machine) and watches the other.
 """
 
 import json
