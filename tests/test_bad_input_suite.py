@@ -877,6 +877,18 @@ case("presets", "None", lambda: zoo.presets(None), "`name`")
 case("presets", "empty", lambda: zoo.presets(""), "`name`")
 case("presets", "a module path", lambda: zoo.presets("kerattn.zoo.model"), "`name`")
 
+_MESH = lambda axes=("batch", "model"): keras.distribution.DeviceMesh(  # noqa: E731
+    (2, 2), list(axes), [f"cpu:{i}" for i in range(4)])
+case("layout_map", "unknown model", lambda: zoo.layout_map("gpt2", _MESH()), "`name`")
+case("layout_map", "a model without a layout",
+     lambda: zoo.layout_map("bahdanau_nmt", _MESH()), "`name`")
+case("layout_map", "None", lambda: zoo.layout_map(None, _MESH()), "`name`")
+case("layout_map", "a mesh without a model axis",
+     lambda: zoo.layout_map("transformer_nmt", _MESH(("batch", "data"))),
+     "`device_mesh`")
+case("layout_map", "not a mesh", lambda: zoo.layout_map("transformer_nmt", (2, 2)),
+     "`device_mesh`")
+
 case("compile_decoder", "fn not callable", lambda: decoding.compile_decoder(3, []), "`fn`")
 case("compile_decoder", "variables not a list",
      lambda: decoding.compile_decoder(lambda t: t, 3), "`variables`")
