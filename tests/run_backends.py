@@ -70,15 +70,23 @@ def _slowest(junit_path, count):
     return sorted(cases, reverse=True)[:count]
 
 
-def compile_cache_env(workdir):
-    """One compile cache for the whole run, in `workdir` (removed at exit),
-    given by environment to every pytest process and every process they
-    start: JAX's persistent cache (keyed by the program, its flags and
-    devices: a model compiled by one process is not compiled again by
-    another), and the counting of its hits (tests/ci_site/sitecustomize.py
-    writes one line per JAX process to compile_cache.jsonl).
-    `KERATTN_JAX_CACHE=0` turns it off."""
-    if os.environ.get("KERATTN_JAX_CACHE") == "0":
+def compile_cache_env(workdir, backend):
+    """One compile cache for the run, in `workdir` (removed at exit), given
+    by environment to the JAX pytest process and every process it starts:
+    JAX's persistent cache (keyed by the program, its flags and devices: a
+    program compiled by one process is not compiled again by another), and
+    the counting of its hits (tests/ci_site/sitecustomize.py writes one line
+    per JAX process to compile_cache.jsonl). `KERATTN_JAX_CACHE=0` turns it
+    off.
+
+    Not for the JAX programs that the TensorFlow and torch processes start
+    (each `fit.py --backend jax`, the JAX benchmark): measured on
+    2026-11-28, they found few of their programs in the cache (0 of 122 for
+    the two stand-in hosts of `fit.py show_attend_tell`, which compile the
+    same programs at the same moment) and the torch process used about 26
+    CPU seconds more with it than without; the JAX process used 61 fewer
+    (docs in tests/README.md)."""
+    if os.environ.get("KERATTN_JAX_CACHE") == "0" or backend != "jax":
         return {}
     folder = os.path.join(workdir, "jax_cache")
     os.makedirs(folder, exist_ok=True)
@@ -98,8 +106,12 @@ def cache_summary(workdir):
         for line in f:
             record = json.loads(line)
             argv = record["argv"]
-            kind = ("pytest" if "pytest" in " ".join(argv)
-                    else " ".join(a for a in argv[:3] if not a.startswith("/")))
+            if "pytest" in " ".join(argv) or argv[:1] == ["__main__.py"]:
+                kind = "the JAX pytest process"
+            elif argv[:1] == ["-c"]:
+                kind = "python -c (a test's child process)"
+            else:
+                kind = " ".join(argv[:2])
             total = kinds.setdefault(kind, [0, 0, 0, 0.0])
             total[0] += 1
             total[1] += record["requests"]
@@ -120,7 +132,7 @@ def run_backend(backend, pytest_args, workdir):
     # .keras files saved under each backend, shared by the three processes.
     env["KERATTN_SHARED_TEST_DIR"] = os.path.join(workdir, "shared")
     env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
-    cache = compile_cache_env(workdir)
+    cache = compile_cache_env(workdir, backend)
     env.update(cache)
     if cache:   # sitecustomize counts the cache's hits in every process
         env["PYTHONPATH"] = os.path.join(REPO, "tests", "ci_site") + os.pathsep + env["PYTHONPATH"]
@@ -250,7 +262,7 @@ def main(argv=None):
             for seconds, name in slowest[backend]:
                 print(f"  {seconds:7.1f} s  {name}")
     if cache_lines:
-        print("\nJAX's compile cache (shared by every process of the run):")
+        print("\nJAX's compile cache (the JAX process and the processes it started):")
         for line in cache_lines:
             print("  " + line)
     print("\n===== summary =====")
