@@ -85,7 +85,7 @@ def compile_cache_env(workdir, backend):
     the two stand-in hosts of `fit.py show_attend_tell`, which compile the
     same programs at the same moment) and the torch process used about 26
     CPU seconds more with it than without; the JAX process used 61 fewer
-    (docs in tests/README.md)."""
+    (tests/README.md, "What keeps it there")."""
     if os.environ.get("KERATTN_JAX_CACHE") == "0" or backend != "jax":
         return {}
     folder = os.path.join(workdir, "jax_cache")
