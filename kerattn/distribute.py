@@ -379,7 +379,10 @@ class Strategy:
         if self.backend == "torch":
             import torch.distributed as dist
 
-            dist.monitored_barrier(group=_TORCH_BARRIER_GROUP[0],
+            # The group made by `_process_group`; the default group (gloo,
+            # or an error naming it) when the caller made the process group.
+            group = _TORCH_BARRIER_GROUP[0] if _TORCH_BARRIER_GROUP else None
+            dist.monitored_barrier(group=group,
                                    timeout=datetime.timedelta(seconds=timeout),
                                    wait_all_ranks=True)
             return

@@ -62,18 +62,26 @@ def hosts_root(tmp_path_factory):
     return tmp_path_factory.mktemp("distributed")
 
 
+def _env(backend, **extra):
+    env = dict(os.environ, KERAS_BACKEND=backend,
+               XLA_FLAGS="--xla_force_host_platform_device_count=2", **extra)
+    env["PYTHONPATH"] = os.path.dirname(HERE) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def _worker(backend, out, *argv):
+    """The worker's command: OUT, each process's devices (2 virtual ones
+    on JAX, 1 elsewhere), then the rest."""
+    return [WORKER, str(out), "2" if backend == "jax" else "1", *argv]
+
+
 @pytest.fixture(scope="module")
 def reports(hosts_root):
     """The two processes' reports, the chief's first."""
     backend = keras.backend.backend()
     root = hosts_root
-    out = str(root / "report.json")
-    env = dict(os.environ, KERAS_BACKEND=backend,
-               XLA_FLAGS="--xla_force_host_platform_device_count=2")
-    env["PYTHONPATH"] = os.path.dirname(HERE) + os.pathsep + env.get("PYTHONPATH", "")
-    devices = "2" if backend == "jax" else "1"
-    hosts.run(backend, [WORKER, out, devices, *models_here()], str(root),
-              env=env, timeout=300)
+    hosts.run(backend, _worker(backend, root / "report.json", *models_here()),
+              str(root), env=_env(backend), timeout=300)
     found = []
     for rank in range(hosts.HOSTS):
         with open(str(root / f"report-{rank}.json")) as f:
@@ -213,16 +221,8 @@ ENGINE_VARIABLES = {
 ENGINE_TIMEOUT = 8
 
 
-def _env(backend, **extra):
-    env = dict(os.environ, KERAS_BACKEND=backend,
-               XLA_FLAGS="--xla_force_host_platform_device_count=2", **extra)
-    env["PYTHONPATH"] = os.path.dirname(HERE) + os.pathsep + env.get("PYTHONPATH", "")
-    return env
-
-
 def _stage(backend, root, *argv, timeout=240, **env):
-    devices = "2" if backend == "jax" else "1"
-    return hosts.run(backend, [WORKER, str(root / "stage.json"), devices, *argv],
+    return hosts.run(backend, _worker(backend, root / "stage.json", *argv),
                      str(root), env=_env(backend, **env), timeout=timeout)
 
 
@@ -246,9 +246,9 @@ def test_a_lost_worker_resumes_from_the_chiefs_backup(reports, hosts_root):
     root = hosts_root / "lost"
     root.mkdir()
     backup = str(root / "backup")
-    devices = "2" if backend == "jax" else "1"
-    started = hosts.start(backend, [WORKER, str(root / "stage.json"), devices,
-                                    "--lost-worker", "killed", backup], str(root),
+    started = hosts.start(backend, _worker(backend, root / "stage.json",
+                                           "--lost-worker", "killed", backup),
+                          str(root),
                           env=_env(backend, KERATTN_ENGINE_TIMEOUT=str(ENGINE_TIMEOUT)))
     try:
         deadline = time.monotonic() + 240
