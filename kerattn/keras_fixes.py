@@ -87,6 +87,21 @@ def call_inputs(layer):
             for node in getattr(layer, "_inbound_nodes", [])]
 
 
+def autocast_scope(dtype):
+    """A context manager in which layers' float variables are read as
+    `dtype`: what a layer's `__call__` enters for a layer of its own dtype
+    policy, for code that calls a sublayer's method directly (the recurrent
+    decoder calls its attention's `step`, not its `__call__`, at every step).
+
+    Private: `keras.src.backend.AutocastScope`; Keras exports no public way
+    to enter a layer's dtype scope without calling it. Written against keras
+    3.15.1.
+    """
+    from keras.src import backend as _backend
+
+    return _backend.AutocastScope(dtype)
+
+
 class BuildOnOneReplicasBatch:
     """A mixin for a `keras.Model` (before it in the bases): under a
     `tf.distribute` strategy, Keras' TensorFlow trainer builds the model's

@@ -260,15 +260,15 @@ def test_decoder_carries_the_history(name):
         normalize, cumulative, W_c)
     np.testing.assert_allclose(al, ref_al, atol=1e-5)
     np.testing.assert_allclose(out, ref_out, atol=1e-5)
-    # return_state: [*cell states, (feed,) alignment, step].
-    final = [to_numpy(x) for x in final]
-    np.testing.assert_allclose(final[-2], ref_hist, atol=1e-5)
-    np.testing.assert_allclose(final[0], ref_states[0], atol=1e-5)
-    np.testing.assert_array_equal(final[-1][:, 0], lengths)
+    # return_state: {"cells", ("feed",) "attention": {"alignment"}, "step"}.
+    history = to_numpy(final["attention"]["alignment"])
+    np.testing.assert_allclose(history, ref_hist, atol=1e-5)
+    np.testing.assert_allclose(to_numpy(final["cells"][0]), ref_states[0], atol=1e-5)
+    np.testing.assert_array_equal(to_numpy(final["step"])[:, 0], lengths)
     if cumulative:  # c after the last real step: the sum of its weights
-        np.testing.assert_allclose(final[-2], al.sum(1), atol=1e-5)
+        np.testing.assert_allclose(history, al.sum(1), atol=1e-5)
     else:           # a_{i-1}: the last real step's weights
-        np.testing.assert_allclose(final[-2], al[np.arange(b), np.array(lengths) - 1],
+        np.testing.assert_allclose(history, al[np.arange(b), np.array(lengths) - 1],
                                    atol=1e-6)
     # Incremental decoding carries the same slot.
     cache = dec.precompute(mem, mem_mask)

@@ -191,7 +191,8 @@ def test_final_state_and_target_padding():
     short(y[:1, :1], h[:1])
     short.set_weights(dec.get_weights())
     _, final_short = short(y[2:3, :1], h[2:3], memory_mask=mask[2:3])
-    np.testing.assert_allclose(to_numpy(final[0])[2], to_numpy(final_short[0])[0],
+    np.testing.assert_allclose(to_numpy(final["cells"][0])[2],
+                               to_numpy(final_short["cells"][0])[0],
                                atol=1e-5)
 
 

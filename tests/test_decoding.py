@@ -288,6 +288,25 @@ def test_beam_reorders_the_alignment_state():
         assert got[row][0] == max(expected[row], key=expected[row].get)
     np.testing.assert_allclose(errors, 0.0, atol=2e-4)
 
+    # The same search with the attention's state left out of the reorder
+    # (moved to the top of the state and named invariant): it goes wrong.
+    def split(state):
+        states = dict(state["states"])
+        return {"cache": state["cache"], "states": states,
+                "attention": states.pop("attention")}
+
+    def step(tokens, state, index):
+        whole = {"cache": state["cache"],
+                 "states": {**state["states"], "attention": state["attention"]}}
+        logits, new, weights = model.step(tokens, whole, index)
+        return logits, split(new), weights
+
+    got, scores = search(step, split(model.encode(source_ids)),
+                         ("cache", "attention"))
+    wrong = [abs(scores[row, k] - expected[row].get(hyp, np.inf))
+             for row in range(2) for k, hyp in enumerate(got[row])]
+    assert sum(w > 1e-3 for w in wrong) >= 5, wrong
+
 
 @pytest.mark.parametrize("width", [2, 3])
 def test_narrow_beam_matches_a_numpy_beam_search(width):

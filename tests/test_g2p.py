@@ -138,7 +138,7 @@ def test_zero_decoder_init_graph_and_steps_agree():
         {"source_ids": source, "target_in_ids": target_in}))
     state = model.encode(source)
     assert all(not np.any(keras.ops.convert_to_numpy(s))
-               for s in state["states"][:2])             # h_0 = c_0 = 0
+               for s in state["states"]["cells"][:2])    # h_0 = c_0 = 0
     for t in range(3):
         step_logits, state, _ = model.step(target_in[:, t], state, t)
         real = target_in[:, t] > 0      # a padded step's output is not used
@@ -201,20 +201,20 @@ def test_streaming_refuses_models_that_read_the_whole_word():
 
 
 def test_a_saved_streaming_model_loads_still_reading_left_to_right(tmp_path):
-    """`decoder_init="zeros"` survives a `.keras` round trip (its marker
-    layer is in the graph): the loaded model streams, and decodes the same."""
-    from kerattn.decoding.streaming import _reads_left_to_right
-
+    """`decoder_init="zeros"` survives a `.keras` round trip (the graph's
+    decoder takes no initial state): the loaded model streams, and decodes
+    the same; no marker layer is built."""
     model = kerattn.zoo.luong_nmt(12, 10, preset="g2p-streaming", units=8,
                                   embedding_dim=6, attention="hard-monotonic")
     _numpy_weights(model)
     path = str(tmp_path / "g2p.keras")
     model.save(path)
     loaded = kerattn.load_model(path)
-    assert _reads_left_to_right(loaded) == (True, "")
+    assert "zero_decoder_init" not in loaded.layers_by_name
+    assert loaded.can_stream() == (True, "")
     source = np.array([[4, 5, 0], [6, 7, 8]], "int32")
     state = loaded.encode(source)
-    assert not np.any(keras.ops.convert_to_numpy(state["states"][0]))
+    assert not np.any(keras.ops.convert_to_numpy(state["states"]["cells"][0]))
     before, after = (keras.ops.convert_to_numpy(
         m.generate(source, max_length=5, bos_id=2, eos_id=3)["tokens"])
         for m in (model, loaded))

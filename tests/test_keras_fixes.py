@@ -347,3 +347,14 @@ def test_jax_variables_gathered_leaves_local_variables_alone():
         inside = [v.value for v in model.weights]
     for a, b, c in zip(before, inside, [v.value for v in model.weights]):
         assert a is b and b is c
+
+
+def test_autocast_scope_reads_variables_in_its_dtype():
+    """`keras_fixes.autocast_scope` (the decoder's scope for an attention of
+    another dtype policy) reads a float32 variable as the scope's dtype."""
+    variable = keras.Variable(np.ones((2,), "float32"))
+    with keras_fixes.autocast_scope("bfloat16"):
+        read = variable + 0
+    assert keras.backend.standardize_dtype(read.dtype) == "bfloat16", (
+        "keras.src.backend.AutocastScope no longer autocasts: kerattn."
+        "keras_fixes.autocast_scope needs a new way")

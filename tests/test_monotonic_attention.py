@@ -378,9 +378,10 @@ def test_decoder_step_equals_full_pass(name, mode):
     for t in range(4):
         o, new, wt = dec.step(y[:, t], states, cache, attention_mode=mode)
         keep = y_mask[:, t:t + 1]
-        states = [np.where(keep, to_numpy(n), to_numpy(s)) for n, s in zip(new, states)]
+        states = keras.tree.map_structure(
+            lambda n, s: np.where(keep, to_numpy(n), to_numpy(s)), new, states)
         steps.append((np.where(keep, to_numpy(o), 0), np.where(keep, to_numpy(wt), 0)))
-        alignment = to_numpy(new[-2])
+        alignment = to_numpy(new["attention"]["alignment"])
         if mode == "hard":
             assert set(np.unique(alignment)) <= {0.0, 1.0}
             assert np.all(alignment.sum(-1) <= 1)
@@ -492,10 +493,13 @@ def test_decoder_keeps_the_alignment_dtype():
         keras.config.set_dtype_policy("float32")
     dtype = keras.backend.standardize_dtype
     assert dtype(out.dtype) == "bfloat16"
-    assert dtype(states[-2].dtype) == dtype(stepped[-2].dtype) == spec[-2].dtype == "float32"
+    assert (dtype(states["attention"]["alignment"].dtype)
+            == dtype(stepped["attention"]["alignment"].dtype)
+            == spec["attention"]["alignment"].dtype == "float32")
     assert np.all(np.isfinite(to_numpy(keras.ops.cast(out, "float32"))))
     mixed = AttentionRNN(6, kerattn.layers.BahdanauAttention(
         4, coverage=True, dtype="mixed_bfloat16"), return_state=True)
     out, states = mixed(y, mem, memory_mask=mask)
-    assert dtype(states[-2].dtype) == "float32"
-    np.testing.assert_allclose(to_numpy(states[-2]).sum(-1), [4.0, 4.0], atol=0.05)
+    assert dtype(states["attention"]["alignment"].dtype) == "float32"
+    np.testing.assert_allclose(to_numpy(states["attention"]["alignment"]).sum(-1),
+                               [4.0, 4.0], atol=0.05)

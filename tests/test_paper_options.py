@@ -57,7 +57,7 @@ def test_attention_rnn_gru_is_the_papers_gru(reset_after):
     want = numpy_gru(x.astype("float64"), h0.astype("float64"),
                      to_numpy(cell.kernel), to_numpy(cell.recurrent_kernel),
                      bias, reset_after)
-    np.testing.assert_allclose(to_numpy(states[0]), want, atol=1e-5)
+    np.testing.assert_allclose(to_numpy(states["cells"][0]), want, atol=1e-5)
 
 
 @pytest.mark.parametrize("name", ["bahdanau_nmt", "cho_encoder_decoder"])
@@ -294,7 +294,7 @@ def test_luong_bidirectional_encoder():
         bi.get_layer("reverse_source")(source)),
         mask=source != 0)
     np.testing.assert_allclose(
-        to_numpy(states[0]),
+        to_numpy(states["cells"][0]),
         np.concatenate([to_numpy(fwd_bwd[1]), to_numpy(fwd_bwd[3])], -1), atol=1e-6)
     target = np.array([[2, 5, 0], [2, 6, 7], [2, 8, 9]], "int32")
     full = to_numpy(bi({"source_ids": source, "target_in_ids": target}))

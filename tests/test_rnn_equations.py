@@ -115,12 +115,12 @@ def test_step_equals_full_with_the_shortest_row_first(name):
     full, al = dec(y, h, inputs_mask=t_mask, memory_mask=s_mask,
                    return_attention_scores=True)
     cache = dec.precompute(h, s_mask)
-    states = [to_numpy(x) for x in dec.get_initial_state(b)]
+    states = keras.tree.map_structure(to_numpy, dec.get_initial_state(b))
     for step in range(t):
         out, new, w = dec.step(y[:, step], states, cache)
         keep = t_mask[:, step]
-        states = [np.where(keep[:, None], to_numpy(n), o)
-                  for n, o in zip(new, states)]
+        states = keras.tree.map_structure(
+            lambda n, o: np.where(keep[:, None], to_numpy(n), o), new, states)
         np.testing.assert_allclose(to_numpy(out)[keep], to_numpy(full)[keep, step],
                                    atol=1e-5)
         np.testing.assert_allclose(to_numpy(w)[keep], to_numpy(al)[keep, step],

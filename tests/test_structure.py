@@ -6,6 +6,9 @@
   packages above a submodule it imports are already being imported.
 - Distribution sits below the models: `kerattn.distribute` imports no
   model, recipe or decoder (the zoo's layouts live in the zoo).
+- The recurrent decoder knows no attention family: `kerattn/layers/
+  attention_rnn.py` calls its attention through the step protocol of
+  `BaseAttention` and reads no capability flag, nor tests its type.
 - One argument-checking module: `kerattn/checks.py` is the only module
   that writes `raise ValueError`; the others call it.
 """
@@ -135,6 +138,55 @@ def test_the_layering_check_can_fail(tmp_path):
                     "    from kerattn.zoo import GENERATIVE\n")
     edges = imports_of("kerattn.distribute", str(path), set(modules()))
     assert any(e.startswith(ABOVE_DISTRIBUTION) for e in edges)
+
+
+# What the decoder may use of its attention: `BaseAttention`'s step protocol
+# (its class docstring), the key projection of `precompute`, and what any
+# Keras layer has.
+PROTOCOL = {"initial_state", "step", "draw_noise", "mode_for", "extend_source",
+            "project_key", "build", "built", "dtype_policy", "compute_dtype"}
+
+
+def _is_attention(node):
+    return (isinstance(node, ast.Name) and node.id == "attention") or (
+        isinstance(node, ast.Attribute) and node.attr == "attention")
+
+
+def attention_uses(source):
+    """`(attributes read of an attention, type tests on one)` in `source`:
+    `x.attention.name` / `attention.name`, and `isinstance`, `issubclass`,
+    `getattr`, `hasattr` calls with an attention among their arguments."""
+    reads, tests = set(), []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and _is_attention(node.value):
+            reads.add(node.attr)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("isinstance", "issubclass", "getattr",
+                                     "hasattr")
+                and any(_is_attention(a) for a in node.args)):
+            tests.append(f"{node.func.id} at line {node.lineno}")
+    return reads, tests
+
+
+def test_the_decoder_reads_no_attention_flag():
+    """Every attention family talks to `AttentionRNN` through the protocol:
+    a new family adds no flag read and no branch to the decoder."""
+    with open(os.path.join(ROOT, "layers", "attention_rnn.py")) as f:
+        reads, tests = attention_uses(f.read())
+    assert reads <= PROTOCOL, f"attention_rnn.py reads {sorted(reads - PROTOCOL)}"
+    assert not tests, f"attention_rnn.py tests its attention: {tests}"
+
+
+def test_the_flag_check_can_fail():
+    reads, tests = attention_uses(
+        "def attend(self):\n"
+        "    if self.attention.samples_locations:\n"
+        "        pass\n"
+        "    if isinstance(self.cell.attention, LocalAttention):\n"
+        "        pass\n"
+        "    getattr(attention, 'modes', ())\n")
+    assert "samples_locations" in reads - PROTOCOL
+    assert len(tests) == 2
 
 
 def test_the_cycle_finder_finds_a_cycle():

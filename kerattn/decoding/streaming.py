@@ -17,61 +17,25 @@ need more input; `finish` writes the rest as offline decoding does.
     decoder.feed("neme")     # ['OW', 'N', 'IY']
     decoder.finish()         # ['M']        the rest, at the end of the word
 
-Models: `kerattn.zoo.luong_nmt(..., attention="hard-monotonic" or
-"mocha", preset="g2p-streaming")` (one-way encoder, decoder started from
-zeros).
+Which models can stream, each says itself (`GenerativeModel.can_stream`),
+and how its state grows when more input arrives (`extend_source`): this
+module knows no model class. Today: `kerattn.zoo.luong_nmt(...,
+attention="hard-monotonic" or "mocha", preset="g2p-streaming")` (one-way
+encoder, decoder started from zeros).
 """
 
 import numpy as np
 from keras import ops
 
 from kerattn import checks
-
-
-def _reads_left_to_right(model):
-    """Whether `model`'s output at a step depends on the source read so far
-    only: a one-way encoder on the source in order, a decoder started from
-    zeros (luong_nmt's `decoder_init="zeros"`) and a hard monotonic
-    attention.
-
-    Args:
-        model: a generative zoo model.
-
-    Returns:
-        `(ok, why)`: a bool and, when False, the reason in words.
-
-    Example:
-
-    >>> model = kerattn.zoo.luong_nmt(20, 30, preset="tiny",
-    ...                               attention="hard-monotonic",
-    ...                               decoder_init="zeros")
-    >>> _reads_left_to_right(model)
-    (True, '')
-    """
-    import keras
-
-    layers = {layer.name: layer for layer in getattr(model, "layers", [])}
-    decoder = layers.get("decoder")
-    attention = getattr(decoder, "attention", None)
-    if getattr(attention, "decoding_mode", None) != "hard":
-        return False, ("its attention is not a hard monotonic one (attention="
-                       "'hard-monotonic' or 'mocha'): a soft attention reads "
-                       "the whole source at every step")
-    if any(isinstance(layer, keras.layers.Bidirectional) for layer in layers.values()):
-        return False, "its encoder reads both ways (bidirectional_encoder=True)"
-    if "reverse_source" in layers:
-        return False, "it reads the source reversed (reverse_source=True)"
-    if "zero_decoder_init" not in layers:
-        return False, ("its decoder starts from the encoder's last state "
-                       "(decoder_init='encoder'): use decoder_init='zeros'")
-    return True, ""
+from kerattn.decoding.search import _log_probs
 
 
 class StreamingDecoder:
     """Greedy decoding that emits tokens before the input is complete.
 
-    For a model whose attention is hard monotonic and whose encoder reads
-    left to right (`_reads_left_to_right`): after each `feed`, the tokens
+    For a model that can stream (`model.can_stream()`: a hard monotonic
+    attention and an encoder that reads left to right): after each `feed`, the tokens
     whose attention stopped inside the input read so far; after `finish`,
     the rest. Together they are exactly the greedy offline output of the
     whole input (`model.generate(..., strategy="greedy")`, hard
@@ -99,7 +63,10 @@ class StreamingDecoder:
     """
 
     def __init__(self, model, source_vocab, target_vocab, max_length=50):
-        ok, why = _reads_left_to_right(model)
+        checks.require(hasattr(model, "can_stream"), "model",
+                       "a generative zoo model (kerattn.zoo.GenerativeModel)",
+                       type(model).__name__)
+        ok, why = model.can_stream()
         checks.require(ok, "model", "a model whose output at each step depends "
                        "on the input read so far", type(model).__name__,
                        note=f"It cannot stream: {why}.")
@@ -114,7 +81,7 @@ class StreamingDecoder:
         """Start a new input."""
         self.source = []         # the ids read so far
         self.tokens = []         # the ids written so far
-        self.states = None       # the decoder's states after the last token
+        self.state = None        # the decoding state after the last token
         self.done = False
 
     def feed(self, text):
@@ -143,8 +110,8 @@ class StreamingDecoder:
             return []
         source = np.asarray([self.source], "int32")             # (1, J)
         state = self.model.encode(source, max_length=self.max_length)
-        if self.states is not None:   # carried: the alignment grows to J
-            state["states"] = self._carried(state["states"])
+        if self.state is not None:    # carried over to the J letters read
+            state = self.model.extend_source(self.state, state)
         emitted = []
         while not self._ended():
             previous = self.tokens[-1] if self.tokens else self.target_vocab.bos_id
@@ -153,11 +120,11 @@ class StreamingDecoder:
             stopped = float(ops.convert_to_numpy(ops.sum(weights))) > 0.5
             if not (stopped or final):
                 break    # its attention needs letters not read yet
-            scores = ops.convert_to_numpy(ops.cast(logits, "float32"))[0]
-            scores[[self.target_vocab.pad_id, self.target_vocab.bos_id]] = -np.inf
-            token = int(np.argmax(scores))   # greedy_search's choice
+            logp = _log_probs(logits, self.target_vocab.pad_id,
+                              self.target_vocab.bos_id)   # greedy_search's
+            token = int(ops.convert_to_numpy(ops.argmax(logp, axis=-1))[0])
             self.tokens.append(token)
-            self.states, state = new_state["states"], new_state
+            self.state = state = new_state
             if token != self.target_vocab.eos_id:
                 emitted.append(self.target_vocab.tokens([token])[0])
         return emitted
@@ -165,13 +132,3 @@ class StreamingDecoder:
     def _ended(self):
         return len(self.tokens) >= self.max_length or (
             bool(self.tokens) and self.tokens[-1] == self.target_vocab.eos_id)
-
-    def _carried(self, fresh):
-        """The states after the last committed token, their alignment
-        (`AttentionRNN.get_initial_state`'s second to last state, one entry
-        per source position) padded with zeros to the prefix's length."""
-        states = list(self.states)
-        alignment = states[-2]
-        grow = int(fresh[-2].shape[-1]) - int(alignment.shape[-1])
-        states[-2] = ops.pad(alignment, [[0, 0], [0, grow]])
-        return states

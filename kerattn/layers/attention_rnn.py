@@ -12,14 +12,22 @@ import functools
 
 import keras
 from keras import ops
+from keras import tree
 
 from kerattn import checks
+from kerattn import keras_fixes
 from kerattn.layers.attention_utils import mask_as, project
 from kerattn.layers.base_attention import BaseAttention
 from kerattn.layers.scan import scan_carry
 
 CELLS = ("gru", "lstm")
 ORDERS = ("bahdanau", "luong")
+
+
+def _layer_from(config_or_layer):
+    if isinstance(config_or_layer, dict):
+        return keras.saving.deserialize_keras_object(config_or_layer)
+    return config_or_layer
 
 
 def _check_args(units, attention, cell, order, attentional_units,
@@ -29,8 +37,7 @@ def _check_args(units, attention, cell, order, attentional_units,
     checks.positive_int("num_layers", num_layers)
     checks.positive_int("attentional_units", attentional_units,
                         allow_none=True)
-    if isinstance(attention, dict):
-        attention = keras.saving.deserialize_keras_object(attention)
+    attention = _layer_from(attention)   # a saved config holds a dict
     checks.instance(
         "attention", attention, BaseAttention,
         "a single-head kerattn attention layer (a kerattn.layers."
@@ -167,32 +174,12 @@ class AttentionRNNCell(keras.layers.Layer):
 
     @property
     def feeds(self):
-        """Whether the states carry Luong's fed-back `h~_{t-1}`."""
+        """Whether the state carries Luong's fed-back `h~_{t-1}`."""
         return self.order == "luong" and self.input_feeding
-
-    @property
-    def carries_alignment(self):
-        """Whether the states carry the attention's alignment history."""
-        return self.attention.alignment_state is not None
-
-    @property
-    def alignment_dtype(self):
-        """The dtype of that state: the attention's `alignment_dtype`, or
-        this cell's compute dtype."""
-        return self.attention.alignment_dtype or self.compute_dtype
 
     def top_hidden(self, cell_states):
         """The top layer's hidden state `h` in a flat list of cell states."""
         return cell_states[(self.num_layers - 1) * self.states_per_layer]
-
-    @property
-    def state_size(self):
-        sizes = [self.units] * self.num_cell_states
-        if self.feeds:
-            sizes.append(self.attentional_units)
-        if self.carries_alignment:
-            sizes.append(None)  # the source length S
-        return sizes + [1]
 
     def output_dim(self, memory_dim):
         """The size of a step's output for a memory of `memory_dim` features."""
@@ -331,83 +318,57 @@ class AttentionRNNCell(keras.layers.Layer):
         return self._stack(self._input_product(x, weights["layers"][0]),
                            cell_states, weights)
 
-    def attend(self, query, step, memory, training=None, sample_noise=None,
-               expectation_noise=None, alignment=None, mode=None,
-               score_noise=None):
-        """`(context, extras)` for one query `(batch, units)`.
+    def attend(self, query, state, memory, training=None, noise=None,
+               mode=None):
+        """`(context, weights, next attention state)` for one query
+        `(batch, units)`: the attention's `step` (`BaseAttention`'s step
+        protocol), at each row's own position `state["step"]`.
 
-        What the attention needs beyond the query it declares itself
-        (`uses_query_position`, `samples_locations`, `alignment_state`: then
-        `alignment` `(batch, S)` is its history; `modes`: then `mode` is
-        passed; `draws_score_noise`: `score_noise` `(batch, S)`;
-        `emits_alignment`: `extras["alignment"]` is the history the next
-        step reads). The attention's `call`
-        is run directly when it shares this cell's dtype policy (the
-        caller's `__call__` has set the dtype scope); an attention of
-        another policy runs through its own `__call__`, in its own dtype.
-        The context and weights come back in this cell's compute dtype.
+        The attention runs in this cell's dtype scope when it shares its
+        dtype policy (the caller's `__call__` has set it); an attention of
+        another policy runs in its own (`keras_fixes.autocast_scope`), from
+        inputs of its own dtype. The context and weights come back in this
+        cell's compute dtype; the state in the dtypes the attention keeps.
         """
-        keys, values, memory_mask = memory
-        kwargs = {}
-        if self.attention.uses_query_position:
-            kwargs["query_start"] = ops.cast(step[:, 0], "int32")  # per row
-        if self.attention.samples_locations:
-            kwargs.update(return_sample=True, sample_noise=sample_noise,
-                          expectation_noise=expectation_noise)
-        if self.carries_alignment:
-            kwargs["alignment_history"] = alignment
-        if self.attention.modes:
-            kwargs["mode"] = mode
-        if score_noise is not None:
-            kwargs["score_noise"] = score_noise
-        if self.attention.emits_alignment:
-            kwargs["return_alignment"] = True
         attention = self.attention
-        same_policy = attention.dtype_policy.name == self.dtype_policy.name
-        result = (attention.call if same_policy else attention)(
-            query, values, projected_key=keys, value_mask=memory_mask,
-            return_attention_scores=True, training=training, **kwargs,
-        )
+        position = ops.cast(state["step"][:, 0], "int32")
+        kwargs = dict(position=position, training=training,
+                      noise={} if noise is None else noise, mode=mode)
+        if attention.dtype_policy.name == self.dtype_policy.name:
+            result = attention.step(query, memory, state["attention"], **kwargs)
+        else:
+            dtype = attention.compute_dtype
+            cast = {k: v if k == "mask" else ops.cast(v, dtype)
+                    for k, v in memory.items()}
+            with keras_fixes.autocast_scope(dtype):
+                result = attention.step(ops.cast(query, dtype), cast,
+                                        state["attention"], **kwargs)
+        context, weights, next_state = result
         dtype = self.compute_dtype
-        extras = {"weights": ops.cast(result[1], dtype)}
-        if self.attention.samples_locations:
-            extras["sample"] = result[2]["sample"]
-        if self.attention.emits_alignment:  # in the attention's own dtype
-            extras["alignment"] = result[2]["alignment"]
-        return ops.cast(result[0], dtype), extras
+        return ops.cast(context, dtype), ops.cast(weights, dtype), next_state
 
-    def mode_of(self, attention_mode, decoding):
-        """The attention's `mode` for a call's `attention_mode`: the one
-        given, else the full pass's (its first) or, for `decoding` (one
-        step), its `decoding_mode`; None for an attention without modes."""
-        modes = self.attention.modes
-        if attention_mode is not None:
-            checks.require(
-                attention_mode in modes, "attention_mode",
-                f"one of {modes} for {type(self.attention).__name__}"
-                if modes else f"None ({type(self.attention).__name__} has "
-                "one mode)", attention_mode)
-            return attention_mode
-        if not modes:
-            return None
-        return self.attention.decoding_mode if decoding else modes[0]
+    def initial_state(self, batch_size, cache, cell_states=None):
+        """The named state before the first step (see `AttentionRNN`):
+        `cell_states` (zeros when None), a zero feed, the attention's own
+        `initial_state(cache, batch_size)` and a zero step count."""
+        dtype = self.compute_dtype
+        if cell_states is None:
+            cell_states = [ops.zeros((batch_size, self.units), dtype)
+                           for _ in range(self.num_cell_states)]
+        state = {"cells": [ops.cast(s, dtype) for s in cell_states]}
+        if self.feeds:
+            state["feed"] = ops.zeros((batch_size, self.attentional_units),
+                                      dtype)
+        state["attention"] = self.attention.initial_state(cache, batch_size)
+        state["step"] = ops.zeros((batch_size, 1), dtype)
+        return state
 
-    def split_states(self, states):
-        """`(cell_states, feed, alignment, step)` from the flat state list
-        (`feed` and `alignment` None where the cell carries none)."""
-        states = list(states)
-        n = self.num_cell_states
-        feed = states[n] if self.feeds else None
-        alignment = states[-2] if self.carries_alignment else None
-        return states[:n], feed, alignment, states[-1]
-
-    def recur(self, x_proj, states, weights):
-        """The recurrence alone, `(h_t, new_states)`, from the bottom input
-        product: Luong's order without input feeding and without an
-        alignment state, where it does not depend on the attention."""
-        cell_states, _, _, step = self.split_states(states)
-        h, new_cell = self._stack(x_proj, cell_states, weights)
-        return h, list(new_cell) + [step + 1.0]
+    def recur(self, x_proj, state, weights):
+        """The recurrence alone, `(h_t, next state)`, from the bottom input
+        product: Luong's order without input feeding and with a stateless
+        attention, where it does not depend on the attention."""
+        h, cells = self._stack(x_proj, state["cells"], weights)
+        return h, {**state, "cells": cells, "step": state["step"] + 1.0}
 
     def _bottom_product(self, x, feed, weights, projected):
         """The bottom cell's input product for `[y_{t-1}; feed]`.
@@ -439,74 +400,69 @@ class AttentionRNNCell(keras.layers.Layer):
         return self.attentional.activation(ops.matmul(pair,
                                                       weights["attentional"]))
 
-    def step_with(self, x, states, memory, weights, projected, training=None,
-                  sample_noise=None, expectation_noise=None, mode=None,
-                  score_noise=None):
+    def step_with(self, x, state, memory, weights, projected, training=None,
+                  noise=None, mode=None):
         """`call` with the weights of `loop_weights` given, from the embedded
         token (`projected=False`) or from its input product
         (`projected=True`, `project_inputs`): what `AttentionRNN`'s loop
-        runs. `mode` is the attention's (`mode_of`)."""
-        cell_states, feed, alignment, step = self.split_states(states)
-        attend_args = (training, sample_noise, expectation_noise, alignment,
-                       mode, score_noise)
+        runs. `mode` is the attention's (`mode_for`). Returns `(output,
+        next state, weights)`."""
+        cells, feed = state["cells"], state.get("feed")
+        attend = functools.partial(self.attend, state=state, memory=memory,
+                                   training=training, noise=noise, mode=mode)
         if self.order == "bahdanau":
             # c_i from s_{i-1}; s_i = f(s_{i-1}, y_{i-1}, c_i).
-            s_prev = self.top_hidden(cell_states)
-            context, extras = self.attend(s_prev, step, memory, *attend_args)
-            h, new_cell = self._stack(
+            s_prev = self.top_hidden(cells)
+            context, alignment, attention_state = attend(s_prev)
+            h, cells = self._stack(
                 self._bottom_product(x, context, weights, projected),
-                cell_states, weights)
+                cells, weights)
             # [s_{i-1}; c_i]: what the deep output layer reads (appendix A);
             # [h_t; z_t] for Xu et al. (2015), eq. 7 (output_state="current").
             state_out = h if self.output_state == "current" else s_prev
             output = ops.concatenate([state_out, context], axis=-1)
         else:
-            h, new_cell = self._stack(
+            h, cells = self._stack(
                 self._bottom_product(x, feed, weights, projected),
-                cell_states, weights)
-            context, extras = self.attend(h, step, memory, *attend_args)
+                cells, weights)
+            context, alignment, attention_state = attend(h)
             output = self.luong_output(h, context, weights)
-        new_states = list(new_cell) + ([output] if feed is not None else [])
-        if alignment is not None:  # a_i, or c^{i+1} = c^i + a_i
-            new_states.append(ops.cast(self.attention.next_alignment(
-                alignment, extras.get("alignment", extras["weights"])),
-                self.alignment_dtype))
-        return output, new_states + [step + 1.0], extras
+        new = {"cells": cells}
+        if feed is not None:
+            new["feed"] = output
+        new["attention"] = attention_state
+        new["step"] = state["step"] + 1.0
+        return output, new, alignment
 
-    def call(self, inputs, states, memory=None, training=None,
-             sample_noise=None, expectation_noise=None, attention_mode=None,
-             score_noise=None):
+    def call(self, inputs, states, memory=None, training=None, noise=None,
+             attention_mode=None):
         """One decoder step.
 
         Args:
             inputs: `(batch, input_dim)`, the embedded previous token.
-            states: `[*cell_states, (feed,) (alignment,) step]`.
-            memory: `(keys, values, bool mask)` (`AttentionRNN.memory_of`).
+            states: the named state (`AttentionRNN.get_initial_state`).
+            memory: `{"keys", "values", "mask"}` with a boolean mask
+                (`AttentionRNN.memory_of`).
             training: bool.
-            sample_noise: optional uniform `(batch, S)` for an attention
-                that samples locations in training.
-            expectation_noise: optional uniform `(batch,)`, each row's coin
-                for the expected context of such an attention (the same at
-                every step of a row).
-            attention_mode: the attention's mode for an attention with
-                `modes` (monotonic attention: "parallel" or "hard"); its
-                `decoding_mode` when None.
-            score_noise: optional standard normal `(batch, S)`, training's
-                pre-sigmoid noise for an attention that `draws_score_noise`.
+            noise: optional, this step's slice of the attention's
+                `draw_noise` (`{}`: the attention draws its own).
+            attention_mode: the attention's mode (monotonic attention:
+                "parallel" or "hard"; `mode_for` resolves None).
 
         Returns:
-            `(output (batch, output_dim), new_states, extras)`; `extras` has
-            `weights` `(batch, S)` (and `sample` for a sampling attention).
+            `(output (batch, output_dim), next state, extras)`; `extras`
+            has the step's attention `weights` `(batch, S)`.
         """
         checks.require(
-            isinstance(memory, (tuple, list)) and len(memory) == 3, "memory",
-            "the encoder's `(keys, values, mask)` "
+            isinstance(memory, dict) and {"keys", "values", "mask"} <= set(memory),
+            "memory", "the encoder's `{keys, values, mask}` "
             "(`AttentionRNN.memory_of(decoder.precompute(h))`), or call "
             "AttentionRNN instead", type(memory).__name__)
-        return self.step_with(inputs, list(states), memory, self.loop_weights(),
-                              False, training, sample_noise, expectation_noise,
-                              self.mode_of(attention_mode, decoding=True),
-                              score_noise)
+        output, state, weights = self.step_with(
+            inputs, states, memory, self.loop_weights(), False, training,
+            noise, self.attention.mode_for(attention_mode, decoding=True))
+        return output, state, {"weights": weights}
+
 
     def get_config(self):
         raise NotImplementedError(
@@ -678,10 +634,25 @@ class AttentionRNN(keras.layers.Layer):
 
     @property
     def parallel(self):
-        """Whether training runs the parallel form (Luong, no feeding, an
-        attention without alignment state)."""
+        """Whether training runs the parallel form: Luong's order without
+        input feeding and an attention whose state is empty (it does not
+        read its own past)."""
         return (self.order == "luong" and not self.input_feeding
-                and not self.cell.carries_alignment)
+                and self.stateless_attention)
+
+    @property
+    def stateless_attention(self):
+        """Whether the attention keeps no state (`initial_state` empty)."""
+        return not tree.flatten(self._attention_state_spec(None, None))
+
+    def _attention_state_spec(self, batch, length):
+        """The attention's state for a symbolic source: its layout and
+        dtypes as `KerasTensor`s (`initial_state` on a symbolic cache)."""
+        dtype = self.compute_dtype
+        cache = {"keys": keras.KerasTensor((batch, length, None), dtype),
+                 "values": keras.KerasTensor((batch, length, None), dtype),
+                 "mask": keras.KerasTensor((batch, length), dtype)}
+        return self.attention.initial_state(cache, batch)
 
     def build(self, inputs_shape, memory_shape):
         checks.rank("inputs", inputs_shape, (3,), "(batch, T, input_dim)")
@@ -730,35 +701,28 @@ class AttentionRNN(keras.layers.Layer):
 
     @staticmethod
     def memory_of(cache):
-        """The cache as the cell's `memory` argument `(keys, values, bool mask)`.
-
-        The mask is made boolean here, once per call, not at every step.
-        """
-        return cache["keys"], cache["values"], cache["mask"] > 0.5
+        """The cache as the steps read it: the same dict with the mask made
+        boolean (once per call, not at every step)."""
+        return {**cache, "mask": cache["mask"] > 0.5}
 
     def get_initial_state(self, batch_size, initial_state=None, cache=None):
-        """`[*cell_states, (feed,) (alignment,) step]` at the first step.
+        """The named state at the first step (see the class docstring).
 
         Args:
             batch_size: int or scalar tensor.
             initial_state: optional cell states (see `call`); zeros when
                 None.
-            cache: the dict from `precompute`; needed (for the source
-                length and mask) when the attention has an
-                `alignment_state`.
+            cache: the dict from `precompute`: the attention's
+                `initial_state` reads it (an alignment history has the
+                source's length and starts from its mask); may be None for
+                an attention without state.
         """
-        dtype = self.compute_dtype
-        if self.cell.carries_alignment:
-            checks.require(
-                isinstance(cache, dict) and "mask" in cache, "cache",
-                "the dict of `precompute(memory, memory_mask)` (the "
-                f"attention {type(self.attention).__name__} carries an "
-                "alignment history of the source's length)",
-                type(cache).__name__)
-        if initial_state is None:
-            cell_states = [ops.zeros((batch_size, self.units), dtype)
-                           for _ in range(self.cell.num_cell_states)]
-        else:
+        if cache is None and not self.stateless_attention:
+            checks.fail("cache", "the dict of `precompute(memory, "
+                        f"memory_mask)` (the attention {type(self.attention).__name__} "
+                        "starts its state from it)", None)
+        cell_states = None
+        if initial_state is not None:
             cell_states = list(initial_state) if isinstance(
                 initial_state, (list, tuple)) else [initial_state]
             checks.require(
@@ -771,168 +735,145 @@ class AttentionRNN(keras.layers.Layer):
             for s in cell_states:
                 checks.rank("initial_state", s.shape, (2,),
                             f"(batch, {self.units})")
-        states = [ops.cast(s, dtype) for s in cell_states]
-        if self.input_feeding:
-            states.append(ops.zeros((batch_size, self.cell.attentional_units),
-                                    dtype))
-        if self.cell.carries_alignment:
-            states.append(ops.cast(self.attention.initial_alignment(cache["mask"]),
-                                   self.cell.alignment_dtype))
-        states.append(ops.zeros((batch_size, 1), dtype))
-        return states
+        return self.cell.initial_state(batch_size, cache, cell_states)
 
     def step(self, inputs, states, cache, training=None, attention_mode=None):
         """One decoder step.
 
         Args:
             inputs: `(batch, input_dim)` the embedded previous token.
-            states: the list from `get_initial_state` or the previous step.
+            states: the named state from `get_initial_state` or the
+                previous step.
             cache: the dict from `precompute`.
             training: bool.
             attention_mode: for an attention with modes (monotonic
-                attention): its mode; None takes its `decoding_mode`
+                attention): its mode; None takes its decoding mode
                 ("hard"), where `call` takes the full pass's ("parallel").
                 In training's "parallel" mode the attention draws its own
                 noise here (`call` draws it before its loop): a loop of
                 your own that compiles a scan should call the cell with
-                `score_noise=` instead.
+                `noise=` (the attention's `draw_noise`) instead.
 
         Returns:
-            `(output (batch, output_dim), new_states, weights (batch, S))`.
+            `(output (batch, output_dim), next state, weights (batch, S))`.
         """
-        output, new_states, extras = self.cell(
-            inputs, list(states), self.memory_of(cache), training=training,
+        output, state, extras = self.cell(
+            inputs, states, self.memory_of(cache), training=training,
             attention_mode=attention_mode)
-        return output, list(new_states), extras["weights"]
+        return output, state, extras["weights"]
+
+    def extend_source(self, states, cache):
+        """`states` after some steps on a source, for the longer source of
+        `cache` (a streaming decoder's next prefix): the attention grows its
+        own state (`extend_source`); the rest does not depend on the
+        source."""
+        return {**states, "attention": self.attention.extend_source(
+            states["attention"], cache)}
 
     # --- the whole sequence --------------------------------------------------
 
-    def _scan(self, step_fn, inputs, states, mask, output_dim, extras=(),
-              memory_length=1, noise=None):
-        """Run `step_fn(x_t, states, noise_t) -> (output, new_states, extras)`
-        over the time axis of `inputs` `(batch, T, ...)`; `noise` is a dict
-        of `(batch, T, ...)` tensors, `noise_t` the step's slice of each.
+    def _scan(self, step_fn, inputs, state, mask, output_dim, emit,
+              length=1, noise=None):
+        """Run `step_fn(x_t, state, noise_t) -> (output, next state,
+        weights)` over the time axis of `inputs` `(batch, T, ...)`; `noise`
+        is a dict of `(batch, T, ...)` tensors, `noise_t` the step's slice.
 
-        A padded step (mask False) keeps the row's states and outputs
-        zeros. `extras` names the per-step `(batch, memory_length)` extras
-        to keep.
-        Returns `(outputs (batch, T, output_dim), final states, {name:
-        (batch, T, S)})`.
+        A padded step (mask False) keeps the row's state and outputs zeros.
+        `emit(next state, weights)` gives the dict of `(batch, length)`
+        tensors kept from each step. Returns `(outputs (batch, T, output_dim),
+        final state, {name: (batch, T, S)})`.
         """
         xs = {"x": ops.moveaxis(inputs, 1, 0)}
         if mask is not None:
             xs["keep"] = ops.moveaxis(ops.cast(mask, "bool"), 1, 0)
         if noise:
-            xs["noise"] = {k: ops.moveaxis(v, 1, 0) for k, v in noise.items()}
+            xs["noise"] = tree.map_structure(lambda v: ops.moveaxis(v, 1, 0),
+                                             noise)
         dtype = self.compute_dtype
         batch = ops.shape(inputs)[0]
-        # The loop carries each step's outputs beside the states, and emits
+        emitted = {k: ops.zeros((batch, length), dtype)
+                   for k in emit(state, ops.zeros((batch, length), dtype))}
+        # The loop carries each step's outputs beside the state, and emits
         # what it carries (`scan_carry`).
-        carry = (list(states), ops.zeros((batch, output_dim), dtype),
-                 {k: ops.zeros((batch, memory_length), dtype) for k in extras})
+        carry = (state, ops.zeros((batch, output_dim), dtype), emitted)
 
         def body(carry, x_t):
-            states = carry[0]
-            output, new_states, step_extras = step_fn(x_t["x"], states,
-                                                      x_t.get("noise", {}))
+            old = carry[0]
+            output, new, weights = step_fn(x_t["x"], old, x_t.get("noise", {}))
             output = ops.cast(output, dtype)
-            step_extras = {k: ops.cast(step_extras[k], dtype) for k in extras}
+            step_out = {k: ops.cast(v, dtype) for k, v in emit(new, weights).items()}
             if "keep" in x_t:
                 keep = ops.expand_dims(x_t["keep"], -1)
-                new_states = [ops.where(keep, n, o)
-                              for n, o in zip(new_states, states)]
+                new = tree.map_structure(
+                    lambda n, o: ops.where(ops.reshape(
+                        x_t["keep"], (-1,) + (1,) * (len(o.shape) - 1)), n, o),
+                    new, old)
                 output = ops.where(keep, output, 0.0)
-                step_extras = {k: ops.where(keep, v, 0.0)
-                               for k, v in step_extras.items()}
-            new_states = [ops.cast(n, o.dtype) for n, o in zip(new_states, states)]
-            return (new_states, output, step_extras)
+                step_out = {k: ops.where(keep, v, 0.0)
+                            for k, v in step_out.items()}
+            new = tree.map_structure(lambda n, o: ops.cast(n, o.dtype), new, old)
+            return (new, output, step_out)
 
         final, history = scan_carry(body, carry, xs)
         outputs = ops.moveaxis(history[1], 0, 1)
-        extras = {k: ops.moveaxis(v, 0, 1) for k, v in history[2].items()}
-        return outputs, final[0], extras
-
-    def _training_noise(self, inputs, memory, training, mode=None):
-        """`({name: (batch, T, S)}, expectation_noise (batch,) or None)`:
-        the random draws an attention needs in training.
-
-        Drawn here, outside the loop (a seed generator cannot advance inside
-        a JAX scan), and scanned over with the inputs: for an attention
-        that samples locations, one uniform per step and location
-        ("sample") and one coin per row for the expected context (a row
-        takes the expected context at every step or samples at every step);
-        for one that `draws_score_noise`, one standard normal per step and
-        location ("score"), when `mode` is its full pass's (training's).
-        """
-        noise, coin = {}, None
-        attention = self.attention
-        if not training:
-            return noise, coin
-        shape = tuple(ops.shape(inputs)[:2]) + (ops.shape(memory)[1],)
-        if attention.samples_locations and memory.shape[1] is not None:
-            seed = attention.seed_generator
-            noise["sample"] = keras.random.uniform(shape, seed=seed,
-                                                   dtype=inputs.dtype)
-            if getattr(attention, "expectation_rate", 0) > 0:
-                coin = keras.random.uniform((shape[0],), seed=seed,
-                                            dtype=inputs.dtype)
-        if attention.draws_score_noise and mode in (None, attention.modes[0]):
-            noise["score"] = keras.random.normal(
-                shape, seed=attention.seed_generator, dtype="float32")
-        return noise, coin
+        emitted = {k: ops.moveaxis(v, 0, 1) for k, v in history[2].items()}
+        return outputs, final[0], emitted
 
     def call(self, inputs, memory, inputs_mask=None, memory_mask=None,
              initial_state=None, return_attention_scores=False,
              return_attention_samples=False, training=None,
              attention_mode=None):
         self._check(inputs, memory, inputs_mask, memory_mask)
-        mode = self.cell.mode_of(attention_mode, decoding=False)
-        if return_attention_samples:
-            self._check_samples(memory)
+        mode = self.attention.mode_for(attention_mode, decoding=False)
         batch = ops.shape(inputs)[0]
         cache = self.precompute(memory, memory_mask)
-        states = self.get_initial_state(batch, initial_state, cache)
+        state = self.get_initial_state(batch, initial_state, cache)
+        if return_attention_samples:
+            self._check_samples(memory, state)
         cell = self.cell
         params = cell.loop_weights()
         # y_{t-1} W[:m] + b for every step at once: (batch, T, gates).
         projected = cell.project_inputs(inputs, params)
-        samples = None  # hard attention's locations (the sequential path only)
         if self.parallel:
             # Luong without input feeding: the recurrence ignores attention,
-            # so run the cell over all steps, then attend once.
-            def recur(x_proj, states, noise):
-                h, new_states = cell.recur(x_proj, states, params)
-                return h, new_states, {}
+            # so run the cell over all steps, then attend once (each row's
+            # first step is position 0).
+            def recur(x_proj, state, noise):
+                h, new = cell.recur(x_proj, state, params)
+                return h, new, None
 
-            h, final, _ = self._scan(recur, projected, states, inputs_mask,
-                                     self.units)
-            kwargs = {}
-            if self.attention.uses_query_position:
-                kwargs["query_start"] = 0  # every row's first step is t = 0
+            h, final, _ = self._scan(recur, projected, state, inputs_mask,
+                                     self.units, lambda new, weights: {})
             context, weights = self.attention(
                 h, cache["values"], projected_key=cache["keys"],
                 value_mask=cache["mask"] > 0.5, query_mask=inputs_mask,
-                return_attention_scores=True, training=training, **kwargs,
+                return_attention_scores=True, training=training,
             )
             outputs = cell.luong_output(h, context)
+            emitted = {"weights": weights}
         else:
-            noise, coin = self._training_noise(inputs, memory, training, mode)
             memory_args = self.memory_of(cache)
+            # Drawn outside the loop (a seed generator cannot advance inside
+            # a JAX scan), scanned over with the inputs.
+            noise = self.attention.draw_noise(
+                memory_args, ops.shape(inputs)[1], training=training, mode=mode)
 
-            def attend_step(x_proj, states, noise_t):
-                return cell.step_with(
-                    x_proj, states, memory_args, params, True, training=training,
-                    sample_noise=noise_t.get("sample"), expectation_noise=coin,
-                    mode=mode, score_noise=noise_t.get("score"))
+            def attend_step(x_proj, state, noise_t):
+                return cell.step_with(x_proj, state, memory_args, params, True,
+                                      training=training, noise=noise_t,
+                                      mode=mode)
 
-            names = ("weights", "sample") if (
-                self.attention.samples_locations) else ("weights",)
-            outputs, final, extras = self._scan(
-                attend_step, projected, states, inputs_mask,
-                cell.output_dim(memory.shape[-1]), names,
+            def emit(new, weights):
+                kept = {"weights": weights}
+                if return_attention_samples:
+                    kept["sample"] = new["attention"]["sample"]
+                return kept
+
+            outputs, final, emitted = self._scan(
+                attend_step, projected, state, inputs_mask,
+                cell.output_dim(memory.shape[-1]), emit,
                 ops.shape(memory)[1], noise)
-            weights = extras["weights"]
-            samples = extras.get("sample")
+        weights = emitted["weights"]
         if inputs_mask is not None:
             keep = ops.expand_dims(ops.cast(inputs_mask, "bool"), -1)
             outputs = ops.where(keep, outputs, ops.zeros_like(outputs))
@@ -940,26 +881,24 @@ class AttentionRNN(keras.layers.Layer):
         weights = ops.cast(weights, outputs.dtype)
         result = (outputs,)
         if self.return_state:
-            result += (list(final),)
+            result += (final,)
         if return_attention_scores:
             result += (weights,)
         if return_attention_samples:
-            result += (ops.cast(samples, outputs.dtype),)
+            result += (ops.cast(emitted["sample"], outputs.dtype),)
         return result[0] if len(result) == 1 else result
 
-    def _check_samples(self, memory):
+    def _check_samples(self, memory, state):
         checks.require(
-            self.attention.samples_locations, "attention",
-            "an attention that samples locations",
-            type(self.attention).__name__,
+            isinstance(state["attention"], dict)
+            and "sample" in state["attention"], "attention",
+            "an attention that samples locations (its state holds the "
+            "`sample` of each step)", type(self.attention).__name__,
             note="`return_attention_samples=True` needs a HardVisualAttention.")
         checks.require(
             memory.shape[1] is not None, "memory",
             "of a known length (axis 1) with return_attention_samples=True",
             f"shape {tuple(memory.shape)}")
-
-    def _output_dim(self, memory_dim):
-        return self.cell.output_dim(memory_dim)
 
     def compute_output_spec(self, inputs, memory, inputs_mask=None,
                             memory_mask=None, initial_state=None,
@@ -967,27 +906,26 @@ class AttentionRNN(keras.layers.Layer):
                             return_attention_samples=False, training=None,
                             attention_mode=None):
         self._check(inputs, memory)
+        b, t, s = inputs.shape[0], inputs.shape[1], memory.shape[1]
+        attention_state = self._attention_state_spec(b, s)
         if return_attention_samples:
-            self._check_samples(memory)
-        b, t = inputs.shape[0], inputs.shape[1]
+            self._check_samples(memory, {"attention": attention_state})
         dtype = self.compute_dtype
-        result = (keras.KerasTensor((b, t, self._output_dim(memory.shape[-1])),
-                                    dtype=dtype),)
+        result = (keras.KerasTensor(
+            (b, t, self.cell.output_dim(memory.shape[-1])), dtype=dtype),)
         if self.return_state:
-            final = [keras.KerasTensor((b, self.units), dtype=dtype)
-                     for _ in range(self.cell.num_cell_states)]
-            if self.input_feeding:
-                final.append(keras.KerasTensor((b, self.cell.attentional_units),
-                                               dtype=dtype))
-            if self.cell.carries_alignment:
-                final.append(keras.KerasTensor((b, memory.shape[1]),
-                                               dtype=self.cell.alignment_dtype))
-            final.append(keras.KerasTensor((b, 1), dtype=dtype))
+            final = {"cells": [keras.KerasTensor((b, self.units), dtype=dtype)
+                               for _ in range(self.cell.num_cell_states)]}
+            if self.cell.feeds:
+                final["feed"] = keras.KerasTensor(
+                    (b, self.cell.attentional_units), dtype=dtype)
+            final["attention"] = attention_state
+            final["step"] = keras.KerasTensor((b, 1), dtype=dtype)
             result += (final,)
         if return_attention_scores:
-            result += (keras.KerasTensor((b, t, memory.shape[1]), dtype=dtype),)
+            result += (keras.KerasTensor((b, t, s), dtype=dtype),)
         if return_attention_samples:
-            result += (keras.KerasTensor((b, t, memory.shape[1]), dtype=dtype),)
+            result += (keras.KerasTensor((b, t, s), dtype=dtype),)
         return result[0] if len(result) == 1 else result
 
     def compute_mask(self, inputs, previous_mask):

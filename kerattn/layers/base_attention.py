@@ -62,6 +62,44 @@ class BaseAttention(keras.layers.Layer):
         step). Masked positions get exactly zero weight; a query row with no
         attendable key gets zero weights and a zero output.
 
+    The step protocol: what a recurrent decoder (`AttentionRNN`) calls,
+    and all it calls, at each of its steps. An attention that scores with
+    its own past (an alignment history, a sampled location) keeps that past
+    as its *state*, a pytree of `(batch, ...)` tensors that the decoder
+    carries through its loop, keeps at padded steps and reorders in beam
+    search without reading it (as Keras' `RNN` carries a cell's states):
+
+    - `initial_state(cache, batch_size)`: the state before the first step.
+      `cache` is `AttentionRNN.precompute`'s dict: `"keys"` (this layer's
+      `project_key` of the memory), `"values"` `(batch, S, value_dim)` and
+      `"mask"` `(batch, S)` of the decoder's compute dtype (1 = attend). A
+      stateless attention returns `()` (a valid loop variable on every
+      backend, unlike None). The state's dtypes are the ones it is kept in.
+    - `step(query, cache, state, *, position, training, noise, mode)`:
+      one query `(batch, query_dim)` to `(context (batch, value_dim),
+      weights (batch, S), next_state)`. `cache` is as above with a boolean
+      mask; `position` `(batch,)` int32 is each row's own step index (rows
+      of a batch may be at different steps); `noise` is this step's slice
+      of what `draw_noise` drew (`{}` when nothing was drawn: the layer then
+      draws for itself); `mode` is what `mode_for` resolved.
+    - `draw_noise(cache, steps, *, training, mode)`: the randomness the
+      steps of a whole pass need, `{name: (batch, steps, ...)}`, drawn by
+      the decoder before its loop (a JAX scan cannot advance a seed
+      generator); `{}` for a deterministic attention.
+    - `mode_for(mode, *, decoding)`: the mode a pass runs in, for an
+      attention that computes its weights one way in training and another
+      when decoding (monotonic attention); None for the others, which
+      refuse any `mode` with a ValueError naming `attention_mode`.
+    - `extend_source(state, cache)`: the state grown to a longer source
+      (`cache` the longer one's), for streaming decoders; the identity for
+      a stateless attention.
+
+    The base class implements the protocol for the stateless families and
+    for the ones with an `alignment_state` (the state `{"alignment":
+    (batch, S)}`); a family with another state or other inputs overrides
+    `step` (and `initial_state`), calling `_attend`, the shared body of
+    `call` and `step`.
+
     Example:
 
     A new score family, the dot product times a learned scalar:
@@ -82,41 +120,30 @@ class BaseAttention(keras.layers.Layer):
     ((2, 3, 4), (2, 3, 5))
     """
 
-    # What a recurrent decoder (`AttentionRNN`) must give this attention at
-    # each step, declared by the family instead of being guessed from its
-    # type: `uses_query_position` (the decoder passes `query_start`, each
-    # row's own step index: local-m's p_t = t) and `samples_locations` (the
-    # decoder asks for `return_sample` and passes `sample_noise` in
-    # training: hard attention).
-    uses_query_position = False
-    samples_locations = False
-    # `alignment_state`: the alignment history the score reads, which the
-    # decoder carries as one `(batch, Tv)` state entry and passes as
-    # `alignment_history`: None (stateless), "previous" (the last step's
-    # weights a_{i-1}: location-sensitive attention) or "cumulative" (their
-    # sum over the earlier steps: coverage). `initial_alignment` gives its
-    # first value and `next_alignment` its update from a step's weights.
+    # `alignment_state`: the alignment history a family's score reads (a
+    # detail of the families that have one, read by this class only): None
+    # (stateless), "previous" (the last step's weights a_{i-1}:
+    # location-sensitive attention) or "cumulative" (their sum over the
+    # earlier steps: coverage). `initial_alignment` gives its first value and
+    # `next_alignment` its update from a step's weights; the step protocol
+    # keeps it as the state `{"alignment": (batch, Tv)}`.
     alignment_state = None
-    # `modes`: the call's `mode=` values of an attention that computes its
-    # weights one way in training and another when decoding (monotonic
-    # attention: "parallel", the expected alignment, and "hard"); the first
-    # is the full pass's and `decoding_mode` is `AttentionRNN.step`'s.
-    # `draws_score_noise`: the decoder draws training's pre-sigmoid noise
-    # outside its loop and passes it as `score_noise`. `emits_alignment`:
-    # the history the next step reads is not the weights (MoChA's); the
-    # decoder asks for it with `return_alignment=True`.
-    # `alignment_dtype`: the dtype the decoder keeps the history in; None
-    # is the decoder's compute dtype.
-    alignment_dtype = None
-    modes = ()
-    decoding_mode = None
-    draws_score_noise = False
-    emits_alignment = False
+    # Whether a decoding step (in the decoding mode) reads the source only up
+    # to where it stops, so that a streaming decoder may commit to its output
+    # before the source ends (hard monotonic attention); the soft families
+    # read the whole source at every step.
+    reads_prefix = False
+    # Why the family cannot honour `causal=True` (None: it can). Such a
+    # family accepts `causal=False` (saved configs hold it) and refuses True.
+    _causal_refused = None
 
     def __init__(self, dropout=0.0, causal=False, **kwargs):
         super().__init__(**kwargs)
         checks.rate("dropout", dropout)
         checks.boolean("causal", causal)
+        checks.require(
+            not (causal and self._causal_refused), "causal",
+            f"False for {type(self).__name__} ({self._causal_refused})", causal)
         self.dropout = dropout
         self.causal = causal
         self.supports_masking = True
@@ -246,7 +273,7 @@ class BaseAttention(keras.layers.Layer):
             value_mask: `(batch, Tv)`, of any dtype (only its shape is read
                 here; a family may place its first alignment by it).
         """
-        return ops.zeros(ops.shape(value_mask), self.compute_dtype)
+        return ops.zeros_like(value_mask, dtype=self.compute_dtype)
 
     def next_alignment(self, history, weights):
         """The history after a step with `weights` `(batch, Tv)`."""
@@ -277,19 +304,22 @@ class BaseAttention(keras.layers.Layer):
 
     # --- call ---------------------------------------------------------------
 
-    def call(
-        self,
-        query,
-        value,
-        key=None,
-        query_mask=None,
-        value_mask=None,
-        attention_mask=None,
-        projected_key=None,
-        alignment_history=None,
-        return_attention_scores=False,
-        training=None,
-    ):
+    # The dtype `_history_for` gives the alignment history (None: the
+    # compute dtype); a family that keeps its history in float32 sets it.
+    _history_dtype = None
+
+    def _attend(self, query, value, key=None, query_mask=None,
+                value_mask=None, attention_mask=None, projected_key=None,
+                alignment_history=None, training=None,
+                return_attention_scores=True, **options):
+        """The body `call` and `step` share: shapes checked, the masks
+        merged in one place, the key projected (unless given), the
+        history prepared, then `_compute_attention(..., **options)`.
+
+        Returns `(output, weights, extras)`, without the query axis for a
+        single step; `extras` is the dict a family's `_compute_attention`
+        may return third (`{}` otherwise).
+        """
         self._validate_shapes(
             query.shape, value.shape, None if key is None else key.shape
         )
@@ -305,21 +335,94 @@ class BaseAttention(keras.layers.Layer):
             query_length=ops.shape(query)[1],
             value_length=ops.shape(value)[1],
         )
-        extra = {}
         if self.alignment_state is not None:
-            extra["alignment_history"] = self._history_for(
-                alignment_history, value_mask, query, value)
-        output, weights = self._compute_attention(
+            options["alignment_history"] = self._history_for(
+                alignment_history, value_mask, query, value,
+                dtype=self._history_dtype)
+        result = self._compute_attention(
             query, projected_key, value, mask, training,
-            return_attention_scores, **extra
+            return_attention_scores, **options
         )
+        output, weights = result[0], result[1]
+        extras = result[2] if len(result) > 2 else {}
         if single_step:
             output = ops.squeeze(output, 1)
             if weights is not None:
                 weights = ops.squeeze(weights, 1)
+            extras = {k: ops.squeeze(v, 1) for k, v in extras.items()}
+        return output, weights, extras
+
+    def call(
+        self,
+        query,
+        value,
+        key=None,
+        query_mask=None,
+        value_mask=None,
+        attention_mask=None,
+        projected_key=None,
+        alignment_history=None,
+        return_attention_scores=False,
+        training=None,
+    ):
+        output, weights, _ = self._attend(
+            query, value, key=key, query_mask=query_mask,
+            value_mask=value_mask, attention_mask=attention_mask,
+            projected_key=projected_key, alignment_history=alignment_history,
+            training=training, return_attention_scores=return_attention_scores)
         if return_attention_scores:
             return output, weights
         return output
+
+    # --- the step protocol (see the class docstring) ------------------------
+
+    def initial_state(self, cache, batch_size):
+        """The state before the first step: `()`, or `{"alignment": a_0}`
+        `(batch, S)` for a family with an `alignment_state` (in
+        `_history_dtype`, else the cache's dtype: the decoder's)."""
+        if self.alignment_state is None:
+            return ()
+        mask = cache["mask"]
+        first = self.initial_alignment(mask)
+        return {"alignment": ops.cast(first, self._history_dtype or mask.dtype)}
+
+    def step(self, query, cache, state, *, position=None, training=None,
+             noise=None, mode=None):
+        """One decoder step: `(context, weights, next_state)` (see the class
+        docstring). Here `position`, `noise` and `mode` are unused."""
+        history = state["alignment"] if self.alignment_state else None
+        context, weights, _ = self._attend(
+            query, cache["values"], projected_key=cache["keys"],
+            value_mask=cache["mask"], alignment_history=history,
+            training=training)
+        if self.alignment_state is None:
+            return context, weights, state
+        return context, weights, {
+            "alignment": self.next_alignment(history, weights)}
+
+    def draw_noise(self, cache, steps, *, training=None, mode=None):
+        """`{name: (batch, steps, ...)}`, the randomness of a whole pass
+        drawn before the decoder's loop: `{}` here."""
+        return {}
+
+    def mode_for(self, mode, *, decoding):
+        """The mode of a pass: None here, where `mode` (the decoder's
+        `attention_mode`) must be None."""
+        checks.require(
+            mode is None, "attention_mode",
+            f"None ({type(self).__name__} has one mode)", mode)
+        return None
+
+    def extend_source(self, state, cache):
+        """The state grown to the longer source of `cache`: each
+        `(batch, S)` entry padded with zeros to the new length (a stateless
+        attention's `()` stays as it is)."""
+        length = ops.shape(cache["mask"])[1]
+
+        def grow(x):
+            return ops.pad(x, [[0, 0], [0, length - ops.shape(x)[-1]]])
+
+        return {k: grow(v) for k, v in state.items()} if state else state
 
     def compute_output_shape(self, query_shape, value_shape, key_shape=None):
         return tuple(query_shape[:-1]) + (value_shape[-1],)

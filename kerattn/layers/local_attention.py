@@ -93,7 +93,6 @@ class LocalAttention(LuongAttention):
         checks.one_of("mode", mode, MODES)
         checks.nonnegative_int("window", window)
         checks.positive_int("units", units, allow_none=True)
-        kwargs.pop("causal", None)
         checks.require(
             not kwargs.pop("coverage", False), "coverage", "False for "
             "LocalAttention (a global attention's option: LuongAttention("
@@ -111,10 +110,19 @@ class LocalAttention(LuongAttention):
         self.window = window
         self.position_units = units
 
-    @property
-    def uses_query_position(self):
-        """local-m centres its window on the step index (`query_start`)."""
-        return self.mode == "monotonic"
+    _causal_refused = ("its window is placed by the step (local-m) or "
+                       "predicted (local-p), never cut at the query")
+
+    def step(self, query, cache, state, *, position=None, training=None,
+             noise=None, mode=None):
+        """One decoder step; local-m centres its window on the row's own
+        step index, `p_t = position` (see `BaseAttention`)."""
+        context, weights = self.call(
+            query, cache["values"], projected_key=cache["keys"],
+            value_mask=cache["mask"], return_attention_scores=True,
+            training=training,
+            query_start=0 if position is None else position)
+        return context, weights, state
 
     def build(self, query_shape, value_shape, key_shape=None):
         super().build(query_shape, value_shape, key_shape)

@@ -88,7 +88,6 @@ class LocationSensitiveAttention(BahdanauAttention):
         dropout=0.0,
         **kwargs,
     ):
-        kwargs.pop("causal", None)
         checks.require(
             not kwargs.pop("coverage", False), "coverage",
             "False for LocationSensitiveAttention (use cumulative=True to "
@@ -114,6 +113,8 @@ class LocationSensitiveAttention(BahdanauAttention):
         self.cumulative = cumulative
         self.sharpening = float(sharpening)
         self.smoothing = smoothing
+
+    _causal_refused = "it scores with its own past alignments"
 
     @property
     def alignment_state(self):

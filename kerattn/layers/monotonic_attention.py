@@ -275,19 +275,17 @@ class HardMonotonicAttention(BaseAttention):
     """
 
     alignment_state = "previous"
-    alignment_dtype = "float32"
-    modes = MODES
-    decoding_mode = "hard"
-    emits_alignment = True   # in float32, whatever the weights' dtype
+    reads_prefix = True          # "hard" mode stops at the first j >= t_{i-1}
+    _history_dtype = "float32"   # the state, whatever the weights' dtype
+    _causal_refused = "its weights are a monotonic alignment"
 
     def __init__(self, units=None, energy="bahdanau", scale=True,
                  score_bias_init=-4.0, noise_std=1.0, seed=None,
                  kernel_initializer="glorot_uniform", kernel_regularizer=None,
                  **kwargs):
-        for name in ("dropout", "causal"):
-            checks.require(not kwargs.pop(name, False), name,
-                           f"unset for {type(self).__name__} (its weights "
-                           "are a monotonic alignment)", True)
+        checks.require(not kwargs.pop("dropout", False), "dropout",
+                       f"unset for {type(self).__name__} (its weights "
+                       "are a monotonic alignment)", True)
         super().__init__(**kwargs)
         checks.one_of("energy", energy, ENERGIES)
         if energy == "bahdanau":
@@ -319,11 +317,37 @@ class HardMonotonicAttention(BaseAttention):
         return LuongAttention("general", scale=self.scale and monotonic,
                               **common)
 
-    @property
-    def draws_score_noise(self):
-        """Whether training's "parallel" mode adds noise before the sigmoid
-        (an `AttentionRNN` then draws it outside its loop)."""
-        return self.noise_std > 0
+    # --- the step protocol (see `BaseAttention`) ------------------------------
+
+    def mode_for(self, mode, *, decoding):
+        """`mode` (the decoder's `attention_mode`) if given, else the full
+        pass's "parallel" or, `decoding` one step at a time, "hard"."""
+        if mode is None:
+            return "hard" if decoding else MODES[0]
+        checks.require(mode in MODES, "attention_mode",
+                       f"one of {MODES} for {type(self).__name__}", mode)
+        return mode
+
+    def draw_noise(self, cache, steps, *, training=None, mode=None):
+        """Training's pre-sigmoid noise in "parallel" mode, one standard
+        normal per step and source position: `{"score": (batch, steps, S)}`
+        (`{}` in "hard" mode, at inference, or with `noise_std=0`)."""
+        if not training or self.noise_std <= 0 or mode not in (None, MODES[0]):
+            return {}
+        shape = (ops.shape(cache["keys"])[0], steps, ops.shape(cache["keys"])[1])
+        return {"score": keras.random.normal(shape, seed=self.seed_generator,
+                                             dtype="float32")}
+
+    def step(self, query, cache, state, *, position=None, training=None,
+             noise=None, mode=None):
+        """`a_i` from `a_{i-1}` (the state `{"alignment"}`, float32): the
+        context, the weights (`a_i`, MoChA's `beta_i`) and the next state."""
+        context, weights, extras = self._attend(
+            query, cache["values"], projected_key=cache["keys"],
+            value_mask=cache["mask"], alignment_history=state["alignment"],
+            training=training, mode=self.mode_for(mode, decoding=True),
+            score_noise=(noise or {}).get("score"))
+        return context, weights, {"alignment": extras["alignment"]}
 
     def initial_alignment(self, value_mask):
         """`a_0`: one-hot at each row's first real source position
@@ -366,43 +390,39 @@ class HardMonotonicAttention(BaseAttention):
         alignment = monotonic_alignment(p, history, mode)
         return alignment, alignment
 
+    def _compute_attention(self, query, key, value, mask, training,
+                           return_attention_scores, alignment_history=None,
+                           mode=None, score_noise=None):
+        """The hook `BaseAttention._attend` runs: `(output, weights,
+        {"alignment": a_i})`, the alignment in float32."""
+        shape = (ops.shape(query)[0], ops.shape(query)[1], ops.shape(value)[1])
+        if mask is not None:   # each query its own row: (batch, Tq, Tv)
+            mask = ops.logical_and(mask, ops.ones(shape, "bool"))
+        if score_noise is not None and len(score_noise.shape) == 2:
+            score_noise = ops.expand_dims(score_noise, 1)   # one step
+        e, u = self._energies(query, key)
+        weights, alignment = self._weights(e, u, alignment_history, mask,
+                                           mode, training, score_noise)
+        weights = ops.cast(weights, self.compute_dtype)
+        output = ops.matmul(weights, ops.cast(value, self.compute_dtype))
+        return output, weights, {"alignment": alignment}
+
     def call(self, query, value, key=None, query_mask=None, value_mask=None,
              attention_mask=None, projected_key=None, alignment_history=None,
              return_attention_scores=False, training=None, mode=None,
              score_noise=None, return_alignment=False):
         mode = MODES[0] if mode is None else mode
         checks.one_of("mode", mode, MODES)
-        self._validate_shapes(query.shape, value.shape,
-                              None if key is None else key.shape)
-        self._check_dim("query", query, "query")
-        query, query_mask, attention_mask, single_step = utils.prepare_query(
-            query, value, query_mask, value_mask, attention_mask)
-        if score_noise is not None and single_step:
-            score_noise = ops.expand_dims(score_noise, 1)
-        projected_key = self._key_for(value, key, projected_key)
-        mask = utils.merge_masks(query_mask=query_mask, value_mask=value_mask,
-                                 attention_mask=attention_mask,
-                                 query_length=ops.shape(query)[1],
-                                 value_length=ops.shape(value)[1])
-        if mask is not None:   # (batch, Tq, Tv)
-            mask = ops.logical_and(
-                mask, ops.ones((ops.shape(query)[0], ops.shape(query)[1],
-                                ops.shape(value)[1]), "bool"))
-        history = self._history_for(alignment_history, value_mask, query,
-                                    value, dtype=self.alignment_dtype)
-        e, u = self._energies(query, projected_key)
-        weights, alignment = self._weights(e, u, history, mask, mode, training,
-                                           score_noise)
-        weights = ops.cast(weights, self.compute_dtype)
-        output = ops.matmul(weights, ops.cast(value, self.compute_dtype))
-        if single_step:
-            output, weights, alignment = (ops.squeeze(x, 1) for x in
-                                          (output, weights, alignment))
+        output, weights, extras = self._attend(
+            query, value, key=key, query_mask=query_mask,
+            value_mask=value_mask, attention_mask=attention_mask,
+            projected_key=projected_key, alignment_history=alignment_history,
+            training=training, mode=mode, score_noise=score_noise)
         result = (output,)
         if return_attention_scores:
             result += (weights,)
         if return_alignment:
-            result += ({"alignment": alignment},)
+            result += (extras,)
         return result[0] if len(result) == 1 else result
 
     def compute_output_spec(self, query, value, key=None, query_mask=None,
@@ -423,7 +443,7 @@ class HardMonotonicAttention(BaseAttention):
 
     def get_config(self):
         config = super().get_config()
-        for name in ("dropout", "causal"):
+        for name in ("dropout", "causal"):   # configs written before held none
             config.pop(name, None)
         config.update({
             "units": self.units,

@@ -48,6 +48,8 @@ class SoftVisualAttention(BaseAttention):
     ((2, 32), (2, 196))
     """
 
+    _causal_refused = "it attends over image locations, which have no order"
+
     def __init__(
         self,
         units,
@@ -57,7 +59,6 @@ class SoftVisualAttention(BaseAttention):
         dropout=0.0,
         **kwargs,
     ):
-        kwargs.pop("causal", None)
         super().__init__(dropout=dropout, **kwargs)
         checks.positive_int("units", units)
         checks.boolean("gating", gating)
@@ -203,7 +204,6 @@ class HardVisualAttention(SoftVisualAttention):
     ((2, 9), (2,))
     """
 
-    samples_locations = True  # AttentionRNN asks for the samples and noise
 
     def __init__(self, units, inference="expectation", expectation_rate=0.0,
                  seed=None, **kwargs):
@@ -223,19 +223,11 @@ class HardVisualAttention(SoftVisualAttention):
              attention_mask=None, projected_key=None,
              return_attention_scores=False, return_sample=False,
              sample_noise=None, expectation_noise=None, training=None):
-        self._sample_info = None
-        self._training = bool(training)
-        self._noise = sample_noise
-        self._coin = expectation_noise
-        result = super().call(
-            query, value, key=key, query_mask=query_mask, value_mask=value_mask,
-            attention_mask=attention_mask, projected_key=projected_key,
-            return_attention_scores=True, training=training,
-        )
-        output, weights = result
-        info = self._sample_info
-        if len(query.shape) == 2:
-            info = {k: ops.squeeze(v, 1) for k, v in info.items()}
+        output, weights, info = self._attend(
+            query, value, key=key, query_mask=query_mask,
+            value_mask=value_mask, attention_mask=attention_mask,
+            projected_key=projected_key, training=training,
+            sample_noise=sample_noise, expectation_noise=expectation_noise)
         out = (output,)
         if return_attention_scores:
             out += (weights,)
@@ -243,9 +235,51 @@ class HardVisualAttention(SoftVisualAttention):
             out += (info,)
         return out[0] if len(out) == 1 else out
 
+    # --- the step protocol (see `BaseAttention`) ------------------------------
+
+    def initial_state(self, cache, batch_size):
+        """`{"sample": (batch, L)}`: the one-hot location of the last step
+        (zeros before the first); `AttentionRNN(...,
+        return_attention_samples=True)` returns it for every step."""
+        return {"sample": ops.zeros_like(cache["mask"])}
+
+    def step(self, query, cache, state, *, position=None, training=None,
+             noise=None, mode=None):
+        """A step with the decoder's draws (`noise` `{"sample": (batch, L),
+        "coin": (batch,)}`, or `{}`: drawn here); the state is its sample."""
+        noise = noise or {}
+        context, weights, info = self._attend(
+            query, cache["values"], projected_key=cache["keys"],
+            value_mask=cache["mask"], training=training,
+            sample_noise=noise.get("sample"),
+            expectation_noise=noise.get("coin"))
+        return context, weights, {"sample": info["sample"]}
+
+    def draw_noise(self, cache, steps, *, training=None, mode=None):
+        """In training, one uniform per step and location (`"sample"`,
+        `(batch, steps, L)`) and, with `expectation_rate` > 0, one coin per
+        row for the expected context, the same at every step of the row
+        (`"coin"`, `(batch, steps)`); `{}` at inference or when `L` is not
+        known."""
+        length = cache["values"].shape[1]
+        if not training or length is None:
+            return {}
+        dtype = cache["values"].dtype
+        batch = ops.shape(cache["values"])[0]
+        noise = {"sample": keras.random.uniform(
+            (batch, steps, length), seed=self.seed_generator, dtype=dtype)}
+        if self.expectation_rate > 0:
+            coin = keras.random.uniform((batch,), seed=self.seed_generator,
+                                        dtype=dtype)
+            noise["coin"] = ops.repeat(ops.expand_dims(coin, 1), steps, axis=1)
+        return noise
+
     def _compute_attention(
-        self, query, key, value, mask, training, return_attention_scores
+        self, query, key, value, mask, training, return_attention_scores,
+        sample_noise=None, expectation_noise=None,
     ):
+        """`(output, alpha, {"sample", "log_prob", "entropy"})`."""
+        training = bool(training)
         scores = self._calculate_scores(query, key)
         alpha = utils.masked_softmax(scores, mask)  # (b, Tq, L)
         length = ops.shape(alpha)[-1]
@@ -253,13 +287,13 @@ class HardVisualAttention(SoftVisualAttention):
         tiny = ops.cast(tiny, alpha.dtype)
         log_alpha = ops.log(ops.maximum(alpha, tiny))
         entropy = -ops.sum(alpha * log_alpha, axis=-1)
-        if self._training:
+        if training:
             # float32 logits: -1e9 would be -inf in float16.
             log_alpha32 = ops.cast(log_alpha, "float32")
             logits = ops.where(
                 alpha > 0, log_alpha32, ops.full_like(log_alpha32, -1e9)
             )
-            if self._noise is None:
+            if sample_noise is None:
                 index = keras.random.categorical(
                     ops.reshape(logits, (-1, length)), 1, seed=self.seed_generator
                 )
@@ -267,7 +301,7 @@ class HardVisualAttention(SoftVisualAttention):
             else:
                 # Gumbel-max with the given uniform noise: the same
                 # distribution, and no seed state to update inside a loop.
-                u = ops.reshape(ops.cast(self._noise, "float32"), ops.shape(logits))
+                u = ops.reshape(ops.cast(sample_noise, "float32"), ops.shape(logits))
                 u = ops.clip(u, 1e-7, 1.0 - 1e-7)
                 index = ops.argmax(logits - ops.log(-ops.log(u)), axis=-1)
         else:
@@ -276,14 +310,12 @@ class HardVisualAttention(SoftVisualAttention):
         # Rows with nothing to attend to sample nothing.
         has_any = ops.sum(alpha, axis=-1, keepdims=True) > 0
         sample = ops.where(has_any, sample, ops.zeros_like(sample))
-        expected = self._expected_rows(alpha)   # (b, 1, 1) bool, or None
+        expected = self._expected_rows(alpha, training, expectation_noise)
         if expected is not None:   # these rows sample nothing
             sample = ops.where(expected, ops.zeros_like(sample), sample)
         log_prob = ops.sum(sample * log_alpha, axis=-1)
-        self._sample_info = {
-            "sample": sample, "log_prob": log_prob, "entropy": entropy
-        }
-        if self._training or self.inference == "argmax":
+        info = {"sample": sample, "log_prob": log_prob, "entropy": entropy}
+        if training or self.inference == "argmax":
             output = ops.matmul(ops.stop_gradient(sample), value)
             if expected is not None:
                 output = ops.where(expected, ops.matmul(alpha, value), output)
@@ -291,15 +323,14 @@ class HardVisualAttention(SoftVisualAttention):
             output = ops.matmul(alpha, value)
         if self.gating:
             output = output * self.gate(query)
-        return output, alpha
+        return output, alpha, info
 
-    def _expected_rows(self, alpha):
+    def _expected_rows(self, alpha, training, coin):
         """In training with `expectation_rate` > 0: which rows take the
         expected context, `(b, 1, 1)` bool; else None."""
-        if not self._training or self.expectation_rate <= 0:
+        if not training or self.expectation_rate <= 0:
             return None
         batch = ops.shape(alpha)[0]
-        coin = self._coin
         if coin is None:
             coin = keras.random.uniform((batch,), seed=self.seed_generator)
         coin = ops.reshape(ops.cast(coin, "float32"), (batch, 1, 1))

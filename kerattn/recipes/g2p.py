@@ -204,9 +204,8 @@ def streaming(model, data, count=100, examples=("phoneme", "thoughtful", "xyloph
         `finish`).
     """
     from kerattn.decoding import StreamingDecoder
-    from kerattn.decoding.streaming import _reads_left_to_right
 
-    if not _reads_left_to_right(model)[0]:   # it reads the whole word first
+    if not model.can_stream()[0]:   # it reads the whole word first
         return None
     decoder = StreamingDecoder(model, data["source_vocab"], data["target_vocab"],
                                max_length=MAX_LENGTH)

@@ -37,6 +37,7 @@ import keras
 from keras import ops
 
 from kerattn import checks
+from kerattn import keras_fixes
 from kerattn.layers import (AttentionRNN, HardMonotonicAttention,
                             LocalAttention, LocationSensitiveAttention,
                             LuongAttention, MonotonicChunkwiseAttention,
@@ -251,8 +252,6 @@ def luong_nmt(
         layers.append(ReverseSequence(name="reverse_source"))
     if options["layer_dropout"]:
         layers.append(keras.layers.Dropout(c["dropout"], name="layer_dropout"))
-    if options["decoder_init"] == "zeros":   # a no-op that tells `encode` so
-        layers.append(keras.layers.Identity(name="zero_decoder_init"))
     by_name = {layer.name: layer for layer in layers}
     get = by_name.__getitem__
     encoders = [get(f"encoder_{k + 1}") for k in range(c["num_layers"])]
@@ -262,8 +261,8 @@ def luong_nmt(
     target_in_ids = keras.Input((None,), dtype="int32", name="target_in_ids")
     h_s, states, mask = encode_source(by_name, encoders, source_ids)  # (B, S, n)
     y = get("dropout")(get("target_embedding")(target_in_ids))   # (B, T, e)
-    if "zero_decoder_init" in by_name:
-        h_s, states = get("zero_decoder_init")(h_s), None
+    if options["decoder_init"] == "zeros":   # the graph's decoder takes no state
+        states = None
     h_tilde = get("decoder")(y, h_s, memory_mask=mask,
                              initial_state=states)               # (B, T, n)
     logits = get("output_projection")(get("dropout")(h_tilde))   # (B, T, V_y)
@@ -345,7 +344,7 @@ class LuongNMT(GenerativeModel):
             self.layers_by_name, numbered_layers(self, "encoder"), source_ids)
         decoder = self.get_layer("decoder")
         cache = decoder.precompute(h_s, mask)
-        if "zero_decoder_init" in self.layers_by_name:
+        if self._decoder_starts_from_zeros():
             states = None
         return {
             "states": decoder.get_initial_state(ops.shape(source_ids)[0], states, cache),
@@ -364,6 +363,43 @@ class LuongNMT(GenerativeModel):
             attention_mode=attention_mode)                     # (B, n)
         logits = self.get_layer("output_projection")(h_tilde)
         return logits, {"states": states, "cache": state["cache"]}, weights
+
+    def _decoder_starts_from_zeros(self):
+        """`decoder_init="zeros"`: the training graph calls the decoder on
+        the target, `h_s` and the mask alone, with no initial state (files
+        saved before held a marker layer, `zero_decoder_init`, in front of
+        `h_s`: the same three inputs)."""
+        calls = keras_fixes.call_inputs(self.get_layer("decoder"))
+        return bool(calls) and len(calls[0]) == 3
+
+    def can_stream(self):
+        """Whether the output at a step depends on the source read so far
+        only (see `GenerativeModel.can_stream`): a hard monotonic attention
+        (its decoding step reads the source up to where it stops), an
+        encoder that reads left to right, the source in order and a decoder
+        started from zeros."""
+        attention = self.get_layer("decoder").attention
+        if not attention.reads_prefix:
+            return False, ("its attention is not a hard monotonic one "
+                           "(attention='hard-monotonic' or 'mocha'): a soft "
+                           "attention reads the whole source at every step")
+        if any(isinstance(layer, keras.layers.Bidirectional)
+               for layer in self.layers):
+            return False, "its encoder reads both ways (bidirectional_encoder=True)"
+        if "reverse_source" in self.layers_by_name:
+            return False, "it reads the source reversed (reverse_source=True)"
+        if not self._decoder_starts_from_zeros():
+            return False, ("its decoder starts from the encoder's last state "
+                           "(decoder_init='encoder'): use decoder_init='zeros'")
+        return True, ""
+
+    def extend_source(self, state, fresh):
+        """`state` after the tokens committed on a prefix, on the longer
+        prefix that `fresh` (`encode`'s) holds: the decoder grows its
+        attention's state to the new length; the cache is the fresh one."""
+        states = self.get_layer("decoder").extend_source(
+            state["states"], fresh["cache"])
+        return {"states": states, "cache": fresh["cache"]}
 
 
 # === Presets: "paper" is section 4.1; the others fit a CPU ===

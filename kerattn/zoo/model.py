@@ -538,6 +538,26 @@ class GenerativeModel(ZooModel):
     def step(self, tokens, state, index):
         raise NotImplementedError
 
+    # --- streaming (`kerattn.decoding.StreamingDecoder`) ----------------------
+
+    def can_stream(self):
+        """Whether this model's output at a step depends on the input read
+        so far only, so that a streaming decoder may commit to it before
+        the input ends: `(ok, why)`, `why` the reason in words when not.
+
+        No here; a model that can stream says so, and implements
+        `extend_source`.
+        """
+        return False, (f"{type(self).__name__} does not declare that it "
+                       "can stream")
+
+    def extend_source(self, state, fresh):
+        """The decoding `state` reached on a prefix of the input, carried
+        over to a longer prefix whose `encode` gave `fresh` (a streaming
+        decoder's next `feed`). Implemented by the models that stream."""
+        raise NotImplementedError(
+            f"{type(self).__name__} does not stream (`can_stream`)")
+
     def generate(self, inputs, max_length=50, strategy="greedy", bos_id=2,
                  eos_id=3, **options):
         """Encode `inputs`, then decode: `kerattn.decoding.generate(self, ...)`.
