@@ -116,3 +116,25 @@ def test_position_layers_wrong_rank():
         layers.SinusoidalPositionEncoding()(_x(2, 3, 4, 5))
     with pytest.raises(ValueError, match="`inputs` must have rank 2 or 3"):
         layers.PositionEmbedding(sequence_length=8)(_x(4))
+
+
+REFUSE_CAUSAL = {
+    "LocationSensitiveAttention": lambda **kw: layers.LocationSensitiveAttention(4, **kw),
+    "LocalAttention": lambda **kw: layers.LocalAttention("monotonic", **kw),
+    "SoftVisualAttention": lambda **kw: layers.SoftVisualAttention(4, **kw),
+    "HardVisualAttention": lambda **kw: layers.HardVisualAttention(4, **kw),
+    "HardMonotonicAttention": lambda **kw: layers.HardMonotonicAttention(4, **kw),
+    "MonotonicChunkwiseAttention": lambda **kw: layers.MonotonicChunkwiseAttention(4, **kw),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSE_CAUSAL))
+def test_causal_is_refused_where_it_cannot_be_honoured(name):
+    """`causal=True` is a ValueError naming it, never dropped; `causal=False`
+    (what saved configs may hold) is accepted and the config round-trips."""
+    make = REFUSE_CAUSAL[name]
+    with pytest.raises(ValueError, match=f"`causal` must be False for {name}"):
+        make(causal=True)
+    layer = make(causal=False)
+    assert layer.causal is False
+    assert type(layer).from_config(layer.get_config()).get_config() == layer.get_config()

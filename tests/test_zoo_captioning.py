@@ -356,7 +356,7 @@ def test_an_initial_state_without_the_image(strips, tmp_path, initial_state):
     assert all(l.trainable is trainable for l in layers)
     assert len(model.trainable_weights) == len(
         build(vocab).trainable_weights) - 4 + 2 * trainable
-    h0, c0 = (to_numpy(s) for s in model.encode(train["images"][:4])["states"][:2])
+    h0, c0 = (to_numpy(s) for s in model.encode(train["images"][:4])["states"]["cells"][:2])
     np.testing.assert_array_equal(h0, np.broadcast_to(h0[:1], h0.shape))
     if initial_state == "zeros":
         assert not h0.any() and not c0.any()

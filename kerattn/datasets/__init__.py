@@ -31,6 +31,7 @@ from kerattn.datasets.documents import (
 )
 from kerattn.datasets.gettext import gettext_pairs
 from kerattn.datasets.summaries import debian_summaries, near_duplicates
+from kerattn.datasets.padding import pad_ids
 from kerattn.datasets.pipeline import translation_dataset
 from kerattn.datasets.text_codec import TextCodec, vocabulary_from_json
 from kerattn.datasets.translation import LengthBucketedBatches, translation_arrays
@@ -48,4 +49,4 @@ __all__ = ["gettext_pairs", "tsv_pairs", "WordVocabulary", "translation_arrays",
            "TextCodec", "vocabulary_from_json", "extend_source", "extend_target",
            "extended_tokens", "decode_extended", "copy_arrays",
            "debian_summaries", "near_duplicates", "cmudict_g2p", "read_cmudict",
-           "SymbolVocabulary"]
+           "SymbolVocabulary", "pad_ids"]

@@ -15,6 +15,7 @@ copied word is written as a word of its own (a space before it, as
 import numpy as np
 
 from kerattn import checks
+from kerattn.datasets.padding import pad_ids
 
 
 def _check_vocab(vocab, name="vocab"):
@@ -252,12 +253,8 @@ def copy_arrays(pairs, vocab, max_tokens=None, vocab_size=None, copy=True):
     n, pad = len(rows), vocab.pad_id
     s_len = max(len(r[0]) for r in rows)
     t_len = max(len(r[1]) for r in rows) + 1
-    source = np.full((n, s_len), pad, "int32")
-    target_in = np.full((n, t_len), pad, "int32")
-    labels = np.full((n, t_len), pad, "int32")
-    for i, (s, t, label, _) in enumerate(rows):
-        source[i, : len(s)] = s
-        target_in[i, : len(t) + 1] = [vocab.bos_id] + t
-        labels[i, : len(t) + 1] = label + [vocab.eos_id]
+    source = pad_ids([r[0] for r in rows], s_len, pad)
+    target_in = pad_ids([[vocab.bos_id] + r[1] for r in rows], t_len, pad)
+    labels = pad_ids([r[2] + [vocab.eos_id] for r in rows], t_len, pad)
     return ({"source_ids": source, "target_in_ids": target_in}, labels,
             [r[3] for r in rows])

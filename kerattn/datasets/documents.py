@@ -30,6 +30,7 @@ import subprocess
 import numpy as np
 
 from kerattn import checks
+from kerattn.datasets.padding import pad_ids
 
 TOPICAL10 = ("utils", "science", "net", "devel", "admin", "games", "x11",
              "sound", "misc", "text")
@@ -385,7 +386,8 @@ def encode_documents(documents, vocab, max_sentences, max_words):
         "of words (see `tokenize_document`)")
     ids = np.full((len(documents), max_sentences, max_words), vocab.pad_id, "int32")
     for d, doc in enumerate(documents):
-        for s, sentence in enumerate(doc[:max_sentences]):
-            row = [vocab.stoi.get(w, vocab.unk_id) for w in sentence[:max_words]]
-            ids[d, s, : len(row)] = row
+        rows = [[vocab.stoi.get(w, vocab.unk_id) for w in sentence[:max_words]]
+                for sentence in doc[:max_sentences]]
+        if rows:
+            ids[d, :len(rows)] = pad_ids(rows, max_words, vocab.pad_id)
     return ids

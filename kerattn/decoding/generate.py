@@ -20,6 +20,7 @@ import numpy as np
 from keras import ops
 
 from kerattn import checks
+from kerattn.datasets.padding import pad_ids
 from kerattn.decoding.compiled import compile_decoder
 from kerattn.decoding.search import beam_search, greedy_search, sample
 
@@ -288,10 +289,8 @@ class Generator:
             rows = [list(np.asarray(r).reshape(-1))[: self.max_source_length]
                     for r in inputs]
             width = _bucket(max([len(r) for r in rows] + [1]), 8)
-            batch = np.zeros((_bucket(len(rows), 1), width), "int32")
-            for i, row in enumerate(rows):
-                batch[i, : len(row)] = row
-            return len(rows), batch
+            empty = [[]] * (_bucket(len(rows), 1) - len(rows))
+            return len(rows), pad_ids(rows + empty, width)
         inputs = np.asarray(inputs, "float32")
         batch = np.zeros((_bucket(len(inputs), 1),) + inputs.shape[1:], "float32")
         batch[: len(inputs)] = inputs

@@ -61,21 +61,27 @@ class AttentionRNNCell(keras.layers.Layer):
 
     A plain function of what it is given: no option is set on it from
     outside. `call(inputs, states, memory)` returns `(output, new_states,
-    extras)`, where `extras` holds the step's attention `weights` (and the
-    `sample` of an attention with `samples_locations`, e.g. hard attention).
-    The encoder's projected keys, values and mask (`memory`, from
+    extras)`, where `extras` holds the step's attention `weights`. The
+    encoder's projected keys, values and mask (`memory`, from
     `AttentionRNN.precompute`) are an argument of every step, never a state.
 
-    The states are `[*cell_states, (feed,) (alignment,) step]`, each
-    `(batch, ...)`; `step` is `(batch, 1)`, each row's own count of its
-    real (unpadded) steps, so an attention that `uses_query_position`
-    (local-m's `p_t = t`) gets every row's own `t`, whatever the other rows
-    of its batch do. `alignment` `(batch, S)` is there for an attention that
-    declares an `alignment_state` (coverage, location-sensitive): the
-    history its score reads, passed to it as `alignment_history` and
-    updated from each step's weights by its `next_alignment`. Being a state,
-    it is kept at padded steps and reordered by beam search like the
-    others.
+    The state is a dict, read by name only (the searches and the loop map
+    over it as a tree):
+
+    - `"cells"`: the stack's states, layer by layer (GRU `[h]`, LSTM `[h,
+      c]`), each `(batch, units)`;
+    - `"feed"` (Luong's input feeding only): `h~_{t-1}`;
+    - `"attention"`: the attention's own state, whatever its layout
+      (`BaseAttention.initial_state`: `()` for a stateless attention, the
+      alignment history of coverage or location-sensitive attention, ...);
+      the cell passes it to the attention's `step` and keeps what comes
+      back, without reading it;
+    - `"step"` `(batch, 1)`: each row's own count of its real (unpadded)
+      steps, the `position` the attention gets (local-m's `p_t = t`),
+      whatever the other rows of its batch do.
+
+    Being state, all of it is kept at padded steps and reordered by beam
+    search.
 
     The cells are Keras' `GRUCell` / `LSTMCell` (they own, build and save
     the weights); their equations are applied here with `keras.ops`, exactly
@@ -502,13 +508,15 @@ class AttentionRNN(keras.layers.Layer):
       and attends once (the parallel form: same outputs, faster training),
       unless the attention reads its own past alignments.
 
-    An attention that scores with its past alignments declares it
-    (`alignment_state`: coverage, location-sensitive attention, monotonic
-    attention and MoChA); the decoder then carries the history, `(batch,
-    S)`, as one more state (`AttentionRNNCell`), so the same loop, `step()`
-    and beam search serve it. A monotonic attention also has two modes: the
-    full pass trains on its expected alignment ("parallel") and `step()`
-    decodes with the hard one, unless `attention_mode=` says otherwise.
+    The attention is called through `BaseAttention`'s step protocol and
+    nothing else: an attention that scores with its own past (coverage,
+    location-sensitive, monotonic attention and MoChA, hard attention's
+    samples) keeps it as its state, which the decoder carries under
+    `"attention"` in its named state (`AttentionRNNCell`), so the same loop,
+    `step()` and beam search serve every family. A monotonic attention also
+    has two modes (`mode_for`): the full pass trains on its expected
+    alignment ("parallel") and `step()` decodes with the hard one, unless
+    `attention_mode=` says otherwise.
 
     The loop is `scan_carry` (`keras.ops.scan`; `tf.scan` on TensorFlow)
     over the steps of `AttentionRNNCell`, closing over the encoder's keys,
@@ -559,7 +567,8 @@ class AttentionRNN(keras.layers.Layer):
             (GRU: `[h]`, LSTM: `[h, c]` per layer), each `(batch, units)`;
             zeros when None.
         return_attention_scores: bool, also return the alignment history.
-        return_attention_samples: bool (with a `HardVisualAttention`): also
+        return_attention_samples: bool (with an attention whose state is
+            the `sample` of its step: `HardVisualAttention`): also
             return the one-hot locations the hard attention used at each step
             `(batch, T, S)` (sampled in training, argmax at inference); the
             memory's length `S` must be known.
@@ -568,12 +577,12 @@ class AttentionRNN(keras.layers.Layer):
             `MonotonicChunkwiseAttention`: "parallel", the expected
             alignment, or "hard"): the mode of every step; None takes the
             full pass's ("parallel", what training differentiates), where
-            `step()` takes the attention's `decoding_mode` ("hard").
+            `step()` takes the decoding one ("hard"; `mode_for`).
 
     Returns:
         `outputs` `(batch, T, output_dim)`; with `return_state=True` then the
-        final state list (`[*cell_states, (feed,) (alignment,) step]`, as
-        `step()` takes it); with `return_attention_scores=True` then the alignments
+        final state (the dict `{"cells", ("feed",) "attention", "step"}`
+        of `AttentionRNNCell`, as `step()` takes it); with `return_attention_scores=True` then the alignments
         `(batch, T, S)`; with `return_attention_samples=True` then the
         samples `(batch, T, S)`.
 

@@ -14,7 +14,8 @@ Seeds, results.json and RESULTS.md are zoo/runner.py's
 import keras
 import numpy as np
 
-from kerattn.datasets import WordVocabulary, attention_on_own_digit, digit_strips
+from kerattn.datasets import (WordVocabulary, attention_on_own_digit, digit_strips,
+                              pad_ids)
 from kerattn import checks, distribute
 from kerattn.recipes.common import compile_and_fit
 
@@ -34,11 +35,8 @@ def caption_arrays(captions, vocab, length=None):
     padded to the longest caption (or to `length`)."""
     ids = [vocab.encode(c, add_eos=True) for c in captions]
     length = max(max(map(len, ids)), length or 0)
-    c_in = np.zeros((len(ids), length), "int32")
-    c_out = np.zeros((len(ids), length), "int32")
-    for row, x in enumerate(ids):
-        c_out[row, : len(x)] = x
-        c_in[row, : len(x)] = [vocab.bos_id] + x[:-1]
+    c_in = pad_ids([[vocab.bos_id] + x[:-1] for x in ids], length, vocab.pad_id)
+    c_out = pad_ids(ids, length, vocab.pad_id)
     return c_in, c_out
 
 

@@ -141,7 +141,9 @@ def error_rates(hypotheses, references):
 
 
 def pronounce(model, data, words, batch_size=256):
-    """Greedy pronunciations of `words` (a monotonic attention decodes hard).
+    """Greedy pronunciations of `words` (a monotonic attention decodes hard),
+    through the `Translator` a user calls (sorted by length, in batches of
+    `batch_size`, a power of two).
 
     Returns:
         `(pronunciations, attended_nowhere)`: one string a word (at most
@@ -150,29 +152,25 @@ def pronounce(model, data, words, batch_size=256):
         are all zero (a hard monotonic attention that found no letter to
         stop at: the phoneme was written from a zero context).
     """
-    source_vocab, target_vocab = data["source_vocab"], data["target_vocab"]
+    from kerattn.decoding import Translator
+
+    translator = Translator(model, data["source_vocab"], data["target_vocab"],
+                            max_length=MAX_LENGTH, max_batch=batch_size)
+    eos = data["target_vocab"].eos_id
     order = np.argsort([len(w) for w in words], kind="stable")
     out, nowhere, written = [None] * len(words), 0, 0
     for start in range(0, len(order), batch_size):
         rows = order[start:start + batch_size]
-        ids = source_vocab.encode_batch([words[i] for i in rows])
-        longest = max(map(len, ids))
-        source = np.zeros((len(rows), longest), "int32")
-        for k, row in enumerate(ids):
-            source[k, :len(row)] = row
-        result = model.generate(source, max_length=MAX_LENGTH,
-                                bos_id=target_vocab.bos_id,
-                                eos_id=target_vocab.eos_id)
-        tokens, lengths, attention = (
-            None if result.get(k) is None else ops.convert_to_numpy(result[k])
-            for k in ("tokens", "lengths", "attention"))
-        for k, i in enumerate(rows):
-            out[i] = target_vocab.decode(tokens[k])
-            n = int(lengths[k])
-            phonemes = tokens[k, :n] != target_vocab.eos_id    # EOS not counted
+        texts, alignments = translator([words[i] for i in rows],
+                                       return_alignments=True)
+        for i, text, alignment in zip(rows, texts, alignments):
+            out[i] = text
+            weights, tokens = alignment["weights"], alignment["target_tokens"]
+            phonemes = np.arange(len(tokens)) < len(tokens) - (
+                tokens[-1:] == [data["target_vocab"].itos[eos]])
             written += int(phonemes.sum())
-            if attention is not None:
-                mass = attention[k, :n].sum(-1)
+            if weights is not None:
+                mass = np.asarray(weights).sum(-1)
                 nowhere += int(((mass < 0.5) & phonemes).sum())
     return out, nowhere / max(written, 1)
 
