@@ -21,8 +21,11 @@ from cases import lengths_mask, to_numpy
 from kerattn.layers import (
     AttentionRNN,
     BahdanauAttention,
+    HardVisualAttention,
     LocalAttention,
     LuongAttention,
+    ScaledDotProductAttention,
+    SoftVisualAttention,
 )
 
 STACKS = {
@@ -97,6 +100,21 @@ STEP_CONFIGS = {
     "local_m": lambda: AttentionRNN(
         8, LocalAttention("monotonic", window=1, score="general"),
         order="luong"),
+    # The other families the decoder accepts (coverage, location-sensitive,
+    # monotonic and MoChA: their own test files).
+    "local_p": lambda: AttentionRNN(
+        8, LocalAttention("predictive", window=1, score="concat", units=5),
+        order="luong"),
+    "luong_concat_parallel": lambda: AttentionRNN(
+        8, LuongAttention("concat", units=5), order="luong",
+        input_feeding=False),
+    "scaled_dot_product": lambda: AttentionRNN(
+        8, ScaledDotProductAttention(), order="luong"),
+    "soft_visual": lambda: AttentionRNN(
+        8, SoftVisualAttention(5), cell="lstm", output_state="current"),
+    "hard_visual_argmax": lambda: AttentionRNN(
+        8, HardVisualAttention(5, inference="argmax"), cell="lstm",
+        output_state="current"),
 }
 
 
@@ -115,7 +133,7 @@ def test_step_equals_full_with_the_shortest_row_first(name):
     full, al = dec(y, h, inputs_mask=t_mask, memory_mask=s_mask,
                    return_attention_scores=True)
     cache = dec.precompute(h, s_mask)
-    states = keras.tree.map_structure(to_numpy, dec.get_initial_state(b))
+    states = keras.tree.map_structure(to_numpy, dec.get_initial_state(b, cache=cache))
     for step in range(t):
         out, new, w = dec.step(y[:, step], states, cache)
         keep = t_mask[:, step]

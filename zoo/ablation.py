@@ -207,10 +207,13 @@ def expected_alignment_bleu(net, data):
     from kerattn.recipes import translation
 
     attention = getattr(net.get_layer("decoder"), "attention", None)
-    modes = getattr(attention, "modes", ())
-    if not modes:
+    training_mode = None if attention is None else attention.mode_for(
+        None, decoding=False)
+    if training_mode is None or training_mode == attention.mode_for(
+            None, decoding=True):
         return None
-    net.step = functools.partial(type(net).step, net, attention_mode=modes[0])
+    net.step = functools.partial(type(net).step, net,
+                                 attention_mode=training_mode)
     try:
         return translation.evaluate(net, data, beam_width=None)["bleu_greedy"]
     finally:
