@@ -100,6 +100,14 @@ class BaseAttention(keras.layers.Layer):
     `step` (and `initial_state`), calling `_attend`, the shared body of
     `call` and `step`.
 
+    What the protocol leaves room for: a decoder that constrains where an
+    attention may look at a step (an attention constraint or a window at
+    inference) narrows that step's `cache["mask"]`, which every family
+    honours; an attention made of several mechanisms keeps the tuple of
+    their states (the decoder and the searches map over any tree); a
+    streaming model declares what it can commit to (`GenerativeModel.
+    can_stream`), where a lookahead would be stated.
+
     Example:
 
     A new score family, the dot product times a learned scalar:

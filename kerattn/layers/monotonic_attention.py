@@ -209,15 +209,18 @@ class HardMonotonicAttention(BaseAttention):
     learned scalar initialised negative, as the paper advises, so that
     training starts from stopping rarely at any one position.
 
-    `alignment_state` is "previous": `AttentionRNN` carries `a_{i-1}`
-    (one-hot at the first real source position before the first step, and
-    in float32 whatever the dtype policy, so that the full pass's expected
-    alignment is not rounded at every step; `step()` goes through the
-    cell's `__call__`, which casts its float inputs to the compute dtype:
-    the hard mode's one-hot is exact there) and passes it as
-    `alignment_history`; it
-    runs the "parallel" mode in its full pass and the "hard" mode in
-    `step()` unless told otherwise (`attention_mode=`). Called alone with
+    Its state in the step protocol (`BaseAttention`) is `{"alignment":
+    a_{i-1}}`: one-hot at the first real source position before the first
+    step, and in float32 whatever the dtype policy, so that the full pass's
+    expected alignment is not rounded at every step (`step()` goes through
+    the cell's `__call__`, which casts its float inputs to the compute
+    dtype: the hard mode's one-hot is exact there). Its `step` differs from
+    the base class's by what it passes (`mode`, the noise the decoder drew
+    with `draw_noise`) and its next state (the alignment, not MoChA's
+    weights); the weights themselves come from the `_compute_attention`
+    hook, under the base class's masks. It runs the "parallel" mode in a
+    decoder's full pass and the "hard" mode in `step()` unless told
+    otherwise (`attention_mode=`; `mode_for`). Called alone with
     several queries `(batch, Tq, ...)`, each query reads its own row of
     `alignment_history` (the same `a_0` for all when None): the alignment is
     monotonic from one decoder step to the next, which is the decoder's
