@@ -17,7 +17,7 @@ On several devices (kerattn.distribute, each backend's own engine):
         --distribute data
     # no accelerator: --virtual-devices 4 splits the CPU (JAX, TensorFlow)
 
-Models and data (../shared/DATA.md):
+Models and data (docs/data.md):
 
 - translation (`seq2seq`, `cho_encoder_decoder`, `bahdanau_nmt`, `luong_nmt`,
   `transformer_nmt`, `convs2s_nmt`): the gettext English -> French messages;
@@ -45,8 +45,16 @@ this machine's data or on yours with `--data`.
 `--size` picks the model's named sizes (`kerattn.zoo.presets(MODEL)`):
 `tiny` (a smoke test), `small` (a few CPU minutes, the default), `base` (the
 sizes of the recipes in zoo/, whose numbers are in zoo/README.md) or
-`paper` (the paper's sizes). The output directory gets `model.keras`,
-`results.json` and `attention.png`.
+`paper` (the paper's sizes); g2p also `g2p-streaming`, a model that
+streams. The output directory is a run folder: `model.keras` with its
+vocabularies (and a classifier's label names) and `run.json`, which
+`kerattn.load_run(folder)` loads back ready to use, beside `results.json`
+and `attention.png`:
+
+    python examples/fit.py g2p --attention mocha --size g2p-streaming \
+        --output-dir outputs/g2p
+    python -c "import kerattn; d = kerattn.load_run('outputs/g2p')\
+        .streaming_decoder(); print(d.feed('pho'), d.feed('ne'), d.finish())"
 """
 
 import argparse
@@ -62,6 +70,9 @@ MODELS = TRANSLATION + ("show_attend_tell", "han_classifier", "aoa_reader",
 # --attention: show_attend_tell's (the first its default), g2p's (likewise).
 ATTENTION = {"show_attend_tell": ("soft", "hard"),
              "g2p": ("global", "location-sensitive", "hard-monotonic", "mocha")}
+# --size: every model's four, and a model's own presets beyond them.
+SIZES = ("tiny", "small", "base", "paper")
+MORE_SIZES = {"g2p": ("g2p-streaming",)}
 
 
 def parse_args(argv=None):
@@ -76,21 +87,28 @@ def parse_args(argv=None):
                         "8, han_classifier up to 30 a stage with early "
                         "stopping, aoa_reader 3, pointer_generator 2, g2p 10)")
     p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--size", choices=("tiny", "small", "base", "paper"), default="small",
-                   help="the model's preset (see above)")
+    p.add_argument("--size", default="small",
+                   help="the model's preset: tiny, small, base or paper (see "
+                        "below); g2p also g2p-streaming, the left-to-right "
+                        "model kerattn.decoding.StreamingDecoder can stream "
+                        "(with --attention hard-monotonic or mocha)")
     p.add_argument("--output-dir", default=None,
-                   help="where model.keras, results.json, attention.png go "
-                        "(default: outputs/fit/MODEL)")
+                   help="the run folder: model.keras and its vocabularies "
+                        "(kerattn.load_run loads them back ready to use), "
+                        "results.json, attention.png (default: outputs/fit/MODEL)")
     p.add_argument("--data", default=None,
                    help="your own data instead of this machine's: a TSV of pairs "
                         "(translation; text<TAB>summary for pointer_generator), a JSONL of text/label (han_classifier), a "
                         "CBT file (aoa_reader) or a word list in CMUdict's "
-                        "format (g2p); the last 10%% is the test split, "
-                        "the 10%% before it the validation split")
+                        "format (g2p); 10%% is the test split and 10%% the "
+                        "validation split, by a hash of each example (its "
+                        "source text, document or word; g2p 5%% and 5%%, as "
+                        "cmudict_g2p), so the file's order does not matter")
     p.add_argument("--max-train", type=int, default=None,
-                   help="train on at most this many examples")
+                   help="train on at most this many examples (with --data: "
+                        "drawn by the split's hash)")
     p.add_argument("--max-test", type=int, default=None,
-                   help="evaluate on at most this many examples")
+                   help="evaluate on at most this many examples (likewise)")
     p.add_argument("--learning-rate", type=float, default=None,
                    help="Adam's rate (default: the recipe's)")
     p.add_argument("--attention", default=None,
@@ -114,6 +132,9 @@ def parse_args(argv=None):
     if args.distribute == "model" and args.model not in ("transformer_nmt", "seq2seq"):
         p.error("--distribute model: only transformer_nmt and seq2seq have a "
                 f"layout; got {args.model}")
+    sizes = SIZES + MORE_SIZES.get(args.model, ())
+    if args.size not in sizes:
+        p.error(f"--size {args.size}: {args.model} takes one of {', '.join(sizes)}")
     if args.virtual_devices is not None and args.virtual_devices < 1:
         p.error(f"--virtual-devices must be a positive integer; got {args.virtual_devices}")
     for name in ("epochs", "batch_size", "max_train", "max_test", "beam_width"):
@@ -185,27 +206,30 @@ def main(argv=None):
           f"{args.strategy.num_replicas} replica(s) in "
           f"{args.strategy.processes} process(es) -> {out}")
     start = time.time()
-    model, summary, results, draw = fit(args)
+    try:
+        fitted = fit(args)
+    except ValueError as error:   # bad input (a data file's path:line): no traceback
+        sys.exit(f"{args.model}: {error}")
+    model, summary, results, draw = fitted
     if not args.strategy.is_chief:   # only the chief (process 0) writes
         # ...and the others wait for it here, not at exit, where JAX's
         # processes wait for each other under the engine's timeout.
         args.strategy.barrier("results written")
         return None
     try:
-        return _write(args, out, model, summary, results, draw, start)
+        return _write(args, out, fitted.run, summary, results, draw, start)
     finally:
         args.strategy.barrier("results written")
 
 
-def _write(args, out, model, summary, results, draw, start):
-    """The chief's files: model.keras, attention.png, results.json."""
+def _write(args, out, run, summary, results, draw, start):
+    """The chief's files: the run (model.keras, its vocabularies, run.json),
+    attention.png, results.json."""
     import keras
 
     from kerattn import atomic_path
 
-    os.makedirs(out, exist_ok=True)
-    with atomic_path(os.path.join(out, "model.keras")) as path:
-        model.save(path)   # written whole, or not at all
+    run.save(out)   # each file written whole, or not at all
     try:
         if draw(os.path.join(out, "attention.png")) is None:
             print(f"{args.model} has no attention: no attention.png")
@@ -218,7 +242,7 @@ def _write(args, out, model, summary, results, draw, start):
                **summary, "minutes": round((time.time() - start) / 60, 2), **results}
     with atomic_path(os.path.join(out, "results.json")) as path, open(path, "w") as f:
         json.dump(results, f, indent=1)
-    print(json.dumps(results))
+    print(json.dumps(results, indent=1))
     for line in beside_baselines(results):
         print(line)
     return results
@@ -232,7 +256,11 @@ def beside_baselines(results):
     if "wer" in results:
         return [f"{results['model']} word error rate {results['wer']:.2f}%, phoneme "
                 f"error rate {results['per']:.2f}% on {results['test_words']} "
-                "test words"]
+                "test words (the phoneme rate counts edits to the closest "
+                "pronunciation over its length, so it can pass 100%)",
+                f"attended nowhere: {results['attended_nowhere']:.4f} (the share "
+                "of phonemes a hard monotonic attention wrote from no letter; 0 "
+                "for a soft attention)"]
     if "baselines" not in results:
         return []
     if "rouge" in results:

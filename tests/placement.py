@@ -89,7 +89,7 @@ HEAVY = {
     f"{_FIT}[tensorflow-cho_encoder_decoder]": ("torch", "examples/fit.py --backend tensorflow, MirroredStrategy on 2 devices"),
     f"{_FIT}[jax-convs2s_nmt]": ("torch", "examples/fit.py --backend jax --data a TSV"),
     f"{_FIT}[torch-luong_nmt]": ("torch", "examples/fit.py --backend torch --data a TSV"),
-    f"{_FIT}[torch-g2p]": ("torch", "examples/fit.py g2p --backend torch --attention mocha --data a CMUdict word list"),
+    f"{_FIT}[torch-g2p]": ("torch", "examples/fit.py g2p --backend torch --attention mocha --size g2p-streaming --data a CMUdict word list, then streams from the run folder"),
     # Two fresh processes of this process' backend: cheapest on torch.
     "test_zoo_runner.py::test_translation_recipe_tiny_run": (
         "torch", "zoo/bahdanau_nmt/recipe.py --preset tiny --distribute data on 2 stand-in hosts, then --report-only"),

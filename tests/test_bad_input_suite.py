@@ -772,6 +772,8 @@ case("StreamingDecoder", "max_length 0", lambda: _streaming(max_length=0), "`max
 case("StreamingDecoder", "feed a list", lambda: _streaming().feed(["a"]), "`text`")
 case("StreamingDecoder", "finish before any input", lambda: _streaming().finish(), "`feed`")
 case("StreamingDecoder", "feed after finish", lambda: _finished().feed("c"), "`text`")
+case("StreamingDecoder", "a letter it does not know",
+     lambda: _streaming().feed("aZ"), r"`text` must be symbols of the source.*Unknown: \['Z'\]")
 
 
 def _translator(**kw):
@@ -963,6 +965,9 @@ case("tsv_pairs", "negative column",
      "`source_column`")
 case("tsv_pairs", "max_words 0",
      lambda tmp: datasets.tsv_pairs(_file(tmp, "a.tsv", "a\tb\n"), max_words=0), "`max_words`")
+case("tsv_pairs", "a byte that does not decode, on its line",
+     lambda tmp: datasets.tsv_pairs(_bytes(tmp, "a.tsv", b"a\tb\ncaf\xe9\tc\n")),
+     r"a\.tsv:2: not UTF-8 text: byte 0xe9 at column 4")
 case("tsv_pairs", "a binary file",
      lambda tmp: datasets.tsv_pairs(_file(tmp, "b.tsv", "") and _bin(tmp, "b.tsv")), "b.tsv")
 
@@ -975,7 +980,14 @@ def _bin(tmp, name):
 
 
 case("read_jsonl", "missing file", lambda tmp: datasets.read_jsonl(os.path.join(tmp, "no.jsonl")),
-     "No such file", error=FileNotFoundError)
+     "`path`")
+case("read_jsonl", "a byte that does not decode",
+     lambda tmp: datasets.read_jsonl(_bytes(tmp, "a.jsonl", b'{"text": "a", "label": 1}\n'
+                                            b'{"text": "caf\xe9", "label": 1}\n')),
+     r"a\.jsonl:2: not UTF-8 text")
+case("read_jsonl", "a text that is not a string",
+     lambda tmp: datasets.read_jsonl(_file(tmp, "a.jsonl", '{"text": 3, "label": 1}\n')),
+     r"a\.jsonl:1: 'text' must be a string")
 case("read_jsonl", "a corrupt line",
      lambda tmp: datasets.read_jsonl(_file(tmp, "a.jsonl", '{"text": "a", "label": 1}\n{oops\n')),
      "a.jsonl:2")
@@ -988,7 +1000,10 @@ case("read_jsonl", "an empty file",
      lambda tmp: datasets.read_jsonl(_file(tmp, "a.jsonl", "")), "a.jsonl.*no example")
 
 case("read_cbt", "missing file", lambda tmp: datasets.read_cbt(os.path.join(tmp, "no.txt")),
-     "No such file", error=FileNotFoundError)
+     "`path`")
+case("read_cbt", "a byte that does not decode",
+     lambda tmp: datasets.read_cbt(_bytes(tmp, "a.txt", b"1 caf\xe9 .\n")),
+     r"a\.txt:1: not UTF-8 text")
 case("read_cbt", "a line without its number",
      lambda tmp: datasets.read_cbt(_file(tmp, "a.txt", "hello world\n")), "a.txt:1")
 case("read_cbt", "a question line without candidates",
@@ -1133,7 +1148,7 @@ case("read_cmudict", "stress not a bool",
      "`stress`")
 case("read_cmudict", "not UTF-8",
      lambda tmp: datasets.read_cmudict(_bytes(tmp, "a.dict", b"caf\xe9 K AE F\n")),
-     "UTF-8")
+     r"a\.dict:1: not UTF-8 text")
 
 case("cmudict_g2p", "missing path",
      lambda tmp: datasets.cmudict_g2p(path=os.path.join(tmp, "none.dict")), "`path`")

@@ -27,6 +27,8 @@ import pytest
 
 import hosts
 import kerattn
+from kerattn.datasets import cmudict_g2p, tsv_pairs
+from kerattn.recipes.common import split
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(REPO, "tests", "data")
@@ -53,8 +55,11 @@ RUNS = {  # --backend -> [(model, flags)]: every model, each recipe's method
               ("transformer_nmt", ["--max-train", "200", "--max-test", "10",
                                    *TWO_HOSTS]),
               ("luong_nmt", ["--data", TSV]),
-              ("g2p", ["--attention", "mocha", "--data", CMUDICT])],
+              ("g2p", ["--attention", "mocha", "--data", CMUDICT,
+                       "--size", "g2p-streaming"])],
 }
+# The runs whose folder a fresh process loads and uses (tests/use_run.py).
+USED = ("seq2seq", "pointer_generator", "g2p", "han_classifier")
 
 
 def run_script(args, tmp_path, launcher=(sys.executable,)):
@@ -82,15 +87,18 @@ def test_fit_script_trains_evaluates_and_writes(backend, model, extra, tmp_path)
         result = subprocess.CompletedProcess(args, 0, stdout, "")
         out = tmp_path / "host0" / "out"
         assert os.listdir(tmp_path / "host1") == []   # only the chief writes
+        vocabularies = json.loads((out / "run.json").read_text())["vocabularies"]
         assert sorted(os.listdir(out)) == sorted(
-            ["model.keras", "results.json", "attention.png"])
+            ["model.keras", "results.json", "attention.png", "run.json",
+             *vocabularies.values()])
     else:
         out = tmp_path / "out"
         result = run_script([*args, "--output-dir", str(out)], tmp_path)
         assert result.returncode == 0, result.stderr[-3000:]
     results = json.loads((out / "results.json").read_text())
     assert results["backend"] == backend
-    assert results["model"] == model and results["size"] == "tiny"
+    size = [a for i, a in enumerate(args) if i and args[i - 1] == "--size"][-1]
+    assert results["model"] == model and results["size"] == size
     # HAN's recipe trains in two stages (embeddings fixed, then fine-tuned).
     assert results["epochs"] == (2 if model == "han_classifier" else 1)
     assert results["batch_size"] == 16
@@ -104,10 +112,10 @@ def test_fit_script_trains_evaluates_and_writes(backend, model, extra, tmp_path)
         assert all(0 <= scores[k] <= 100 for k in ("rouge1", "rouge2", "rougeL"))
         assert f"ROUGE-1 / 2 / L F1: {scores['rouge1']:.2f} / " in result.stdout
         assert "| lead sentence " in result.stdout
-        assert results["test_pairs"] == 8
-    elif model == "g2p":   # error rates on the last 10% of the words
+        assert results["test_pairs"] == len(split(tsv_pairs(SUMMARIES))["test"])
+    elif model == "g2p":   # error rates on 5% of the words, by their hash
         assert results["per"] >= 0 and 0 <= results["wer"] <= 100   # PER: edits
-        assert results["test_words"] == 41
+        assert results["test_words"] == len(cmudict_g2p(path=CMUDICT)["test"])
         assert (f"g2p word error rate {results['wer']:.2f}%, phoneme error rate "
                 f"{results['per']:.2f}%") in result.stdout
     else:
@@ -123,9 +131,39 @@ def test_fit_script_trains_evaluates_and_writes(backend, model, extra, tmp_path)
         extra[i + 1] for i, flag in enumerate(extra) if flag == "--data"), None)
     loaded = kerattn.load_model(str(out / "model.keras"))
     assert loaded.count_params() == results["parameters"]
+    if model in USED:
+        _use_the_run(model, backend, str(out), tmp_path)
     if model in ("han_classifier", "aoa_reader"):   # the baselines beside it
         assert f"{model} all: {results['accuracy']:.3f} ± " in result.stdout
         assert "baselines on the same split:" in result.stdout
+
+
+def _use_the_run(model, backend, folder, tmp_path):
+    """In a fresh process, `kerattn.load_run(folder)` and use it as a user
+    would (`tests/use_run.py`), on the backend that trained it."""
+    env = dict(os.environ, KERAS_BACKEND=backend)
+    export = [str(tmp_path / "exported")] if model == "seq2seq" else []
+    used = subprocess.run([sys.executable, os.path.join(REPO, "tests", "use_run.py"),
+                           folder, *export], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert used.returncode == 0, used.stderr[-3000:]
+    got = json.loads(used.stdout.strip().splitlines()[-1])
+    if model == "seq2seq":
+        assert got["task"] == "translation"
+        assert got["vocabularies"] == ["source", "target"]
+        assert len(got["outputs"]) == 2 and all(isinstance(t, str) for t in got["outputs"])
+        assert got["served"] == got["outputs"]   # the SavedModel, from the folder
+    elif model == "pointer_generator":   # copied back from its extended id
+        assert got["task"] == "summarisation" and not got["known"]
+        assert got["outputs"][0].split()[0] == got["oov"], got
+    elif model == "g2p":   # streams as offline decoding does, before the end
+        assert got["can_stream"] == [True, ""]
+        chunks = got["chunks"]
+        assert " ".join(sum(chunks, [])) == got["offline"]
+        assert any(chunks[:len("phoneme") - 1]), chunks
+    elif model == "han_classifier":   # a label name, from the saved names
+        assert got["task"] == "classification"
+        assert got["label"] in got["labels"] and len(got["labels"]) >= 2
 
 
 BAD_FLAGS = [(["no_such_model"], "invalid choice"),
@@ -185,6 +223,13 @@ def test_fit_script_rejects_bad_flags(capsys, args, message):
       "aoa_reader all: 0.600 ± 0.030 (95%, 1000 test examples) | baselines on "
       "the same split: bigram 0.450 | minus bigram: +0.150 ± 0.021 (paired 95%)"]),
     ({"model": "bahdanau_nmt", "bleu_greedy": 1.0}, []),
+    ({"model": "g2p", "wer": 40.0, "per": 120.5, "test_words": 20,
+      "attended_nowhere": 0.25},
+     ["g2p word error rate 40.00%, phoneme error rate 120.50% on 20 test words "
+      "(the phoneme rate counts edits to the closest pronunciation over its "
+      "length, so it can pass 100%)",
+      "attended nowhere: 0.2500 (the share of phonemes a hard monotonic "
+      "attention wrote from no letter; 0 for a soft attention)"]),
 ])
 def test_fit_script_prints_the_baselines_beside_the_result(results, expected):
     """The interval is the normal approximation, 1.96 sqrt(p (1 - p) / n)."""

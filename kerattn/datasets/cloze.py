@@ -40,6 +40,7 @@ import subprocess
 import numpy as np
 
 from kerattn import checks
+from kerattn.datasets.textfile import numbered_lines
 
 KINDS = ("names", "nouns", "verbs", "prepositions")
 PREPOSITIONS = (
@@ -111,8 +112,9 @@ def read_cbt(path):
         XXXXX), `answer`, `candidates` (list).
 
     Raises:
-        ValueError: a malformed line (its `file:line` is named), or a file
-            without a question.
+        ValueError: a malformed line or a byte that does not decode (its
+            `file:line` named), or a file without a question. A byte-order
+            mark is removed (`kerattn.datasets.textfile`).
 
     Example:
 
@@ -125,34 +127,32 @@ def read_cbt(path):
     (2, ['Ruth', 'Boaz'])
     """
     questions, context = [], []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            line = line.rstrip("\n")
-            if not line.strip():
-                continue
-            index, _, text = line.partition(" ")
-            if not index.isdigit():
-                checks.bad_file(path, "a CBT line starts with its number; got "
-                                f"{line[:40]!r}.", line=number)
-            if "\t" in text:
-                parts = text.split("\t")
-                if len(parts) < 4:
-                    checks.bad_file(
-                        path, "a question line is 'query\\tanswer\\t\\t"
-                        f"candidates'; got {len(parts)} tab-separated fields.",
-                        line=number)
-                candidates = [c for c in parts[3].split("|") if c]
-                if parts[1] not in candidates:
-                    checks.bad_file(
-                        path, f"the answer {parts[1]!r} is not among the "
-                        f"candidates {candidates}.", line=number)
-                questions.append({
-                    "context": context, "query": parts[0], "answer": parts[1],
-                    "candidates": candidates,
-                })
-                context = []
-            else:
-                context.append(text)
+    for number, line in numbered_lines(path, what="a CBT-format file"):
+        if not line.strip():
+            continue
+        index, _, text = line.partition(" ")
+        if not index.isdigit():
+            checks.bad_file(path, "a CBT line starts with its number; got "
+                            f"{line[:40]!r}.", line=number)
+        if "\t" in text:
+            parts = text.split("\t")
+            if len(parts) < 4:
+                checks.bad_file(
+                    path, "a question line is 'query\\tanswer\\t\\t"
+                    f"candidates'; got {len(parts)} tab-separated fields.",
+                    line=number)
+            candidates = [c for c in parts[3].split("|") if c]
+            if parts[1] not in candidates:
+                checks.bad_file(
+                    path, f"the answer {parts[1]!r} is not among the "
+                    f"candidates {candidates}.", line=number)
+            questions.append({
+                "context": context, "query": parts[0], "answer": parts[1],
+                "candidates": candidates,
+            })
+            context = []
+        else:
+            context.append(text)
     if not questions:
         checks.bad_file(path, "no question in the file.")
     return questions

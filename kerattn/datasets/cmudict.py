@@ -25,11 +25,37 @@ import os
 import re
 
 from kerattn import checks
+from kerattn.datasets.textfile import numbered_lines
 
 SPLITS = ("train", "valid", "test")
 _ALTERNATIVE = re.compile(r"\(\d+\)$")
-# An ARPAbet vowel with its stress digit (AH0, EY1, ER2).
-_STRESSED = re.compile(r"^([A-Z]+)[012]$")
+# ARPAbet (CMUdict's 39 phonemes): the vowels carry a stress digit 0-2.
+ARPABET_VOWELS = frozenset("AA AE AH AO AW AY EH ER EY IH IY OW OY UH UW".split())
+ARPABET_CONSONANTS = frozenset(
+    "B CH D DH F G HH JH K L M N NG P R S SH T TH V W Y Z ZH".split())
+_SYMBOL = re.compile(r"^([A-Za-z]+)([012]?)$")
+
+
+def _arpabet(symbol):
+    """`(phoneme, stress digit)` of an ARPAbet symbol in either case
+    (`ih1` -> `("IH", "1")`), else None."""
+    match = _SYMBOL.match(symbol)
+    if not match:
+        return None
+    name, digit = match.group(1).upper(), match.group(2)
+    if name in ARPABET_VOWELS or (name in ARPABET_CONSONANTS and not digit):
+        return name, digit
+    return None
+
+
+def _phonemes(symbols, stress):
+    """A pronunciation's symbols: ARPAbet (every symbol one, in either case)
+    upper-cased, its stress digits kept or stripped; another phone set as
+    written (a user's tones keep their digits)."""
+    parsed = [_arpabet(s) for s in symbols]
+    if not all(parsed):
+        return list(symbols)
+    return [name + digit if stress else name for name, digit in parsed]
 
 
 def read_cmudict(path, stress=False):
@@ -37,18 +63,20 @@ def read_cmudict(path, stress=False):
 
     Args:
         path: the file (lines `word PH1 PH2 ...`, alternatives `word(2)`,
-            `#` starting a comment).
-        stress: keep ARPAbet's stress digits (`AH0`); False strips them
-            (from ARPAbet symbols only, `AH0` -> `AH`: a user's phone set
-            with other digits, such as tones, keeps them).
+            `#` starting a comment, `;;;` a comment line as in
+            cmudict-0.7b). A byte-order mark is removed.
+        stress: keep ARPAbet's stress digits (`AH0`); False strips them.
+            A pronunciation in ARPAbet, in either case (`f ih1 sh`), is
+            read upper-cased (`F IH SH`); one in another phone set is kept
+            as written, digits (a user's tones) included.
 
     Returns:
         A dict from each word, in file order, to its distinct
         pronunciations (space-separated phonemes), in file order.
 
     Raises:
-        ValueError: a missing file, or a line with a word but no phoneme
-            (its number is named).
+        ValueError: a missing file, a line with a word but no phoneme or a
+            byte that does not decode (its `path:line` named).
 
     Example:
 
@@ -60,12 +88,9 @@ def read_cmudict(path, stress=False):
     checks.existing_path("path", path, "a cmudict.dict-format file")
     checks.boolean("stress", stress)
     words = {}
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.readlines()
-    except UnicodeDecodeError as error:
-        checks.bad_file(path, f"not a UTF-8 text file ({error}).")
-    for number, line in enumerate(lines, start=1):
+    for number, line in numbered_lines(path, what="a cmudict.dict-format file"):
+        if line.lstrip().startswith(";;;"):   # cmudict-0.7b's comments
+            continue
         fields = line.split("#", 1)[0].split()
         if not fields:
             continue
@@ -73,9 +98,7 @@ def read_cmudict(path, stress=False):
             checks.bad_file(path, "expected `word PH1 PH2 ...`; found a word "
                             f"without phonemes: {fields[0][:40]!r}.", line=number)
         word = _ALTERNATIVE.sub("", fields[0])
-        phonemes = fields[1:] if stress else [_STRESSED.sub(r"\1", p)
-                                              for p in fields[1:]]
-        pronunciation = " ".join(phonemes)
+        pronunciation = " ".join(_phonemes(fields[1:], stress))
         known = words.setdefault(word, [])
         if pronunciation not in known:
             known.append(pronunciation)

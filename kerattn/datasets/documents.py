@@ -31,6 +31,7 @@ import numpy as np
 
 from kerattn import checks
 from kerattn.datasets.padding import pad_ids
+from kerattn.datasets.textfile import Skipped, numbered_lines
 
 TOPICAL10 = ("utils", "science", "net", "devel", "admin", "games", "x11",
              "sound", "misc", "text")
@@ -248,8 +249,11 @@ def read_jsonl(path, text_key="text", label_key="label"):
         `(texts, labels)`, two lists.
 
     Raises:
-        ValueError: a line that is not a JSON object with both keys (its
-            `file:line` is named), or a file without examples.
+        ValueError: a line that is not a JSON object with both keys and a
+            string text, or a byte that does not decode (its `file:line`
+            named), or a file without examples. A line with an empty text
+            is skipped and counted in a warning; a byte-order mark is
+            removed (`kerattn.datasets.textfile`).
 
     Example:
 
@@ -258,24 +262,31 @@ def read_jsonl(path, text_key="text", label_key="label"):
     (['Great food.'], [5])
     """
     texts, labels = [], []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                checks.bad_file(path, f"not a JSON line ({error}).", line=number)
-            if not isinstance(record, dict):
-                checks.bad_file(path, "each line must be a JSON object; got "
-                                f"{type(record).__name__}.", line=number)
-            if text_key not in record or label_key not in record:
-                checks.bad_file(
-                    path, f"each line needs the keys {text_key!r} and "
-                    f"{label_key!r} (`text_key`, `label_key`); got {sorted(record)}.",
-                    line=number)
-            texts.append(record[text_key])
-            labels.append(record[label_key])
+    skipped = Skipped(path)
+    for number, line in numbered_lines(path, what="a JSON-lines file"):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            checks.bad_file(path, f"not a JSON line ({error}).", line=number)
+        if not isinstance(record, dict):
+            checks.bad_file(path, "each line must be a JSON object; got "
+                            f"{type(record).__name__}.", line=number)
+        if text_key not in record or label_key not in record:
+            checks.bad_file(
+                path, f"each line needs the keys {text_key!r} and "
+                f"{label_key!r} (`text_key`, `label_key`); got {sorted(record)}.",
+                line=number)
+        if not isinstance(record[text_key], str):
+            checks.bad_file(path, f"{text_key!r} must be a string; got "
+                            f"{type(record[text_key]).__name__}.", line=number)
+        if not record[text_key].strip():
+            skipped.add(f"an empty {text_key!r}: nothing to classify", number)
+            continue
+        texts.append(record[text_key])
+        labels.append(record[label_key])
+    skipped.report()
     if not texts:
         checks.bad_file(path, "no example in the file.")
     return texts, labels

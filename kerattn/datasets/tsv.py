@@ -1,6 +1,7 @@
 """Tab-separated parallel text: the Anki / Tatoeba "many things" format."""
 
 from kerattn import checks
+from kerattn.datasets.textfile import Skipped, numbered_lines
 
 
 def tsv_pairs(path, source_column=0, target_column=1, max_words=None,
@@ -8,7 +9,9 @@ def tsv_pairs(path, source_column=0, target_column=1, max_words=None,
     r"""Read `source<TAB>target[<TAB>...]` lines into string pairs.
 
     The format of the Anki / Tatoeba sentence-pair files (e.g. `fra.txt`,
-    whose third column is the attribution). Blank lines are skipped.
+    whose third column is the attribution). Blank lines are skipped; a pair
+    with an empty side, or over `max_words`, is skipped and counted in a
+    warning (`kerattn.datasets.textfile`); a byte-order mark is removed.
 
     Args:
         path: the file.
@@ -20,8 +23,8 @@ def tsv_pairs(path, source_column=0, target_column=1, max_words=None,
         A list of `(source, target)` strings in file order.
 
     Raises:
-        ValueError: a missing file, a line with too few columns (its number
-            is named), or bad arguments.
+        ValueError: a missing file, a line with too few columns or a byte
+            that does not decode (its `path:line` named), or bad arguments.
 
     Example:
 
@@ -36,27 +39,25 @@ def tsv_pairs(path, source_column=0, target_column=1, max_words=None,
     checks.existing_path("path", path, "a file of tab-separated pairs")
     need = max(source_column, target_column) + 1
     pairs = []
-    try:
-        with open(path, encoding=encoding) as f:
-            lines = f.readlines()
-    except UnicodeDecodeError as error:
-        checks.bad_file(path, f"not a text file in `encoding`={encoding!r} "
-                        f"({error}).")
-    if True:
-        for number, line in enumerate(lines, start=1):
-            line = line.rstrip("\n").rstrip("\r")
-            if not line.strip():
-                continue
-            columns = line.split("\t")
-            if len(columns) < need:
-                checks.bad_file(
-                    path, f"expected at least {need} tab-separated columns "
-                    f"(source_column={source_column}, target_column="
-                    f"{target_column}); found {len(columns)}.", line=number)
-            source = columns[source_column].strip()
-            target = columns[target_column].strip()
-            if max_words is not None and (len(source.split()) > max_words
-                                          or len(target.split()) > max_words):
-                continue
-            pairs.append((source, target))
+    skipped = Skipped(path)
+    for number, line in numbered_lines(path, encoding, "a file of tab-separated pairs"):
+        if not line.strip():
+            continue
+        columns = line.split("\t")
+        if len(columns) < need:
+            checks.bad_file(
+                path, f"expected at least {need} tab-separated columns "
+                f"(source_column={source_column}, target_column="
+                f"{target_column}); found {len(columns)}.", line=number)
+        source = columns[source_column].strip()
+        target = columns[target_column].strip()
+        if not source or not target:
+            skipped.add("an empty side: nothing to learn or score", number)
+            continue
+        if max_words is not None and (len(source.split()) > max_words
+                                      or len(target.split()) > max_words):
+            skipped.add(f"over max_words={max_words} words", number)
+            continue
+        pairs.append((source, target))
+    skipped.report()
     return pairs

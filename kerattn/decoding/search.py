@@ -318,8 +318,9 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
             min_length: as `greedy_search`.
         beam_width: int `K >= 1`.
         length_penalty: GNMT's alpha (0 = raw log-probability).
-        coverage_penalty: GNMT's beta (0 = none): a decode-time rescoring
-            of finished hypotheses, with any attention model. Not the
+        coverage_penalty: GNMT's beta (0 = none): a decode-time term of
+            every hypothesis's score, live or finished, while searching
+            and at the end (as `s(Y, X)` above), with any attention model. Not the
             coverage of See et al. (2017), `BahdanauAttention(coverage=
             True)`, which the model learns and carries as a decoder state
             (a state this search reorders with its hypotheses).

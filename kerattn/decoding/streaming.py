@@ -86,11 +86,21 @@ class StreamingDecoder:
 
     def feed(self, text):
         """Read `text` (the next characters); returns the tokens (strings)
-        committed now."""
+        committed now. A symbol outside the source vocabulary (an upper-case
+        letter where the model read lower case, a digit) is a ValueError
+        naming it: read as UNK it would change the output unseen."""
         checks.instance("text", text, str, "a string")
         checks.require(not self.done, "text", "input before `finish()` "
                        "(call `reset()` to start another word)")
-        self.source += self.source_vocab.encode(text)
+        ids = self.source_vocab.encode(text)
+        unk = getattr(self.source_vocab, "unk_id", None)
+        if unk is not None and unk in ids:
+            unknown = sorted({s for s in (text if getattr(
+                self.source_vocab, "separator", " ") == "" else text.split())
+                if unk in self.source_vocab.encode(s)})
+            checks.fail("text", "symbols of the source vocabulary", text,
+                        note=f"Unknown: {unknown}.")
+        self.source += ids
         return self._emit(final=False)
 
     def finish(self):

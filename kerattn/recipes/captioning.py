@@ -17,7 +17,7 @@ import numpy as np
 from kerattn.datasets import (WordVocabulary, attention_on_own_digit, digit_strips,
                               pad_ids)
 from kerattn import checks, distribute
-from kerattn.recipes.common import compile_and_fit
+from kerattn.recipes.common import compile_and_fit, fitted
 
 PRESET = "base"   # the model's named sizes (kerattn.zoo.presets)
 
@@ -237,11 +237,13 @@ def fit(attention="soft", preset="small", epochs=8, batch_size=64,
                         seed=seed, verbose=verbose,
                         samples_per_caption=samples_per_caption)
     if not strategy.is_chief:
-        return model, summary, None, None
+        return fitted(model, summary, None, None, "captioning", {"vocab": vocab})
     result = evaluate(model, vocab, test)
     maps, words = result.pop("_maps"), result.pop("_words")
     results = {"exact_caption_accuracy": result["beam1"]["exact_caption_accuracy"],
                "attention_on_own_digit": result["beam1"]["own_digit_share_all"],
                **result}
-    return (model, summary, results,
-            lambda path: attention_overlay(test["images"][0], maps[0], words[0], path))
+    return fitted(model, summary, results,
+                  lambda path: attention_overlay(test["images"][0], maps[0],
+                                                 words[0], path),
+                  "captioning", {"vocab": vocab})

@@ -18,7 +18,7 @@ from kerattn import distribute
 from kerattn.datasets.documents import (build_word_vocabulary, debian_descriptions,
                                         debian_topical10, encode_documents,
                                         read_jsonl, tokenize_document)
-from kerattn.recipes.common import compile_and_fit, split
+from kerattn.recipes.common import compile_and_fit, fitted, split
 
 PRESET = "base"   # the model's named sizes (kerattn.zoo.presets)
 # Each stage stops after this many epochs without a better validation
@@ -87,15 +87,17 @@ def arrays(examples, vocab, labels):
 def prepare(path=None, max_train=None, max_test=None):
     """The documents, vocabulary, arrays and baselines of the recipe.
 
-    `path`: a JSONL file of `{"text", "label"}` (the user's data, the last
-    10% the test split and the 10% before it the validation split); None
+    `path`: a JSONL file of `{"text", "label"}` (the user's data, 10% the
+    test split and 10% the validation split by a hash of each text,
+    `kerattn.recipes.common.split`); None
     builds topical-10 from this machine's apt lists. The unlabelled texts
     for the LSA embeddings are every training-split description (Debian) or
     the training texts (a file); the vocabulary is learned on them.
     """
     if path:
         texts, labels = read_jsonl(path)
-        data = split([{"text": t, "label": l} for t, l in zip(texts, labels)])
+        data = split([{"text": t, "label": l} for t, l in zip(texts, labels)],
+                     key=lambda example: example["text"])
         data["labels"] = sorted(set(labels))
         data["train"] = data["train"][:max_train]
         unlabelled, min_count = [e["text"] for e in data["train"]], 1
@@ -222,7 +224,11 @@ def fit(data=None, preset="small", epochs=30, batch_size=64, learning_rate=None,
         summary = train(model, prepared, epochs, batch_size=batch_size,
                         learning_rate=learning_rate or 1e-3, strategy=strategy,
                         seed=seed, verbose=verbose)
+    vocabularies = {"vocab": prepared["vocab"]}
+    labels = prepared["labels"]
     if not strategy.is_chief:
-        return model, summary, None, None
-    return (model, summary, evaluate(model, prepared),
-            lambda path: draw(model, prepared, path))
+        return fitted(model, summary, None, None, "classification",
+                      vocabularies, labels)
+    return fitted(model, summary, evaluate(model, prepared),
+                  lambda path: draw(model, prepared, path), "classification",
+                  vocabularies, labels)

@@ -9,6 +9,8 @@ metrics of the task, `kerattn.distribute`'s `prepare` and `shard`, a
 records in `results.json`.
 """
 
+import hashlib
+import json
 import time
 
 import keras
@@ -132,18 +134,82 @@ def _batches(data, shuffle=True):
     return data
 
 
-def split(examples):
-    """A user's file of examples -> train / valid / test, in file order.
+def _bucket(key):
+    """An example's place in [0, 1], from the MD5 of its key (the rule of
+    `kerattn.datasets.cmudict_g2p`'s split by word)."""
+    return int(hashlib.md5(key.encode("utf-8")).hexdigest()[:8], 16) / 0xFFFFFFFF
 
-    The last 10% is the test split and the 10% before it the validation
-    split (at least one example each), as `examples/fit.py --data` says.
+
+def split(examples, key=None, valid_share=0.1, test_share=0.1):
+    """A user's file of examples -> train / valid / test, by a hash of each
+    example, so that the file's order cannot decide the test set.
+
+    The rule of the built-in loaders (`kerattn.datasets.cmudict_g2p`): an
+    example whose key hashes (MD5) below `test_share` is a test example,
+    below `test_share + valid_share` a validation one, else a training one;
+    examples with the same key (a source text given twice) fall together.
+    Each split is in the order of those hashes, so `max_train` / `max_test`
+    (the first examples of a split) are drawn by the hash too. A held-out
+    split left empty by a small file takes the training example of the
+    smallest hash (at least one example each).
+
+    Args:
+        examples: a list of examples.
+        key: the string an example is split by: a function of the example;
+            None takes the example's canonical JSON (its first item for a
+            pair: the source text).
+        valid_share, test_share: the shares of the held-out splits.
+
+    Returns:
+        `{"train", "valid", "test"}`: lists of examples.
+
+    Example:
+
+    >>> pairs = [(f"source {i}", f"target {i}") for i in range(50)]
+    >>> a, b = split(pairs), split(pairs[::-1])
+    >>> a["test"] == b["test"] and len(a["test"]) >= 1
+    True
     """
     n = len(examples)
     checks.require(n >= 3, "data", "a file of at least 3 examples (train, "
                    "validation and test take one each at least)",
                    note=f"It holds {n}.")
-    a, b = n - 2 * max(n // 10, 1), n - max(n // 10, 1)
-    return {"train": examples[:a], "valid": examples[a:b], "test": examples[b:]}
+    if key is None:
+        def key(example):
+            if isinstance(example, (tuple, list)) and example:
+                example = example[0]
+            return example if isinstance(example, str) else json.dumps(
+                example, sort_keys=True, ensure_ascii=False)
+    ranked = sorted(((_bucket(key(e)), i) for i, e in enumerate(examples)))
+    splits = {"train": [], "valid": [], "test": []}
+    for bucket, i in ranked:
+        name = ("test" if bucket < test_share else
+                "valid" if bucket < test_share + valid_share else "train")
+        splits[name].append(examples[i])
+    for name in ("test", "valid"):
+        if not splits[name]:
+            splits[name].append(splits["train"].pop(0))
+    return splits
+
+
+class FitResult(tuple):
+    """What each recipe's `fit` returns: `(model, summary, results, draw)`,
+    as `model, summary, results, draw = recipe.fit(...)` unpacks it, and
+    `run`, the model with its vocabularies (`kerattn.runs.Run`: `run.save
+    (folder)` writes what `kerattn.load_run` loads back ready to use)."""
+
+    def __new__(cls, model, summary, results, draw, run):
+        self = super().__new__(cls, (model, summary, results, draw))
+        self.run = run
+        return self
+
+
+def fitted(model, summary, results, draw, task, vocabularies, labels=None):
+    """A `FitResult` whose run holds `vocabularies` (and `labels`)."""
+    from kerattn.runs import Run
+
+    return FitResult(model, summary, results, draw,
+                     Run(model, task, vocabularies, labels))
 
 
 def interval95(accuracy, count):

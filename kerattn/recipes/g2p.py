@@ -43,7 +43,8 @@ def prepare(splits=None, stress=False, max_train=None, max_test=None):
             pronunciations)` (a user's word list); None reads CMUdict
             (`cmudict_g2p(stress)`).
         stress: keep the stress digits (CMUdict only).
-        max_train, max_test: keep the first words of a split.
+        max_train, max_test: keep the first words of a split (a user's
+            file: by the hash of its split).
 
     Returns:
         A dict with `source_vocab` (letters), `target_vocab` (phonemes),
@@ -245,13 +246,14 @@ def fit(data=None, attention="global", preset="small", epochs=10, batch_size=64,
 
     Args:
         data: a word list in CMUdict's format (`word PH1 PH2 ...`, a line a
-            pronunciation, `word(2)` for another; `read_cmudict`): its last
-            10% of words are the test split, the 10% before them the
-            validation split. None trains on CMUdict (`cmudict_g2p`).
+            pronunciation, `word(2)` for another; `read_cmudict`), split
+            as `cmudict_g2p` splits CMUdict: 5% of the words test and 5%
+            validation, by a hash of the word. None trains on CMUdict.
         attention: one of `ATTENTIONS`.
         preset: "small" trains the "g2p" sizes; any `luong_nmt` preset.
         epochs, batch_size, learning_rate (None: 2e-3), seed: training's.
-        max_train, max_test: keep the first words of a split.
+        max_train, max_test: keep the first words of a split (a user's
+            file: by the hash of its split).
         strategy: a `kerattn.distribute` strategy.
         verbose: `fit`'s verbosity.
         stress: keep ARPAbet's stress digits (`read_cmudict`).
@@ -261,18 +263,25 @@ def fit(data=None, attention="global", preset="small", epochs=10, batch_size=64,
         (percent) on the test words; `draw(path)` writes alignments.
     """
     from kerattn.datasets import read_cmudict
-    from kerattn.recipes.common import split
+    from kerattn.recipes.common import fitted, split
 
     strategy = strategy or distribute.no_distribution()
-    splits = split(list(read_cmudict(data, stress).items())) if data else None
+    # cmudict_g2p's rule: by a hash of the word, 5% test and 5% validation.
+    splits = split(list(read_cmudict(data, stress).items()),
+                   key=lambda item: item[0], valid_share=0.05,
+                   test_share=0.05) if data else None
     prepared = prepare(splits, stress=stress, max_train=max_train, max_test=max_test)
     with strategy.scope():
         model = build(prepared, attention, "g2p" if preset == "small" else preset)
         summary = train(model, prepared, epochs=epochs, batch_size=batch_size,
                         learning_rate=learning_rate or 2e-3, strategy=strategy,
                         seed=seed, verbose=verbose)
+    vocabularies = {"source": prepared["source_vocab"],
+                    "target": prepared["target_vocab"]}
     if not strategy.is_chief:
-        return model, summary, None, None
+        return fitted(model, summary, None, None, "g2p", vocabularies)
     results = evaluate(model, prepared)
     words = [w for w, _ in prepared["test"][:3]]
-    return model, summary, results, lambda path: draw(model, prepared, path, words)
+    return fitted(model, summary, results,
+                  lambda path: draw(model, prepared, path, words), "g2p",
+                  vocabularies)

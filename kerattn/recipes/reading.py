@@ -20,7 +20,7 @@ from kerattn.datasets.cloze import (baseline_accuracy, bigram_baseline,
                                     write_cbt)
 from kerattn.datasets.translation import free_first_width
 from kerattn import distribute
-from kerattn.recipes.common import compile_and_fit, split
+from kerattn.recipes.common import compile_and_fit, fitted, split
 
 PRESET = "base"   # the model's named sizes (kerattn.zoo.presets)
 KJV = os.path.expanduser("~/.kerattn/kjv")
@@ -76,8 +76,9 @@ class ClozeBatches(keras.utils.PyDataset):
 def prepare(path=None, directory=KJV, max_train=None, max_test=None):
     """The questions, vocabulary, arrays and baselines of the recipe.
 
-    `path`: a CBT-format file (the user's data, the last 10% the test split
-    and the 10% before it the validation split); None builds the King
+    `path`: a CBT-format file (the user's data, 10% the test split and 10%
+    the validation split by a hash of each question, `common.split`); None
+    builds the King
     James Bible questions in `directory` (fetched with `apt-get download`
     when missing), writes them in the CBT format there and reads the test
     split back through the CBT loader.
@@ -196,12 +197,15 @@ def fit(data=None, preset="small", epochs=3, batch_size=32, learning_rate=None,
         summary = train(model, prepared, epochs, batch_size,
                         learning_rate=learning_rate or 1e-3, strategy=strategy,
                         seed=seed, verbose=verbose)
+    vocabularies = {"vocab": prepared["vocab"]}
     if not strategy.is_chief:
-        return model, summary, None, None
+        return fitted(model, summary, None, None, "reading", vocabularies)
     evaluated = evaluate(model, prepared)
     results = {"accuracy": evaluated["accuracy"]["all"],
                "accuracy_by_kind": evaluated["accuracy"],
                "test_per_kind": evaluated["test_per_kind"],
                "paired_vs_bigram": evaluated["paired_vs_bigram"],
                "baselines": evaluated["baselines"]}
-    return model, summary, results, lambda path: draw(model, prepared, path)
+    return fitted(model, summary, results,
+                  lambda path: draw(model, prepared, path), "reading",
+                  vocabularies)

@@ -54,7 +54,8 @@ def prepare(splits=None, vocab_size=10000, max_source=72, max_summary=20,
         max_source: sources keep their first tokens, this many.
         max_summary: training pairs keep summaries of at most this many
             tokens (every test pair is scored).
-        max_train, max_test: keep the first pairs of a split.
+        max_train, max_test: keep the first pairs of a split (a user's
+            file: by the hash of its split).
         lists_dir: apt's list directory (None: the system's).
     """
     checks.positive_int("vocab_size", vocab_size)
@@ -349,12 +350,14 @@ def fit(data=None, preset="small", epochs=2, batch_size=64, learning_rate=None,
     """`examples/fit.py pointer_generator`: the recipe's method on any pairs.
 
     Args:
-        data: a TSV file of `text<TAB>summary` pairs (the last 10% the test
-            split, the 10% before it the validation split); None uses
+        data: a TSV file of `text<TAB>summary` pairs (10% the test split
+            and 10% the validation split, by a hash of each text:
+            `kerattn.recipes.common.split`); None uses
             Debian's package descriptions and synopses.
         preset, epochs, batch_size: the model's sizes and `train`'s.
         learning_rate: Adam's rate (None: the recipe's, 2e-3).
-        max_train, max_test: keep the first pairs of a split.
+        max_train, max_test: keep the first pairs of a split (a user's
+            file: by the hash of its split).
         seed: the shuffling seed.
         strategy: a `kerattn.distribute` strategy.
         verbose: `fit`'s verbosity.
@@ -369,7 +372,7 @@ def fit(data=None, preset="small", epochs=2, batch_size=64, learning_rate=None,
         rank 0, `results` and `draw` are None.
     """
     from kerattn.datasets import tsv_pairs
-    from kerattn.recipes.common import split
+    from kerattn.recipes.common import fitted, split
 
     strategy = strategy or distribute.no_distribution()
     prepared = prepare(splits=split(tsv_pairs(data)) if data else None,
@@ -380,10 +383,13 @@ def fit(data=None, preset="small", epochs=2, batch_size=64, learning_rate=None,
         summary = train(model, prepared, epochs=epochs, batch_size=batch_size,
                         learning_rate=learning_rate or 2e-3, strategy=strategy,
                         seed=seed, verbose=verbose)
+    vocabularies = {"vocab": prepared["vocab"]}
     if not strategy.is_chief:
-        return model, summary, None, None
+        return fitted(model, summary, None, None, "summarisation", vocabularies)
     results = evaluate(model, prepared, beam_width=beam_width)
     baselines = lead(prepared)
     results["baselines"] = {"lead_sentence": baselines["lead_sentence"],
                             "lead_words": baselines["lead_words"]}
-    return model, summary, results, lambda path: draw(model, prepared, path)
+    return fitted(model, summary, results,
+                  lambda path: draw(model, prepared, path), "summarisation",
+                  vocabularies)

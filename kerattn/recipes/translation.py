@@ -62,7 +62,8 @@ def prepare(lang="fr", vocab_size=8000, max_tokens=20, tokenizer="word",
     WordPiece, `WordPieceVocabulary`); `vocab_size` is per language.
     `splits` (`{"train", "valid", "test"}` lists of pairs) replaces this
     machine's gettext catalogs with the user's data (`examples/fit.py
-    --data`); `max_train` / `max_test` keep the first pairs of a split.
+    --data`); `max_train` / `max_test` keep the first pairs of a split
+    (`common.split` orders a user's splits by a hash of each pair).
     """
     checks.one_of("tokenizer", tokenizer, ("word", "wordpiece"))
     splits = splits or gettext_pairs(lang, max_words=None)
@@ -146,14 +147,16 @@ def fit(name, data=None, preset="small", epochs=6, batch_size=64,
 
     Args:
         name: a zoo translation builder ("bahdanau_nmt", ...).
-        data: a TSV file of `source<TAB>target` pairs (the last 10% the
-            test split, the 10% before it the validation split); None uses
+        data: a TSV file of `source<TAB>target` pairs (10% the test split
+            and 10% the validation split, by a hash of each source text:
+            `kerattn.recipes.common.split`); None uses
             this machine's gettext English -> French catalogs.
         preset: the model's named sizes.
         epochs, batch_size: as `train`.
         learning_rate: None takes the recipe's (`settings(name)`), with its
             warm-up and label smoothing.
-        max_train, max_test: keep the first pairs of a split.
+        max_train, max_test: keep the first pairs of a split (by that
+            hash).
         seed: the shuffling seed.
         strategy: a `kerattn.distribute` strategy.
         beam_width: the beam of the second BLEU column.
@@ -168,7 +171,7 @@ def fit(name, data=None, preset="small", epochs=6, batch_size=64,
         `results` and `draw` are None.
     """
     from kerattn.datasets import tsv_pairs
-    from kerattn.recipes.common import split
+    from kerattn.recipes.common import fitted, split
 
     strategy = strategy or distribute.no_distribution()
     prepared = prepare(splits=split(tsv_pairs(data)) if data else None,
@@ -181,10 +184,14 @@ def fit(name, data=None, preset="small", epochs=6, batch_size=64,
                         label_smoothing=config["label_smoothing"],
                         warmup_steps=config["warmup_steps"], strategy=strategy,
                         pipeline=pipeline, seed=seed, verbose=verbose)
+    vocabularies = {"source": prepared["source_vocab"],
+                    "target": prepared["target_vocab"]}
     if not strategy.is_chief:
-        return model, summary, None, None
+        return fitted(model, summary, None, None, "translation", vocabularies)
     results = evaluate(model, prepared, beam_width=beam_width)
-    return model, summary, results, lambda path: draw(model, prepared, path)
+    return fitted(model, summary, results,
+                  lambda path: draw(model, prepared, path), "translation",
+                  vocabularies)
 
 
 def translate_all(translator, sources, batch_size=256, **kwargs):

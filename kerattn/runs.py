@@ -1,0 +1,216 @@
+"""A trained model as a folder: the model and what it needs to be used.
+
+Whatever trains a model (`examples/fit.py`, each recipe's `fit`) saves a
+*run folder*, and `load_run` gives it back ready to use:
+
+    run = kerattn.load_run("outputs/fit/bahdanau_nmt")
+    run.translator()(["File not found"])             # Translator
+    run.streaming_decoder().feed("pho")               # a g2p-streaming run
+    run.labels                                        # a classifier's names
+
+The layout (format 1), every file in the folder itself:
+
+    run.json             {"format": 1, "task": ..., "model": "model.keras",
+                          "vocabularies": {"source": "source_vocab.json", ...},
+                          "labels": [...] or null}
+    model.keras          the model (`kerattn.load_model` reads it)
+    vocab.json           the one vocabulary's `to_json()` (or
+    source_vocab.json, target_vocab.json, for two)
+    results.json, attention.png   what `examples/fit.py` adds beside them
+
+The folder is untrusted input, as a `.keras` file is: `run.json` is
+bounded JSON of exactly these keys, its file names plain names inside the
+folder (no path, no link), the model goes through `kerattn.load_model`'s
+checks, each vocabulary through `vocabulary_from_json` (JSON only, nothing
+evaluated), and the labels must be strings; anything else is a ValueError
+naming the file.
+"""
+
+import json
+import os
+
+from kerattn import checks
+from kerattn.saving import atomic_path, load_model
+
+FORMAT = 1
+RUN_FILE = "run.json"
+MODEL_FILE = "model.keras"
+TASKS = ("translation", "summarisation", "g2p", "captioning", "classification",
+         "reading")
+MAX_RUN_JSON = 1 << 20          # bytes of run.json (labels included)
+_KEYS = {"format", "task", "model", "vocabularies", "labels"}
+
+
+class Run:
+    """A trained model with its vocabularies (and a classifier's labels).
+
+    Args:
+        model: the trained Keras model.
+        task: one of `TASKS`.
+        vocabularies: `{name: vocabulary}`: "source" and "target" for
+            translation and G2P, "vocab" for one shared vocabulary
+            (summarisation, captioning, classification, reading).
+        labels: a classifier's label names, in the order of its outputs.
+
+    Example:
+
+    >>> from kerattn.datasets import WordVocabulary
+    >>> vocab = WordVocabulary.build(["a b c"])
+    >>> run = Run(kerattn.zoo.bahdanau_nmt(len(vocab), len(vocab),
+    ...                                    preset="tiny"), "translation",
+    ...           {"source": vocab, "target": vocab})
+    >>> run.translator(max_length=4)(["a b"]) is not None
+    True
+    """
+
+    def __init__(self, model, task, vocabularies=None, labels=None):
+        checks.one_of("task", task, TASKS)
+        vocabularies = dict(vocabularies or {})
+        for name, vocab in vocabularies.items():
+            checks.require(isinstance(name, str) and name.isidentifier(),
+                           "vocabularies", "names that are identifiers", name)
+            checks.vocabulary(f"vocabularies[{name!r}]", vocab, ("to_json",))
+        if labels is not None:
+            labels = list(labels)
+            checks.require(all(isinstance(x, str) for x in labels), "labels",
+                           "a list of strings", labels[:3])
+        self.model, self.task = model, task
+        self.vocabularies, self.labels = vocabularies, labels
+
+    def __repr__(self):
+        return (f"Run(task={self.task!r}, model={self.model.name!r}, "
+                f"vocabularies={sorted(self.vocabularies)})")
+
+    @property
+    def source_vocab(self):
+        return self.vocabularies.get("source", self.vocabularies.get("vocab"))
+
+    @property
+    def target_vocab(self):
+        return self.vocabularies.get("target", self.vocabularies.get("vocab"))
+
+    def translator(self, **options):
+        """A `kerattn.decoding.Translator` over this run (translation,
+        summarisation, G2P); `options` are its own (`max_length`, ...)."""
+        from kerattn.decoding import Translator
+
+        checks.require(self.task in ("translation", "summarisation", "g2p"),
+                       "task", "translation, summarisation or g2p for a "
+                       "Translator", self.task)
+        return Translator(self.model, self.source_vocab, self.target_vocab,
+                          **options)
+
+    def captioner(self, **options):
+        """A `kerattn.decoding.Captioner` over a captioning run."""
+        from kerattn.decoding import Captioner
+
+        checks.require(self.task == "captioning", "task",
+                       "captioning for a Captioner", self.task)
+        return Captioner(self.model, self.target_vocab, **options)
+
+    def streaming_decoder(self, **options):
+        """A `kerattn.decoding.StreamingDecoder` over a G2P run whose model
+        can stream (`model.can_stream()`: `fit.py g2p --size streaming`)."""
+        from kerattn.decoding import StreamingDecoder
+
+        checks.require(self.task == "g2p", "task",
+                       "g2p for a StreamingDecoder", self.task)
+        return StreamingDecoder(self.model, self.source_vocab,
+                                self.target_vocab, **options)
+
+    def save(self, folder):
+        """Write the run into `folder` (created if needed): the model, each
+        vocabulary and `run.json`, each file written whole or not at all
+        (`atomic_path`); `run.json` last. Returns `folder`."""
+        os.makedirs(folder, exist_ok=True)
+        names = {}
+        for name, vocab in sorted(self.vocabularies.items()):
+            names[name] = "vocab.json" if name == "vocab" else f"{name}_vocab.json"
+            with atomic_path(os.path.join(folder, names[name])) as path, \
+                    open(path, "w", encoding="utf-8") as f:
+                f.write(vocab.to_json())
+        with atomic_path(os.path.join(folder, MODEL_FILE)) as path:
+            self.model.save(path)
+        record = {"format": FORMAT, "task": self.task, "model": MODEL_FILE,
+                  "vocabularies": names, "labels": self.labels}
+        with atomic_path(os.path.join(folder, RUN_FILE)) as path, \
+                open(path, "w", encoding="utf-8") as f:
+            json.dump(record, f, indent=1)
+        return folder
+
+
+def _member(folder, name, what):
+    """`folder/name` for a plain file name written in run.json."""
+    where = os.path.join(folder, RUN_FILE)
+    checks.require(
+        isinstance(name, str) and name and os.path.basename(name) == name
+        and name not in (".", "..") and "\\" not in name, where,
+        f"a plain file name inside the folder for {what}", name)
+    path = os.path.join(folder, name)
+    checks.require(os.path.isfile(path) and not os.path.islink(path), where,
+                   f"{what} {name!r}: a regular file in the folder (not a link)",
+                   note=f"{path} is missing or not a regular file.")
+    return path
+
+
+def load_run(folder, compile=False):
+    """Load a run folder written by `Run.save` (or `examples/fit.py`).
+
+    Args:
+        folder: the run folder.
+        compile: restore the optimizer state too (`kerattn.load_model`), to
+            train on; False loads for use.
+
+    Returns:
+        A `Run`: `model`, `task`, `vocabularies`, `labels`, and
+        `translator()`, `captioner()`, `streaming_decoder()`.
+
+    Raises:
+        ValueError: naming the file, for a folder that is not a run (no or
+            bad `run.json`), a file name that leaves the folder or is a
+            link, a model `kerattn.load_model` refuses, or a vocabulary
+            `vocabulary_from_json` refuses.
+    """
+    from kerattn.datasets.text_codec import (MAX_VOCABULARY_JSON,
+                                             vocabulary_from_json)
+
+    checks.require(isinstance(folder, (str, os.PathLike)) and os.path.isdir(folder),
+                   "folder", "a run folder (written by Run.save or "
+                   "examples/fit.py)", folder)
+    folder = os.fspath(folder)
+    where = os.path.join(folder, RUN_FILE)
+    path = _member(folder, RUN_FILE, "the run's description")
+    checks.require(os.path.getsize(path) <= MAX_RUN_JSON, where,
+                   f"at most {MAX_RUN_JSON:,} bytes")
+    try:
+        with open(path, encoding="utf-8") as f:
+            record = json.load(f)
+    except (ValueError, UnicodeDecodeError, RecursionError) as error:
+        checks.fail(where, "JSON (a run's description)",
+                    note=f"It does not parse: {error}.")
+    checks.require(isinstance(record, dict) and set(record) == _KEYS, where,
+                   f"a JSON object with exactly the keys {sorted(_KEYS)}",
+                   sorted(record) if isinstance(record, dict) else type(record).__name__)
+    checks.require(record["format"] == FORMAT, where,
+                   f"format {FORMAT} (this kerattn's)", record["format"])
+    checks.require(record["task"] in TASKS, where, f"a task among {TASKS}",
+                   record["task"])
+    names = record["vocabularies"]
+    checks.require(isinstance(names, dict), where,
+                   "`vocabularies` as an object {name: file}", names)
+    labels = record["labels"]
+    checks.require(labels is None or (isinstance(labels, list) and all(
+        isinstance(x, str) for x in labels)), where,
+        "`labels` null or a list of strings", type(labels).__name__)
+    vocabularies = {}
+    for name, file in names.items():
+        vocab_path = _member(folder, file, f"the vocabulary {name!r}")
+        with open(vocab_path, encoding="utf-8") as f:
+            text = f.read(MAX_VOCABULARY_JSON + 1)
+        try:
+            vocabularies[name] = vocabulary_from_json(text)
+        except ValueError as error:
+            checks.fail(vocab_path, "a vocabulary's JSON", note=str(error))
+    model = load_model(_member(folder, record["model"], "the model"),
+                       compile=compile)
+    return Run(model, record["task"], vocabularies, labels)

@@ -1,0 +1,205 @@
+"""A run folder (`kerattn.runs`): saved, loaded back ready to use, and
+refused when tampered with; the split of a user's file by a hash."""
+
+import json
+import os
+import random
+
+import numpy as np
+import pytest
+
+import kerattn
+from kerattn.datasets import SymbolVocabulary, WordVocabulary, read_cmudict, tsv_pairs
+from kerattn.recipes.common import FitResult, split
+from kerattn.runs import Run, load_run
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+
+
+def _translation_run():
+    source = WordVocabulary.build(["File not found", "Permission denied"])
+    target = WordVocabulary.build(["Fichier introuvable", "Permission refusée"])
+    model = kerattn.zoo.bahdanau_nmt(len(source), len(target), preset="tiny")
+    return Run(model, "translation", {"source": source, "target": target})
+
+
+def test_a_run_round_trips_and_translates_the_same(tmp_path):
+    run = _translation_run()
+    folder = run.save(str(tmp_path / "run"))
+    assert sorted(os.listdir(folder)) == ["model.keras", "run.json",
+                                          "source_vocab.json", "target_vocab.json"]
+    loaded = load_run(folder)
+    assert loaded.task == "translation" and loaded.labels is None
+    assert loaded.source_vocab.itos == run.source_vocab.itos
+    assert loaded.target_vocab.itos == run.target_vocab.itos
+    texts = ["File not found", "Permission denied found"]
+    assert (loaded.translator(max_length=5)(texts)
+            == run.translator(max_length=5)(texts))
+    with pytest.raises(ValueError, match="`task` must be captioning"):
+        loaded.captioner()
+
+
+def test_labels_and_one_vocabulary(tmp_path):
+    vocab = WordVocabulary.build(["a b c"])
+    model = kerattn.zoo.bahdanau_nmt(len(vocab), len(vocab), preset="tiny")
+    Run(model, "classification", {"vocab": vocab}, ["spam", "ham"]).save(
+        str(tmp_path))
+    loaded = load_run(str(tmp_path))
+    assert loaded.labels == ["spam", "ham"]
+    assert sorted(loaded.vocabularies) == ["vocab"]
+    assert os.path.exists(tmp_path / "vocab.json")
+
+
+def test_a_fit_result_unpacks_as_four_and_carries_the_run():
+    run = _translation_run()
+    result = FitResult(run.model, {"epochs": 1}, {"bleu": 1.0}, None, run)
+    model, summary, results, draw = result
+    assert model is run.model and result.run is run and draw is None
+
+
+TAMPERED = {
+    "a path out of the folder": (
+        lambda f: _edit(f, vocabularies={"source": "../source_vocab.json",
+                                         "target": "target_vocab.json"}),
+        "a plain file name inside the folder"),
+    "an absolute path": (
+        lambda f: _edit(f, model="/etc/passwd"),
+        "a plain file name inside the folder"),
+    "a link": (lambda f: _link(f), "not a link"),
+    "an unknown key": (lambda f: _edit(f, code="print(1)"),
+                       "exactly the keys"),
+    "not JSON": (lambda f: _write(f, "run.json", "{'format': 1"), "JSON"),
+    "a task it does not know": (lambda f: _edit(f, task="shell"), "a task among"),
+    "labels that are not strings": (lambda f: _edit(f, labels=[1, 2]),
+                                    "`labels` null or a list of strings"),
+    "a vocabulary that is not one": (
+        lambda f: _write(f, "source_vocab.json", '{"tokens": [1], "x": 2}'),
+        "a vocabulary's JSON"),
+    "a model that is not a .keras file": (
+        lambda f: _write(f, "model.keras", "not a zip"), "model.keras"),
+    "a newer format": (lambda f: _edit(f, format=2), "format 1"),
+}
+
+
+def _edit(folder, **changes):
+    path = os.path.join(folder, "run.json")
+    with open(path) as f:
+        record = json.load(f)
+    record.update(changes)
+    _write(folder, "run.json", json.dumps(record))
+
+
+def _write(folder, name, text):
+    with open(os.path.join(folder, name), "w") as f:
+        f.write(text)
+
+
+def _link(folder):
+    target = os.path.join(folder, "elsewhere.json")
+    os.replace(os.path.join(folder, "source_vocab.json"), target)
+    os.symlink(target, os.path.join(folder, "source_vocab.json"))
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    return _translation_run().save(str(tmp_path_factory.mktemp("run") / "run"))
+
+
+@pytest.mark.parametrize("case", sorted(TAMPERED))
+def test_a_tampered_folder_is_refused(case, saved, tmp_path):
+    import shutil
+
+    folder = str(tmp_path / "copy")
+    shutil.copytree(saved, folder)
+    tamper, message = TAMPERED[case]
+    tamper(folder)
+    with pytest.raises(ValueError, match=message):
+        load_run(folder)
+
+
+def test_not_a_run_folder(tmp_path):
+    with pytest.raises(ValueError, match="`folder` must be a run folder"):
+        load_run(str(tmp_path / "missing"))
+    with pytest.raises(ValueError, match="run.json"):
+        load_run(str(tmp_path))
+
+
+# --- the split of a user's file --------------------------------------------
+
+def _shuffled_copy(path, tmp_path, keep_first=0):
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    head, rest = lines[:keep_first], lines[keep_first:]
+    random.Random(0).shuffle(rest)
+    copy = tmp_path / os.path.basename(path)
+    copy.write_text("\n".join(head + rest) + "\n", encoding="utf-8")
+    return str(copy)
+
+
+def test_shuffling_a_data_file_leaves_the_test_split_unchanged(tmp_path):
+    """`--data` files (a TSV of pairs, a word list): the same test set
+    whatever the order of their lines, and `--max-test` draws the same
+    examples."""
+    tsv = os.path.join(DATA, "gettext_fr_sample.tsv")
+    a, b = split(tsv_pairs(tsv)), split(tsv_pairs(_shuffled_copy(tsv, tmp_path)))
+    assert a == b and len(a["test"]) >= 1
+    assert a["test"][:5] == b["test"][:5]
+    words = os.path.join(DATA, "cmudict_sample.dict")
+
+    def g2p_split(path):   # the g2p recipe's rule, cmudict_g2p's
+        return split(list(read_cmudict(path).items()), key=lambda w: w[0],
+                     valid_share=0.05, test_share=0.05)
+
+    # The same words on each side (a word's alternatives come in file order).
+    assert ({k: [w for w, _ in v] for k, v in g2p_split(words).items()}
+            == {k: [w for w, _ in v] for k, v in g2p_split(
+                _shuffled_copy(words, tmp_path)).items()})
+    assert sorted(w for w, _ in g2p_split(words)["test"]) == sorted(
+        w for w, _ in kerattn.datasets.cmudict_g2p(path=words)["test"])
+
+
+def test_a_sorted_file_does_not_give_a_sorted_test_set():
+    """An alphabetical word list no longer tests on its last letters."""
+    words = [f"{chr(97 + i % 26)}word{i}" for i in range(200)]
+    test = split(words)["test"]
+    assert len({w[0] for w in test}) > 5
+
+
+def test_a_small_file_still_holds_out_one_example_each():
+    parts = split(["a", "b", "c"])
+    assert all(len(parts[k]) >= 1 for k in ("train", "valid", "test"))
+    assert sorted(sum(parts.values(), [])) == ["a", "b", "c"]
+    symbols = SymbolVocabulary.build(["ab"], separator="")
+    assert len(symbols) > 4
+    np.testing.assert_array_equal(
+        kerattn.datasets.pad_ids([[5, 6], [7]], pad_id=1), [[5, 6], [7, 1]])
+
+
+# --- data files: one rule -------------------------------------------------------
+
+def test_skipped_lines_are_counted_and_named(tmp_path):
+    """A pair with an empty side is skipped with a warning that counts it and
+    names its line; a byte-order mark does not stay in the first text."""
+    path = tmp_path / "pairs.tsv"
+    path.write_bytes("\ufeffGo.\tVa !\n\tnothing\nHi.\t\nBye.\tSalut.\n".encode("utf-8"))
+    with pytest.warns(UserWarning, match=r"pairs\.tsv: skipped 2 lines \(an empty "
+                      r"side: nothing to learn or score\): lines 2, 3"):
+        pairs = tsv_pairs(str(path))
+    assert pairs == [("Go.", "Va !"), ("Bye.", "Salut.")]
+    jsonl = tmp_path / "docs.jsonl"
+    jsonl.write_text('{"text": "a b", "label": 1}\n{"text": " ", "label": 2}\n')
+    with pytest.warns(UserWarning, match=r"docs\.jsonl: skipped 1 line .*: line 2"):
+        texts, labels = kerattn.datasets.read_jsonl(str(jsonl))
+    assert texts == ["a b"] and labels == [1]
+
+
+def test_cmudict_comments_and_arpabet_in_either_case(tmp_path):
+    """cmudict-0.7b's `;;;` lines are comments; lower-case ARPAbet is read as
+    ARPAbet (stress stripped, upper-cased); another phone set keeps its
+    digits (tones)."""
+    path = tmp_path / "words.dict"
+    path.write_text(";;; # CMUdict  --  Major Version: 0.07\n"
+                    "fish f ih1 sh\nread R EH1 D\nma m a1\n", encoding="utf-8")
+    words = read_cmudict(str(path))
+    assert words == {"fish": ("F IH SH",), "read": ("R EH D",), "ma": ("m a1",)}
+    assert read_cmudict(str(path), stress=True)["fish"] == ("F IH1 SH",)
