@@ -170,6 +170,18 @@ def load_run(folder, compile=False):
             bad `run.json`), a file name that leaves the folder or is a
             link, a model `kerattn.load_model` refuses, or a vocabulary
             `vocabulary_from_json` refuses.
+
+    Example:
+
+    >>> from kerattn.datasets import WordVocabulary
+    >>> vocab = WordVocabulary.build(["File not found"])
+    >>> model = kerattn.zoo.bahdanau_nmt(len(vocab), len(vocab), preset="tiny")
+    >>> _ = Run(model, "translation", {"source": vocab, "target": vocab}).save("run")
+    >>> run = load_run("run")
+    >>> run.task, sorted(run.vocabularies)
+    ('translation', ['source', 'target'])
+    >>> len(run.translator(max_length=4)(["File not found"]))
+    1
     """
     from kerattn.datasets.text_codec import (MAX_VOCABULARY_JSON,
                                              vocabulary_from_json)
