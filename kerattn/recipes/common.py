@@ -22,7 +22,7 @@ from kerattn.callbacks import TimeBudget
 def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
                     epochs, clipnorm=1.0, metrics=None, warmup_steps=0,
                     minutes=None, callbacks=(), strategy=None, verbose=2,
-                    eta=False, ema_momentum=None):
+                    eta=None, ema_momentum=None):
     """Compile `model` with Adam and fit it; returns `(history, summary)`.
 
     Args:
@@ -43,7 +43,8 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
         callbacks: more Keras callbacks (early stopping, ...).
         strategy: a `kerattn.distribute` strategy; None trains on one device.
         verbose: `fit`'s verbosity.
-        eta: print the time left after each epoch (`TimeBudget`).
+        eta: print the time spent and left as each epoch after the first
+            starts (`TimeBudget`); None prints it when `verbose` does.
         ema_momentum: None, or Polyak averaging: Adam keeps an exponential
             moving average of the weights with this momentum (Keras'
             `use_ema`), validation sees the averaged weights, and so do
@@ -86,6 +87,7 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
         # torch trainer does not all-reduce metrics).
         if validation is not None and strategy.backend != "torch":
             validation = strategy.shard(validation)
+    eta = bool(verbose) if eta is None else eta
     budget = TimeBudget(None if minutes is None else 60 * minutes, eta=eta)
     start = time.time()
     callbacks = [budget, *callbacks]
