@@ -33,7 +33,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--minutes", type=float, default=2.0)
+    p.add_argument("--minutes", type=float, default=2.0,
+                   help="the training budget: it stops at --epochs or here")
+    p.add_argument("--epochs", type=int, default=30)
     p.add_argument("--max-tokens", type=int, default=8)
     p.add_argument("--size", choices=("tiny", "small", "base", "paper"),
                    default="small", help="bahdanau_nmt's preset")
@@ -52,7 +54,7 @@ def main():
     # === Train ===
     model = kerattn.zoo.bahdanau_nmt(len(src), len(tgt), preset=args.size)
     compile_and_fit(model, (x, y, 64), loss=MaskedSparseCrossentropy(),
-                    learning_rate=2e-3, epochs=1000, minutes=args.minutes)
+                    learning_rate=2e-3, epochs=args.epochs, minutes=args.minutes)
 
     # === Export: strings in, strings out ===
     translator = Translator(model, src, tgt, max_length=2 * args.max_tokens)
