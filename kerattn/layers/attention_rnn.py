@@ -19,7 +19,7 @@ from kerattn import keras_fixes
 from kerattn.layers.attention_utils import mask_as
 from kerattn.layers.base_attention import BaseAttention
 from kerattn.layers.recurrent_stack import RecurrentStack
-from kerattn.layers.scan import scan_carry
+from kerattn.layers.scan import masked_scan
 
 CELLS = ("gru", "lstm")
 ORDERS = ("bahdanau", "luong")
@@ -96,21 +96,11 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
     loop of your own.
 
     Args:
-        cell: `"gru"` or `"lstm"`.
-        units: the recurrent units.
-        attention: a single-head attention layer (e.g. `BahdanauAttention`).
-        order: `"bahdanau"` (attend with the previous state, then update)
-            or `"luong"` (update, then attend with the new state).
-        input_feeding: feed the previous step's attentional vector (Luong)
-            back into the RNN input (Bahdanau's order always feeds the
-            context).
-        attentional_units: the size of Luong's `h~_t = tanh(W_c [c; h])`.
-        num_layers: stacked recurrent layers.
-        output_state: `"previous"` or `"current"`: which state the step
-            outputs beside the context (order "bahdanau", see `AttentionRNN`).
-        reset_after: the GRU form (see `AttentionRNN`).
-        attentional_layer: order "luong": output `h~_t` (True) or `[h_t;
-            c_t]` with no attentional layer (False; see `AttentionRNN`).
+        cell, units, attention, order, input_feeding, num_layers,
+            output_state, reset_after, attentional_layer: as `AttentionRNN`'s
+            (`input_feeding` is False for order "bahdanau" here).
+        attentional_units: the size of Luong's `h~_t = tanh(W_c [c; h])`
+            (an int: `AttentionRNN` gives `units` for None).
         **kwargs: base layer keyword arguments.
 
     Example:
@@ -654,53 +644,6 @@ class AttentionRNN(keras.layers.Layer):
 
     # --- the whole sequence --------------------------------------------------
 
-    def _scan(self, step_fn, inputs, state, mask, output_dim, emit,
-              length=1, noise=None):
-        """Run `step_fn(x_t, state, noise_t) -> (output, next state,
-        weights)` over the time axis of `inputs` `(batch, T, ...)`; `noise`
-        is a dict of `(batch, T, ...)` tensors, `noise_t` the step's slice.
-
-        A padded step (mask False) keeps the row's state and outputs zeros.
-        `emit(next state, weights)` gives the dict of `(batch, length)`
-        tensors kept from each step. Returns `(outputs (batch, T, output_dim),
-        final state, {name: (batch, T, S)})`.
-        """
-        xs = {"x": ops.moveaxis(inputs, 1, 0)}
-        if mask is not None:
-            xs["keep"] = ops.moveaxis(ops.cast(mask, "bool"), 1, 0)
-        if noise:
-            xs["noise"] = tree.map_structure(lambda v: ops.moveaxis(v, 1, 0),
-                                             noise)
-        dtype = self.compute_dtype
-        batch = ops.shape(inputs)[0]
-        emitted = {k: ops.zeros((batch, length), dtype)
-                   for k in emit(state, ops.zeros((batch, length), dtype))}
-        # The loop carries each step's outputs beside the state, and emits
-        # what it carries (`scan_carry`).
-        carry = (state, ops.zeros((batch, output_dim), dtype), emitted)
-
-        def body(carry, x_t):
-            old = carry[0]
-            output, new, weights = step_fn(x_t["x"], old, x_t.get("noise", {}))
-            output = ops.cast(output, dtype)
-            step_out = {k: ops.cast(v, dtype) for k, v in emit(new, weights).items()}
-            if "keep" in x_t:
-                keep = ops.expand_dims(x_t["keep"], -1)
-                new = tree.map_structure(
-                    lambda n, o: ops.where(ops.reshape(
-                        x_t["keep"], (-1,) + (1,) * (len(o.shape) - 1)), n, o),
-                    new, old)
-                output = ops.where(keep, output, 0.0)
-                step_out = {k: ops.where(keep, v, 0.0)
-                            for k, v in step_out.items()}
-            new = tree.map_structure(lambda n, o: ops.cast(n, o.dtype), new, old)
-            return (new, output, step_out)
-
-        final, history = scan_carry(body, carry, xs)
-        outputs = ops.moveaxis(history[1], 0, 1)
-        emitted = {k: ops.moveaxis(v, 0, 1) for k, v in history[2].items()}
-        return outputs, final[0], emitted
-
     def call(self, inputs, memory, inputs_mask=None, memory_mask=None,
              initial_state=None, return_attention_scores=False,
              return_attention_samples=False, training=None,
@@ -716,23 +659,24 @@ class AttentionRNN(keras.layers.Layer):
         params = cell.loop_weights()
         # y_{t-1} W[:m] + b for every step at once: (batch, T, gates).
         projected = cell.project_inputs(inputs, params)
+        dtype = self.compute_dtype
         if self.parallel:
             # Luong without input feeding: the recurrence ignores attention,
             # so run the cell over all steps, then attend once (each row's
             # first step is position 0).
-            def recur(x_proj, state, noise):
+            def recur(state, x_proj):
                 h, new = cell.recur(x_proj, state, params)
-                return h, new, None
+                return new, h
 
-            h, final, _ = self._scan(recur, projected, state, inputs_mask,
-                                     self.units, lambda new, weights: {})
+            final, h = masked_scan(recur, state, projected, inputs_mask,
+                                   ops.zeros((batch, self.units), dtype))
             context, weights = self.attention(
                 h, cache["values"], projected_key=cache["keys"],
                 value_mask=cache["mask"] > 0.5, query_mask=inputs_mask,
                 return_attention_scores=True, training=training,
             )
-            outputs = cell.luong_output(h, context)
-            emitted = {"weights": weights}
+            emitted = {"outputs": cell.luong_output(h, context),
+                       "weights": weights}
         else:
             memory_args = self.memory_of(cache)
             # Drawn outside the loop (a seed generator cannot advance inside
@@ -740,21 +684,25 @@ class AttentionRNN(keras.layers.Layer):
             noise = self.attention.draw_noise(
                 memory_args, ops.shape(inputs)[1], training=training, mode=mode)
 
-            def attend_step(x_proj, state, noise_t):
-                return cell.step_with(x_proj, state, memory_args, params, True,
-                                      training=training, noise=noise_t,
-                                      mode=mode)
-
-            def emit(new, weights):
-                kept = {"weights": weights}
+            def attend_step(state, x_t):
+                output, new, weights = cell.step_with(
+                    x_t["x"], state, memory_args, params, True,
+                    training=training, noise=x_t.get("noise", {}), mode=mode)
+                kept = {"outputs": output, "weights": weights}
                 if return_attention_samples:
                     kept["sample"] = new["attention"]["sample"]
-                return kept
+                return new, kept
 
-            outputs, final, emitted = self._scan(
-                attend_step, projected, state, inputs_mask,
-                cell.output_dim(memory.shape[-1]), emit,
-                ops.shape(memory)[1], noise)
+            source = ops.zeros((batch, ops.shape(memory)[1]), dtype)
+            zeros = {"outputs": ops.zeros(
+                (batch, cell.output_dim(memory.shape[-1])), dtype),
+                "weights": source}
+            if return_attention_samples:
+                zeros["sample"] = source
+            xs = {"x": projected, **({"noise": noise} if noise else {})}
+            final, emitted = masked_scan(attend_step, state, xs, inputs_mask,
+                                         zeros)
+        outputs = emitted["outputs"]
         weights = emitted["weights"]
         if inputs_mask is not None:
             keep = ops.expand_dims(ops.cast(inputs_mask, "bool"), -1)
