@@ -103,7 +103,9 @@ def parse_args(argv=None):
                         "format (g2p); 10%% is the test split and 10%% the "
                         "validation split, by a hash of each example (its "
                         "source text, document or word; g2p 5%% and 5%%, as "
-                        "cmudict_g2p), so the file's order does not matter")
+                        "cmudict_g2p), so the file's order does not matter; "
+                        "a CBT file (its questions share passages) by "
+                        "position, the last 10%% the test split")
     p.add_argument("--max-train", type=int, default=None,
                    help="train on at most this many examples (with --data: "
                         "drawn by the split's hash)")
@@ -208,8 +210,10 @@ def main(argv=None):
     start = time.time()
     try:
         fitted = fit(args)
-    except ValueError as error:   # bad input (a data file's path:line): no traceback
-        sys.exit(f"{args.model}: {error}")
+    except ValueError as error:
+        if args.data and str(error).startswith(args.data):
+            sys.exit(f"{args.model}: {error}")   # the data file's path:line
+        raise
     model, summary, results, draw = fitted
     if not args.strategy.is_chief:   # only the chief (process 0) writes
         # ...and the others wait for it here, not at exit, where JAX's

@@ -39,6 +39,13 @@ TASKS = ("translation", "summarisation", "g2p", "captioning", "classification",
          "reading")
 MAX_RUN_JSON = 1 << 20          # bytes of run.json (labels included)
 _KEYS = {"format", "task", "model", "vocabularies", "labels"}
+# The vocabularies a run may name: a pair, or one shared.
+_VOCABULARIES = ({"source", "target"}, {"vocab"})
+
+
+def _label(x):
+    """A label name: a string or a number (a file's star ratings)."""
+    return isinstance(x, (str, int, float)) and not isinstance(x, bool)
 
 
 class Run:
@@ -50,7 +57,8 @@ class Run:
         vocabularies: `{name: vocabulary}`: "source" and "target" for
             translation and G2P, "vocab" for one shared vocabulary
             (summarisation, captioning, classification, reading).
-        labels: a classifier's label names, in the order of its outputs.
+        labels: a classifier's label names (strings, or numbers such as
+            star ratings), in the order of its outputs.
 
     Example:
 
@@ -66,14 +74,16 @@ class Run:
     def __init__(self, model, task, vocabularies=None, labels=None):
         checks.one_of("task", task, TASKS)
         vocabularies = dict(vocabularies or {})
+        checks.require(set(vocabularies) in _VOCABULARIES, "vocabularies",
+                       "{'source': ..., 'target': ...} or {'vocab': ...}",
+                       sorted(vocabularies))
         for name, vocab in vocabularies.items():
-            checks.require(isinstance(name, str) and name.isidentifier(),
-                           "vocabularies", "names that are identifiers", name)
             checks.vocabulary(f"vocabularies[{name!r}]", vocab, ("to_json",))
         if labels is not None:
             labels = list(labels)
-            checks.require(all(isinstance(x, str) for x in labels), "labels",
-                           "a list of strings", labels[:3])
+            checks.require(all(map(_label, labels)), "labels",
+                           "a list of label names (strings or numbers)",
+                           labels[:3])
         self.model, self.task = model, task
         self.vocabularies, self.labels = vocabularies, labels
 
@@ -123,6 +133,10 @@ class Run:
         vocabulary and `run.json`, each file written whole or not at all
         (`atomic_path`); `run.json` last. Returns `folder`."""
         os.makedirs(folder, exist_ok=True)
+        # A save that stops half way must not leave the old description
+        # naming a mix of old and new files: it goes first, and comes last.
+        if os.path.lexists(os.path.join(folder, RUN_FILE)):
+            os.remove(os.path.join(folder, RUN_FILE))
         names = {}
         for name, vocab in sorted(self.vocabularies.items()):
             names[name] = "vocab.json" if name == "vocab" else f"{name}_vocab.json"
@@ -147,10 +161,24 @@ def _member(folder, name, what):
         and name not in (".", "..") and "\\" not in name, where,
         f"a plain file name inside the folder for {what}", name)
     path = os.path.join(folder, name)
-    checks.require(os.path.isfile(path) and not os.path.islink(path), where,
-                   f"{what} {name!r}: a regular file in the folder (not a link)",
-                   note=f"{path} is missing or not a regular file.")
+    checks.require(os.path.isfile(path) and not os.path.islink(path)
+                   and os.stat(path).st_nlink == 1, where,
+                   f"{what} {name!r}: a regular file in the folder (not a "
+                   "link)", note=f"{path} is missing, a link or not a "
+                   "regular file.")
     return path
+
+
+def _read(path, limit):
+    """At most `limit` characters of the UTF-8 file `path`; more, or bytes
+    that do not decode, are a ValueError naming it."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read(limit + 1)
+    except UnicodeDecodeError as error:
+        checks.fail(path, "UTF-8 text", note=str(error))
+    checks.require(len(text) <= limit, path, f"at most {limit:,} characters")
+    return text
 
 
 def load_run(folder, compile=False):
@@ -191,13 +219,11 @@ def load_run(folder, compile=False):
                    "examples/fit.py)", folder)
     folder = os.fspath(folder)
     where = os.path.join(folder, RUN_FILE)
-    path = _member(folder, RUN_FILE, "the run's description")
-    checks.require(os.path.getsize(path) <= MAX_RUN_JSON, where,
-                   f"at most {MAX_RUN_JSON:,} bytes")
+    text = _read(_member(folder, RUN_FILE, "the run's description"),
+                 MAX_RUN_JSON)
     try:
-        with open(path, encoding="utf-8") as f:
-            record = json.load(f)
-    except (ValueError, UnicodeDecodeError, RecursionError) as error:
+        record = json.loads(text)
+    except (ValueError, RecursionError) as error:
         checks.fail(where, "JSON (a run's description)",
                     note=f"It does not parse: {error}.")
     checks.require(isinstance(record, dict) and set(record) == _KEYS, where,
@@ -208,17 +234,20 @@ def load_run(folder, compile=False):
     checks.require(record["task"] in TASKS, where, f"a task among {TASKS}",
                    record["task"])
     names = record["vocabularies"]
-    checks.require(isinstance(names, dict), where,
-                   "`vocabularies` as an object {name: file}", names)
+    checks.require(
+        isinstance(names, dict) and set(names) in _VOCABULARIES
+        and len(set(map(str, names.values()))) == len(names), where,
+        "`vocabularies` as {'source': file, 'target': file} or {'vocab': "
+        "file}, each file once", names)
     labels = record["labels"]
     checks.require(labels is None or (isinstance(labels, list) and all(
-        isinstance(x, str) for x in labels)), where,
-        "`labels` null or a list of strings", type(labels).__name__)
+        map(_label, labels))), where,
+        "`labels` null or a list of label names (strings or numbers)",
+        type(labels).__name__)
     vocabularies = {}
     for name, file in names.items():
         vocab_path = _member(folder, file, f"the vocabulary {name!r}")
-        with open(vocab_path, encoding="utf-8") as f:
-            text = f.read(MAX_VOCABULARY_JSON + 1)
+        text = _read(vocab_path, MAX_VOCABULARY_JSON)
         try:
             vocabularies[name] = vocabulary_from_json(text)
         except ValueError as error:

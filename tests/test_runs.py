@@ -40,8 +40,12 @@ def test_a_run_round_trips_and_translates_the_same(tmp_path):
 
 
 def test_labels_and_one_vocabulary(tmp_path):
+    """Label names as a file gave them: strings, or numbers (star ratings);
+    saving again over a run replaces it whole."""
     vocab = WordVocabulary.build(["a b c"])
     model = kerattn.zoo.bahdanau_nmt(len(vocab), len(vocab), preset="tiny")
+    Run(model, "classification", {"vocab": vocab}, [1, 5]).save(str(tmp_path))
+    assert load_run(str(tmp_path)).labels == [1, 5]
     Run(model, "classification", {"vocab": vocab}, ["spam", "ham"]).save(
         str(tmp_path))
     loaded = load_run(str(tmp_path))
@@ -70,14 +74,27 @@ TAMPERED = {
                        "exactly the keys"),
     "not JSON": (lambda f: _write(f, "run.json", "{'format': 1"), "JSON"),
     "a task it does not know": (lambda f: _edit(f, task="shell"), "a task among"),
-    "labels that are not strings": (lambda f: _edit(f, labels=[1, 2]),
-                                    "`labels` null or a list of strings"),
+    "labels that are not names": (lambda f: _edit(f, labels=[[1], {"x": 2}, True]),
+                                  "`labels` null or a list of label names"),
     "a vocabulary that is not one": (
         lambda f: _write(f, "source_vocab.json", '{"tokens": [1], "x": 2}'),
         "a vocabulary's JSON"),
     "a model that is not a .keras file": (
         lambda f: _write(f, "model.keras", "not a zip"), "model.keras"),
     "a newer format": (lambda f: _edit(f, format=2), "format 1"),
+    "a vocabulary it does not take": (
+        lambda f: _edit(f, vocabularies={"source": "source_vocab.json",
+                                         "target": "target_vocab.json",
+                                         "extra": "target_vocab.json"}),
+        "each file once"),
+    "one file for both vocabularies": (
+        lambda f: _edit(f, vocabularies={"source": "source_vocab.json",
+                                         "target": "source_vocab.json"}),
+        "each file once"),
+    "a hard link": (lambda f: _hard_link(f), "a link"),
+    "a vocabulary that is not UTF-8": (
+        lambda f: open(os.path.join(f, "source_vocab.json"), "wb").write(b"\xff\xfe{"),
+        "UTF-8 text"),
 }
 
 
@@ -92,6 +109,11 @@ def _edit(folder, **changes):
 def _write(folder, name, text):
     with open(os.path.join(folder, name), "w") as f:
         f.write(text)
+
+
+def _hard_link(folder):
+    target = os.path.join(folder, "elsewhere.json")
+    os.link(os.path.join(folder, "source_vocab.json"), target)
 
 
 def _link(folder):
@@ -166,9 +188,17 @@ def test_a_sorted_file_does_not_give_a_sorted_test_set():
 
 
 def test_a_small_file_still_holds_out_one_example_each():
-    parts = split(["a", "b", "c"])
-    assert all(len(parts[k]) >= 1 for k in ("train", "valid", "test"))
-    assert sorted(sum(parts.values(), [])) == ["a", "b", "c"]
+    """Each split gets a key, whatever the hashes (a share of 0 or 1 sends
+    every key to one side first); a key's examples stay together; fewer
+    than 3 distinct keys is a ValueError."""
+    for shares in ((0.1, 0.1), (0.0, 0.0), (0.5, 0.5)):
+        parts = split(["a", "b", "c", "c"], valid_share=shares[0],
+                      test_share=shares[1])
+        assert all(len(parts[k]) >= 1 for k in ("train", "valid", "test"))
+        assert sorted(sum(parts.values(), [])) == ["a", "b", "c", "c"]
+        assert any(p.count("c") == 2 for p in parts.values())
+    with pytest.raises(ValueError, match="3 distinct"):
+        split(["a", "a", "a", "b"])
     symbols = SymbolVocabulary.build(["ab"], separator="")
     assert len(symbols) > 4
     np.testing.assert_array_equal(
@@ -195,11 +225,21 @@ def test_skipped_lines_are_counted_and_named(tmp_path):
 
 def test_cmudict_comments_and_arpabet_in_either_case(tmp_path):
     """cmudict-0.7b's `;;;` lines are comments; lower-case ARPAbet is read as
-    ARPAbet (stress stripped, upper-cased); another phone set keeps its
-    digits (tones)."""
+    ARPAbet (stress stripped, upper-cased); a file in another phone set is
+    kept as written, every line alike (tones keep their digits, and `h m m`
+    stays lower-case beside `m a1`)."""
     path = tmp_path / "words.dict"
     path.write_text(";;; # CMUdict  --  Major Version: 0.07\n"
-                    "fish f ih1 sh\nread R EH1 D\nma m a1\n", encoding="utf-8")
-    words = read_cmudict(str(path))
-    assert words == {"fish": ("F IH SH",), "read": ("R EH D",), "ma": ("m a1",)}
+                    "fish f ih1 sh\nread R EH1 D\n", encoding="utf-8")
+    assert read_cmudict(str(path)) == {"fish": ("F IH SH",), "read": ("R EH D",)}
     assert read_cmudict(str(path), stress=True)["fish"] == ("F IH1 SH",)
+    tones = tmp_path / "tones.dict"
+    tones.write_text("hmm h m m\nma m a1\n", encoding="utf-8")
+    assert read_cmudict(str(tones)) == {"hmm": ("h m m",), "ma": ("m a1",)}
+
+
+def test_a_utf16_file_still_reads(tmp_path):
+    path = tmp_path / "pairs.tsv"
+    path.write_text("Go.\tVa !\nHi.\tSalut !\n", encoding="utf-16")
+    assert tsv_pairs(str(path), encoding="utf-16") == [("Go.", "Va !"),
+                                                        ("Hi.", "Salut !")]

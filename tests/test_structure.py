@@ -144,7 +144,8 @@ def test_the_layering_check_can_fail(tmp_path):
 # (its class docstring), the key projection of `precompute`, and what any
 # Keras layer has.
 PROTOCOL = {"initial_state", "step", "draw_noise", "mode_for", "extend_source",
-            "project_key", "build", "built", "dtype_policy", "compute_dtype"}
+            "sample_of", "project_key", "build", "built", "dtype_policy",
+            "compute_dtype"}
 
 
 def _is_attention(node):
@@ -154,12 +155,17 @@ def _is_attention(node):
 
 def attention_uses(source):
     """`(attributes read of an attention, type tests on one)` in `source`:
-    `x.attention.name` / `attention.name`, and `isinstance`, `issubclass`,
+    `x.attention.name` / `attention.name`, an entry of its state
+    (`state["attention"]["name"]`), and `isinstance`, `issubclass`,
     `getattr`, `hasattr` calls with an attention among their arguments."""
     reads, tests = set(), []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Attribute) and _is_attention(node.value):
             reads.add(node.attr)
+        if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Subscript)
+                and isinstance(node.value.slice, ast.Constant)
+                and node.value.slice.value == "attention"):
+            tests.append(f"its state read at line {node.lineno}")
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and node.func.id in ("isinstance", "issubclass", "getattr",
                                      "hasattr")
@@ -184,9 +190,10 @@ def test_the_flag_check_can_fail():
         "        pass\n"
         "    if isinstance(self.cell.attention, LocalAttention):\n"
         "        pass\n"
-        "    getattr(attention, 'modes', ())\n")
+        "    getattr(attention, 'modes', ())\n"
+        "    return state['attention']['sample']\n")
     assert "samples_locations" in reads - PROTOCOL
-    assert len(tests) == 2
+    assert len(tests) == 3
 
 
 def test_the_cycle_finder_finds_a_cycle():

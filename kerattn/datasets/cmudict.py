@@ -48,14 +48,14 @@ def _arpabet(symbol):
     return None
 
 
-def _phonemes(symbols, stress):
-    """A pronunciation's symbols: ARPAbet (every symbol one, in either case)
-    upper-cased, its stress digits kept or stripped; another phone set as
+def _phonemes(symbols, stress, arpabet):
+    """A pronunciation's symbols: in an ARPAbet file (`arpabet`), upper-cased
+    with their stress digits kept or stripped; in another phone set, as
     written (a user's tones keep their digits)."""
-    parsed = [_arpabet(s) for s in symbols]
-    if not all(parsed):
+    if not arpabet:
         return list(symbols)
-    return [name + digit if stress else name for name, digit in parsed]
+    return [name + digit if stress else name
+            for name, digit in map(_arpabet, symbols)]
 
 
 def read_cmudict(path, stress=False):
@@ -66,9 +66,10 @@ def read_cmudict(path, stress=False):
             `#` starting a comment, `;;;` a comment line as in
             cmudict-0.7b). A byte-order mark is removed.
         stress: keep ARPAbet's stress digits (`AH0`); False strips them.
-            A pronunciation in ARPAbet, in either case (`f ih1 sh`), is
-            read upper-cased (`F IH SH`); one in another phone set is kept
-            as written, digits (a user's tones) included.
+            A file in ARPAbet, in either case (`f ih1 sh`), is read
+            upper-cased (`F IH SH`); a file in another phone set (a symbol
+            that is not ARPAbet) is kept as written, digits (a user's
+            tones) included.
 
     Returns:
         A dict from each word, in file order, to its distinct
@@ -87,7 +88,7 @@ def read_cmudict(path, stress=False):
     """
     checks.existing_path("path", path, "a cmudict.dict-format file")
     checks.boolean("stress", stress)
-    words = {}
+    entries = []
     for number, line in numbered_lines(path, what="a cmudict.dict-format file"):
         if line.lstrip().startswith(";;;"):   # cmudict-0.7b's comments
             continue
@@ -97,8 +98,13 @@ def read_cmudict(path, stress=False):
         if len(fields) < 2:
             checks.bad_file(path, "expected `word PH1 PH2 ...`; found a word "
                             f"without phonemes: {fields[0][:40]!r}.", line=number)
+        entries.append(fields)
+    # One phone set a file: ARPAbet if every symbol of it is (in either case).
+    arpabet = all(_arpabet(s) for fields in entries for s in fields[1:])
+    words = {}
+    for fields in entries:
         word = _ALTERNATIVE.sub("", fields[0])
-        pronunciation = " ".join(_phonemes(fields[1:], stress))
+        pronunciation = " ".join(_phonemes(fields[1:], stress, arpabet))
         known = words.setdefault(word, [])
         if pronunciation not in known:
             known.append(pronunciation)

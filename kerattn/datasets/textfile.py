@@ -17,6 +17,7 @@ Every reader of a user's file (`tsv_pairs`, `read_jsonl`, `read_cmudict`,
 """
 
 import codecs
+import re
 import warnings
 
 from kerattn import checks
@@ -48,18 +49,21 @@ def numbered_lines(path, encoding="utf-8", what="a text file"):
         raw = f.read()
     name = codecs.lookup(encoding).name
     label = "UTF-8" if name == "utf-8" else encoding
-    lines = []
-    for number, line in enumerate(raw.splitlines(), start=1):
-        try:
-            text = line.decode(encoding)
-        except UnicodeDecodeError as error:
-            checks.bad_file(path, f"not {label} text: byte {line[error.start]:#04x} "
-                            f"at column {error.start + 1} does not decode "
-                            f"(`encoding`={encoding!r}).", line=number)
-        if number == 1 and name.startswith("utf"):
-            text = text.lstrip("\ufeff")
-        lines.append((number, text))
-    return lines
+    try:   # whole: UTF-16's newline is two bytes
+        text = raw.decode(encoding)
+    except UnicodeDecodeError as error:
+        before = raw[:error.start].decode(encoding, errors="replace")
+        number = before.count("\n") + 1
+        column = len(before) - (before.rfind("\n") + 1) + 1
+        checks.bad_file(path, f"not {label} text: byte {raw[error.start]:#04x} "
+                        f"at column {column} does not decode "
+                        f"(`encoding`={encoding!r}).", line=number)
+    if name.startswith("utf"):
+        text = text.lstrip("\ufeff")
+    lines = re.split(r"\r\n|\r|\n", text)
+    if lines and lines[-1] == "":
+        lines.pop()          # the file's last newline ends a line
+    return list(enumerate(lines, start=1))
 
 
 class Skipped:

@@ -430,8 +430,8 @@ class AttentionRNN(keras.layers.Layer):
             (GRU: `[h]`, LSTM: `[h, c]` per layer), each `(batch, units)`;
             zeros when None.
         return_attention_scores: bool, also return the alignment history.
-        return_attention_samples: bool (with an attention whose state is
-            the `sample` of its step: `HardVisualAttention`): also
+        return_attention_samples: bool (with an attention that samples a
+            location, `sample_of`: `HardVisualAttention`): also
             return the one-hot locations the hard attention used at each step
             `(batch, T, S)` (sampled in training, argmax at inference); the
             memory's length `S` must be known.
@@ -690,7 +690,7 @@ class AttentionRNN(keras.layers.Layer):
                     training=training, noise=x_t.get("noise", {}), mode=mode)
                 kept = {"outputs": output, "weights": weights}
                 if return_attention_samples:
-                    kept["sample"] = new["attention"]["sample"]
+                    kept["sample"] = self.attention.sample_of(new["attention"])
                 return new, kept
 
             source = ops.zeros((batch, ops.shape(memory)[1]), dtype)
@@ -720,10 +720,9 @@ class AttentionRNN(keras.layers.Layer):
 
     def _check_samples(self, memory, state):
         checks.require(
-            isinstance(state["attention"], dict)
-            and "sample" in state["attention"], "attention",
-            "an attention that samples locations (its state holds the "
-            "`sample` of each step)", type(self.attention).__name__,
+            self.attention.sample_of(state["attention"]) is not None,
+            "attention", "an attention that samples locations (its "
+            "`sample_of` gives each step's)", type(self.attention).__name__,
             note="`return_attention_samples=True` needs a HardVisualAttention.")
         checks.require(
             memory.shape[1] is not None, "memory",

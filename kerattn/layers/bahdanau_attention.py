@@ -30,12 +30,13 @@ class BahdanauAttention(BaseAttention):
         e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j + w_c c^i_j + b)
 
     with a learned vector `w_c` and bias `b`. Its `alignment_state` is then
-    "cumulative": `AttentionRNN` carries `c^i` and passes it as
-    `alignment_history`. Pair it with the coverage loss
-    (`kerattn.losses.coverage_loss`, `CoverageRegularization`, eq. 12-13).
-    This is a training-time mechanism; the `coverage_penalty` of beam search
-    (`kerattn.decoding`) is GNMT's decode-time rescoring of finished
-    hypotheses, with no weights, and works with any attention.
+    "cumulative": its state in the step protocol is `{"alignment": c^i}`,
+    which `AttentionRNN` carries and passes back at each step. Pair it with
+    the coverage loss (`kerattn.losses.coverage_loss`,
+    `CoverageRegularization`, eq. 12-13). This is a training-time
+    mechanism; the `coverage_penalty` of beam search (`kerattn.decoding`) is
+    GNMT's decode-time term of every hypothesis's score, with no weights,
+    and works with any attention.
 
     With `normalize=True` the score uses the weight-normalised
     `v = g * v_a / ||v_a||` and a bias `b` inside the `tanh` (Salimans and

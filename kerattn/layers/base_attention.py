@@ -86,6 +86,9 @@ class BaseAttention(keras.layers.Layer):
       steps of a whole pass need, `{name: (batch, steps, ...)}`, drawn by
       the decoder before its loop (a JAX scan cannot advance a seed
       generator); `{}` for a deterministic attention.
+    - `sample_of(state)`: for an attention that samples a location (hard
+      attention), the one-hot location of the step that left `state`; None
+      for the others.
     - `mode_for(mode, *, decoding)`: the mode a pass runs in, for an
       attention that computes its weights one way in training and another
       when decoding (monotonic attention); None for the others, which
@@ -412,6 +415,13 @@ class BaseAttention(keras.layers.Layer):
         """`{name: (batch, steps, ...)}`, the randomness of a whole pass
         drawn before the decoder's loop: `{}` here."""
         return {}
+
+    def sample_of(self, state):
+        """The one-hot location `(batch, S)` a sampling attention used at
+        the step that left `state` (`AttentionRNN(...,
+        return_attention_samples=True)` collects it); None here, an
+        attention that samples nothing."""
+        return None
 
     def mode_for(self, mode, *, decoding):
         """The mode of a pass: None here, where `mode` (the decoder's

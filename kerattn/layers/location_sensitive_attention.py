@@ -36,10 +36,11 @@ class LocationSensitiveAttention(BahdanauAttention):
     `w_c c_j` term (`BahdanauAttention(coverage=True)`) is the width-1,
     one-filter, cumulative case of `U f_ij`.
 
-    `alignment_state` is "previous" (or "cumulative"): `AttentionRNN`
-    carries `alpha_{i-1}` and passes it as `alignment_history`; called
-    alone, the layer takes `alignment_history=` (zeros when not given, the
-    history before the first step).
+    `alignment_state` is "previous" (or "cumulative"): its state in the step
+    protocol (`BaseAttention`) is `{"alignment": alpha_{i-1}}`, which
+    `AttentionRNN` carries and passes back at each step; called alone, the
+    layer takes `alignment_history=` (zeros when not given, the history
+    before the first step).
 
     `LuongAttention(score="location")` is another mechanism: Luong's score
     from the target state alone, `a_t = softmax(W_a h_t)`, which reads no

@@ -243,6 +243,10 @@ class HardVisualAttention(SoftVisualAttention):
         return_attention_samples=True)` returns it for every step."""
         return {"sample": ops.zeros_like(cache["mask"])}
 
+    def sample_of(self, state):
+        """The location sampled at the step that left `state`."""
+        return state["sample"]
+
     def step(self, query, cache, state, *, position=None, training=None,
              noise=None, mode=None):
         """A step with the decoder's draws (`noise` `{"sample": (batch, L),

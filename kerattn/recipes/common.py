@@ -151,12 +151,12 @@ def split(examples, key=None, valid_share=0.1, test_share=0.1):
     below `test_share + valid_share` a validation one, else a training one;
     examples with the same key (a source text given twice) fall together.
     Each split is in the order of those hashes, so `max_train` / `max_test`
-    (the first examples of a split) are drawn by the hash too. A held-out
-    split left empty by a small file takes the training example of the
-    smallest hash (at least one example each).
+    (the first examples of a split) are drawn by the hash too. A small file
+    that leaves a split empty gives it a key from the split with the most
+    keys (to a held-out split the smallest hash, to training the largest).
 
     Args:
-        examples: a list of examples.
+        examples: a list of examples, of at least 3 distinct keys.
         key: the string an example is split by: a function of the example;
             None takes the example's canonical JSON (its first item for a
             pair: the source text).
@@ -172,26 +172,43 @@ def split(examples, key=None, valid_share=0.1, test_share=0.1):
     >>> a["test"] == b["test"] and len(a["test"]) >= 1
     True
     """
-    n = len(examples)
-    checks.require(n >= 3, "data", "a file of at least 3 examples (train, "
-                   "validation and test take one each at least)",
-                   note=f"It holds {n}.")
     if key is None:
         def key(example):
             if isinstance(example, (tuple, list)) and example:
                 example = example[0]
             return example if isinstance(example, str) else json.dumps(
                 example, sort_keys=True, ensure_ascii=False)
-    ranked = sorted(((_bucket(key(e)), i) for i, e in enumerate(examples)))
-    splits = {"train": [], "valid": [], "test": []}
-    for bucket, i in ranked:
-        name = ("test" if bucket < test_share else
-                "valid" if bucket < test_share + valid_share else "train")
-        splits[name].append(examples[i])
-    for name in ("test", "valid"):
-        if not splits[name]:
-            splits[name].append(splits["train"].pop(0))
-    return splits
+    groups = {}
+    for example in examples:
+        groups.setdefault(key(example), []).append(example)
+    checks.require(len(groups) >= 3, "data", "a file of at least 3 distinct "
+                   "examples (train, validation and test take one each at "
+                   "least)", note=f"It holds {len(groups)}.")
+    keys = {"train": [], "valid": [], "test": []}   # (bucket, key), sorted
+    for bucket, k in sorted((_bucket(k), k) for k in groups):
+        keys["test" if bucket < test_share else "valid" if bucket < (
+            test_share + valid_share) else "train"].append((bucket, k))
+    for name in ("test", "valid", "train"):
+        if not keys[name]:
+            donor = max(keys, key=lambda other: len(keys[other]))
+            taken = keys[donor].pop(0 if name != "train" else -1)
+            keys[name] = sorted(keys[name] + [taken])
+    return {name: [e for _, k in keys[name] for e in groups[k]]
+            for name in ("train", "valid", "test")}
+
+
+def split_in_order(examples):
+    """A file whose neighbouring examples overlap -> train / valid / test by
+    position: the last 10% the test split, the 10% before it the validation
+    one (at least one each). For CBT questions (`read_cbt`), whose
+    consecutive passages share sentences: a split by hash would put
+    overlapping passages on both sides."""
+    n = len(examples)
+    checks.require(n >= 3, "data", "a file of at least 3 examples (train, "
+                   "validation and test take one each at least)",
+                   note=f"It holds {n}.")
+    a, b = n - 2 * max(n // 10, 1), n - max(n // 10, 1)
+    return {"train": examples[:a], "valid": examples[a:b], "test": examples[b:]}
 
 
 class FitResult(tuple):

@@ -20,7 +20,7 @@ from kerattn.datasets.cloze import (baseline_accuracy, bigram_baseline,
                                     write_cbt)
 from kerattn.datasets.translation import free_first_width
 from kerattn import distribute
-from kerattn.recipes.common import compile_and_fit, fitted, split
+from kerattn.recipes.common import compile_and_fit, fitted, split_in_order
 
 PRESET = "base"   # the model's named sizes (kerattn.zoo.presets)
 KJV = os.path.expanduser("~/.kerattn/kjv")
@@ -76,15 +76,15 @@ class ClozeBatches(keras.utils.PyDataset):
 def prepare(path=None, directory=KJV, max_train=None, max_test=None):
     """The questions, vocabulary, arrays and baselines of the recipe.
 
-    `path`: a CBT-format file (the user's data, 10% the test split and 10%
-    the validation split by a hash of each question, `common.split`); None
-    builds the King
+    `path`: a CBT-format file (the user's data: the last 10% the test split
+    and the 10% before it the validation split, `common.split_in_order`, as
+    neighbouring questions share passages); None builds the King
     James Bible questions in `directory` (fetched with `apt-get download`
     when missing), writes them in the CBT format there and reads the test
     split back through the CBT loader.
     """
     if path:
-        splits = split(read_cbt(path))
+        splits = split_in_order(read_cbt(path))   # passages overlap
         min_count = 1
     else:
         root = os.path.join(directory, "root")
