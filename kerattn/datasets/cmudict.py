@@ -51,11 +51,15 @@ def _arpabet(symbol):
 def _phonemes(symbols, stress, arpabet):
     """A pronunciation's symbols: in an ARPAbet file (`arpabet`), upper-cased
     with their stress digits kept or stripped; in another phone set, as
-    written (a user's tones keep their digits)."""
-    if not arpabet:
+    written (a user's tones keep their digits), but for the stress digits of
+    upper-case ARPAbet vowels (`AA1`), stripped unless `stress`."""
+    if arpabet:
+        return [name + digit if stress else name
+                for name, digit in map(_arpabet, symbols)]
+    if stress:
         return list(symbols)
-    return [name + digit if stress else name
-            for name, digit in map(_arpabet, symbols)]
+    return [s[:-1] if s.isupper() and s[-1:] in "012" and s[:-1] in ARPABET_VOWELS
+            else s for s in symbols]
 
 
 def read_cmudict(path, stress=False):
@@ -69,7 +73,7 @@ def read_cmudict(path, stress=False):
             A file in ARPAbet, in either case (`f ih1 sh`), is read
             upper-cased (`F IH SH`); a file in another phone set (a symbol
             that is not ARPAbet) is kept as written, digits (a user's
-            tones) included.
+            tones) included, but for upper-case ARPAbet vowels (`AA1`).
 
     Returns:
         A dict from each word, in file order, to its distinct
