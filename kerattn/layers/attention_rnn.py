@@ -509,8 +509,11 @@ class AttentionRNN(keras.layers.Layer):
         """Whether training runs the parallel form: Luong's order without
         input feeding and an attention whose state is empty (it does not
         read its own past)."""
+        return self._parallel_for(self._attention_state_spec(None, None))
+
+    def _parallel_for(self, attention_state):
         return (self.order == "luong" and not self.input_feeding
-                and self.stateless_attention)
+                and not tree.flatten(attention_state))
 
     @property
     def stateless_attention(self):
@@ -660,7 +663,7 @@ class AttentionRNN(keras.layers.Layer):
         # y_{t-1} W[:m] + b for every step at once: (batch, T, gates).
         projected = cell.project_inputs(inputs, params)
         dtype = self.compute_dtype
-        if self.parallel:
+        if self._parallel_for(state["attention"]):   # the state at hand
             # Luong without input feeding: the recurrence ignores attention,
             # so run the cell over all steps, then attend once (each row's
             # first step is position 0).
