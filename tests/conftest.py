@@ -152,3 +152,12 @@ def _seed():
     # after each test; the full gc.collect() of `free_memory=True` is left
     # to Python's own collector: it took up to 1.4 s a test on JAX.
     keras.backend.clear_session(free_memory=False)
+
+
+@pytest.fixture
+def mixed_bfloat16():
+    """The test runs under the `mixed_bfloat16` dtype policy."""
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    yield
+    keras.config.set_dtype_policy(previous)

@@ -146,13 +146,6 @@ def test_step_equals_full_with_the_shortest_row_first(name):
     assert np.all(to_numpy(full)[~t_mask] == 0)
 
 
-@pytest.fixture
-def mixed_bfloat16():
-    previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy("mixed_bfloat16")
-    yield
-    keras.config.set_dtype_policy(previous)
-
 
 @pytest.mark.parametrize("name", ["bahdanau_stacked_lstm",
                                   "luong_feeding_stacked_lstm",

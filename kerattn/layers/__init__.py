@@ -28,6 +28,7 @@ from kerattn.layers.monotonic_attention import (
 from kerattn.layers.multi_head_attention import MultiHeadAttention
 from kerattn.layers.multi_step_attention import GLUConvBlock, MultiStepAttention
 from kerattn.layers.pointer_generator import ExtendedEmbedding, PointerGenerator
+from kerattn.layers.recurrent import GRU, LSTM
 from kerattn.layers.position_embedding import PositionEmbedding
 from kerattn.layers.repeat_over_time import RepeatOverTime
 from kerattn.layers.restricted_self_attention import RestrictedSelfAttention
@@ -54,6 +55,8 @@ from kerattn.layers.visual_attention import (
 )
 
 __all__ = [
+    "GRU",
+    "LSTM",
     "PointerSum",
     "PointerGenerator",
     "ExtendedEmbedding",

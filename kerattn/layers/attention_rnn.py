@@ -18,7 +18,7 @@ from kerattn import checks
 from kerattn import keras_fixes
 from kerattn.layers.attention_utils import mask_as
 from kerattn.layers.base_attention import BaseAttention
-from kerattn.layers.recurrent_stack import RecurrentStack
+from kerattn.layers.recurrent_stack import RecurrentStack, input_product
 from kerattn.layers.scan import masked_scan
 
 CELLS = ("gru", "lstm")
@@ -252,7 +252,7 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
                 return x
             return x + ops.matmul(feed, weights["feed_kernel"])
         row = x if feed is None else ops.concatenate([x, feed], -1)
-        return self._input_product(row, weights["layers"][0])
+        return input_product(row, weights["layers"][0])
 
     def luong_output(self, h, context, weights=None):
         """Order "luong"'s output from the top state `h` and the context:

@@ -5,6 +5,7 @@ from keras import ops
 
 from kerattn import checks
 from kerattn.layers import attention_utils as utils
+from kerattn.layers.recurrent import GRU
 from kerattn.keras_fixes import bidirectional
 
 
@@ -166,15 +167,15 @@ class HierarchicalAttention(keras.layers.Layer):
                     "(batch, sentences, words, dim)")
         att = self.attention_units or 2 * self.word_units
         self.word_encoder = bidirectional(
-            keras.layers.GRU(self.word_units, return_sequences=True,
-                             dtype=self.dtype_policy),
+            GRU(self.word_units, return_sequences=True,
+                dtype=self.dtype_policy),
             dtype=self.dtype_policy, name="word_encoder",
         )
         self.word_attention = AttentionPooling(att, dtype=self.dtype_policy,
                                                name="word_attention")
         self.sentence_encoder = bidirectional(
-            keras.layers.GRU(self.sentence_units, return_sequences=True,
-                             dtype=self.dtype_policy),
+            GRU(self.sentence_units, return_sequences=True,
+                dtype=self.dtype_policy),
             dtype=self.dtype_policy, name="sentence_encoder",
         )
         self.sentence_attention = AttentionPooling(

@@ -8,9 +8,77 @@ equations are applied here exactly as Keras' cells compute them (both GRU
 forms, gates `z, r, h` and `i, f, c, o`).
 """
 
+import keras
 from keras import ops
 
 from kerattn.layers.attention_utils import project
+
+
+def is_lstm(cell):
+    """Whether `cell` is a Keras `LSTMCell` (else a `GRUCell`)."""
+    return isinstance(cell, keras.layers.LSTMCell)
+
+
+def cell_weights(cell, dtype):
+    """`(kernel, recurrent_kernel, input_bias, recurrent_bias)` of a Keras
+    `GRUCell` / `LSTMCell`, as tensors of `dtype`.
+
+    A bias is None where the cell has none: GRU `reset_after=False` and
+    LSTM carry their one bias on the input side, and a cell built with
+    `use_bias=False` has neither.
+    """
+    bias_in = bias_rec = None
+    if cell.use_bias:
+        bias = ops.cast(cell.bias, dtype)
+        if not is_lstm(cell) and cell.reset_after:
+            bias_in, bias_rec = bias[0], bias[1]
+        else:
+            bias_in = bias
+    return (ops.cast(cell.kernel, dtype), ops.cast(cell.recurrent_kernel, dtype),
+            bias_in, bias_rec)
+
+
+def input_product(x, weights):
+    """`x W + b_input` for a cell's `cell_weights`, any leading shape: the
+    part of a step that does not depend on the state, so that a loop can
+    compute it for every step in one product before it starts."""
+    kernel, _, bias, _ = weights
+    product = project(x, kernel)
+    return product if bias is None else product + bias
+
+
+def cell_step(cell, x_proj, states, weights):
+    """One step of `cell` from its input product `x_proj = x W + b_input`.
+
+    Keras' `GRUCell` (both `reset_after` forms, gates `z, r, h`) and
+    `LSTMCell` (gates `i, f, c, o`), as they compute them, on weights read
+    once by `cell_weights`. Returns `(h, new states of the cell)`.
+    """
+    _, recurrent, _, bias_rec = weights
+    act, rec_act, u = cell.activation, cell.recurrent_activation, cell.units
+    if is_lstm(cell):
+        h, c = states
+        z = x_proj + ops.matmul(h, recurrent)
+        z_i, z_f, z_c, z_o = ops.split(z, 4, axis=-1)
+        c = rec_act(z_f) * c + rec_act(z_i) * act(z_c)
+        h = rec_act(z_o) * act(c)
+        return h, [h, c]
+    (h,) = states
+    x_z, x_r, x_h = ops.split(x_proj, 3, axis=-1)
+    if cell.reset_after:  # h~ = tanh(W x + b + r * (U h + b_U))
+        inner = ops.matmul(h, recurrent)
+        if bias_rec is not None:
+            inner = inner + bias_rec
+        z = rec_act(x_z + inner[:, :u])
+        r = rec_act(x_r + inner[:, u:2 * u])
+        hh = act(x_h + r * inner[:, 2 * u:])
+    else:  # h~ = tanh(W x + b + U (r * h))
+        inner = ops.matmul(h, recurrent[:, :2 * u])
+        z = rec_act(x_z + inner[:, :u])
+        r = rec_act(x_r + inner[:, u:])
+        hh = act(x_h + ops.matmul(r * h, recurrent[:, 2 * u:]))
+    h = z * h + (1 - z) * hh
+    return h, [h]
 
 
 class RecurrentStack:
@@ -42,28 +110,12 @@ class RecurrentStack:
         """The stack's and Luong's weights as tensors of the compute dtype.
 
         Read once per call, outside the loop. Returns a dict: `layers`, one
-        `(kernel, recurrent_kernel, input_bias, recurrent_bias)` per cell
-        (a bias is None where the cell has none: GRU `reset_after=False`
-        and LSTM carry their one bias on the input side); `token_kernel`
-        and `feed_kernel`, the bottom kernel's rows for `y_{t-1}` and for
-        the fed vector (None without one); `attentional`, `W_c` (Luong).
+        `cell_weights` tuple per cell; `token_kernel` and `feed_kernel`,
+        the bottom kernel's rows for `y_{t-1}` and for the fed vector (None
+        without one); `attentional`, `W_c` (Luong).
         """
         dtype = self.compute_dtype
-
-        def cast(v):
-            return ops.cast(v, dtype)
-
-        layers = []
-        for cell in self.rnn_cells:
-            bias_in = bias_rec = None
-            if cell.use_bias:
-                bias = cast(cell.bias)
-                if self.cell_type == "gru" and cell.reset_after:
-                    bias_in, bias_rec = bias[0], bias[1]
-                else:
-                    bias_in = bias
-            layers.append((cast(cell.kernel), cast(cell.recurrent_kernel),
-                           bias_in, bias_rec))
+        layers = [cell_weights(cell, dtype) for cell in self.rnn_cells]
         kernel, m = layers[0][0], self.inputs_dim
         has_feed = kernel.shape[0] > m
         return {
@@ -71,7 +123,7 @@ class RecurrentStack:
             "token_kernel": kernel[:m] if has_feed else kernel,
             "feed_kernel": kernel[m:] if has_feed else None,
             "attentional": (None if self.attentional is None
-                            else cast(self.attentional.kernel)),
+                            else ops.cast(self.attentional.kernel, dtype)),
         }
 
     def project_inputs(self, inputs, weights):
@@ -84,53 +136,18 @@ class RecurrentStack:
         bias = weights["layers"][0][2]
         return x if bias is None else x + bias
 
-    # --- the equations of one step ---------------------------------------------
-
-    @staticmethod
-    def _input_product(x, layer_weights):
-        """`x W + b_input` for one cell's `(kernel, _, input_bias, _)`."""
-        kernel, _, bias, _ = layer_weights
-        product = ops.matmul(x, kernel)
-        return product if bias is None else product + bias
+    # --- one step up the stack ------------------------------------------------
 
     def _cell_step(self, k, x_proj, states, weights):
-        """Cell `k` from its input product `x_proj = x W + b_input`.
-
-        Keras' `GRUCell` (both `reset_after` forms) and `LSTMCell`, as they
-        compute them. Returns `(h, new states of the cell)`.
-        """
-        cell, (_, recurrent, _, bias_rec) = self.rnn_cells[k], weights["layers"][k]
-        act, rec_act, u = cell.activation, cell.recurrent_activation, self.units
-        if self.cell_type == "lstm":
-            h, c = states
-            z = x_proj + ops.matmul(h, recurrent)
-            z_i, z_f, z_c, z_o = ops.split(z, 4, axis=-1)
-            c = rec_act(z_f) * c + rec_act(z_i) * act(z_c)
-            h = rec_act(z_o) * act(c)
-            return h, [h, c]
-        (h,) = states
-        x_z, x_r, x_h = ops.split(x_proj, 3, axis=-1)
-        if cell.reset_after:  # h~ = tanh(W x + b + r * (U h + b_U))
-            inner = ops.matmul(h, recurrent)
-            if bias_rec is not None:
-                inner = inner + bias_rec
-            z = rec_act(x_z + inner[:, :u])
-            r = rec_act(x_r + inner[:, u:2 * u])
-            hh = act(x_h + r * inner[:, 2 * u:])
-        else:  # h~ = tanh(W x + b + U (r * h))
-            inner = ops.matmul(h, recurrent[:, :2 * u])
-            z = rec_act(x_z + inner[:, :u])
-            r = rec_act(x_r + inner[:, u:])
-            hh = act(x_h + ops.matmul(r * h, recurrent[:, 2 * u:]))
-        h = z * h + (1 - z) * hh
-        return h, [h]
+        """Cell `k` from its input product: `(h, new states of the cell)`."""
+        return cell_step(self.rnn_cells[k], x_proj, states, weights["layers"][k])
 
     def _stack(self, x_proj, cell_states, weights):
         """Up the stack from the bottom cell's input product."""
         per, new = self.states_per_layer, []
         for k in range(self.num_layers):
             if k > 0:  # the layer below's output times this cell's kernel
-                x_proj = self._input_product(h, weights["layers"][k])
+                x_proj = input_product(h, weights["layers"][k])
             h, states = self._cell_step(k, x_proj,
                                         cell_states[k * per:(k + 1) * per],
                                         weights)
@@ -144,5 +161,5 @@ class RecurrentStack:
         x = ops.convert_to_tensor(x, self.compute_dtype)
         cell_states = [ops.convert_to_tensor(s, self.compute_dtype)
                        for s in cell_states]
-        return self._stack(self._input_product(x, weights["layers"][0]),
+        return self._stack(input_product(x, weights["layers"][0]),
                            cell_states, weights)

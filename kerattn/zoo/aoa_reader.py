@@ -28,7 +28,7 @@ prediction is the argmax over the given candidates.
 import keras
 
 from kerattn import checks
-from kerattn.layers import AttentionOverAttention, PointerSum
+from kerattn.layers import GRU, AttentionOverAttention, PointerSum
 from kerattn.zoo.model import ZooModel, from_preset
 
 
@@ -73,9 +73,9 @@ def aoa_reader(
     embedding_dropout = keras.layers.Dropout(c["dropout"],
                                              name="embedding_dropout")
     document_encoder = keras.layers.Bidirectional(
-        keras.layers.GRU(c["units"], return_sequences=True), name="document_encoder")
+        GRU(c["units"], return_sequences=True), name="document_encoder")
     query_encoder = keras.layers.Bidirectional(
-        keras.layers.GRU(c["units"], return_sequences=True), name="query_encoder")
+        GRU(c["units"], return_sequences=True), name="query_encoder")
     attention = AttentionOverAttention(name="attention")
     pointer_sum = PointerSum(name="pointer_sum")
 

@@ -38,7 +38,7 @@ import keras
 from keras import ops
 
 from kerattn import checks
-from kerattn.layers import (AttentionRNN, BahdanauAttention,
+from kerattn.layers import (GRU, AttentionRNN, BahdanauAttention,
                             CoverageRegularization, HardMonotonicAttention,
                             Maxout, MonotonicChunkwiseAttention)
 from kerattn.zoo.model import GenerativeModel, from_preset
@@ -144,8 +144,8 @@ def bahdanau_nmt(
         keras.layers.Embedding(source_vocab_size, m, mask_zero=True,
                                name="source_embedding"),
         keras.layers.Bidirectional(
-            keras.layers.GRU(n, return_sequences=True, return_state=True,
-                             reset_after=reset_after),
+            GRU(n, return_sequences=True, return_state=True,
+                reset_after=reset_after),
             name="encoder"),
         keras.layers.Dense(n, activation="tanh", name="initial_state"),
         keras.layers.Embedding(target_vocab_size, m, mask_zero=True,

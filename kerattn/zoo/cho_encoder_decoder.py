@@ -26,7 +26,7 @@ import keras
 from keras import ops
 
 from kerattn import checks
-from kerattn.layers import Maxout, RepeatOverTime
+from kerattn.layers import GRU, Maxout, RepeatOverTime
 from kerattn.zoo.model import GenerativeModel, from_preset
 
 
@@ -76,15 +76,15 @@ def cho_encoder_decoder(source_vocab_size=15000, target_vocab_size=15000,
     layers = [
         keras.layers.Embedding(source_vocab_size, e, mask_zero=True,
                                name="source_embedding"),
-        keras.layers.GRU(n, reset_after=reset_after, name="encoder"),
+        GRU(n, reset_after=reset_after, name="encoder"),
         keras.layers.Dense(n, activation="tanh", name="summary"),
         keras.layers.Dense(n, activation="tanh", name="initial_state"),
         keras.layers.Embedding(target_vocab_size, e, mask_zero=True,
                                name="target_embedding"),
         RepeatOverTime(name="repeat_summary"),
         keras.layers.Concatenate(name="decoder_input"),
-        keras.layers.GRU(n, return_sequences=True, reset_after=reset_after,
-                         name="decoder"),
+        GRU(n, return_sequences=True, reset_after=reset_after,
+            name="decoder"),
         keras.layers.Concatenate(name="deep_input"),
         keras.layers.Dense(2 * c["maxout_units"], name="deep_output"),
         Maxout(2, name="maxout"),

@@ -38,7 +38,7 @@ from keras import ops
 
 from kerattn import checks
 from kerattn import keras_fixes
-from kerattn.layers import (AttentionRNN, HardMonotonicAttention,
+from kerattn.layers import (LSTM, AttentionRNN, HardMonotonicAttention,
                             LocalAttention, LocationSensitiveAttention,
                             LuongAttention, MonotonicChunkwiseAttention,
                             ReverseSequence)
@@ -282,10 +282,10 @@ def _encoder_layer(n, k, bidirectional):
     both ways with `n / 2` cells a direction."""
     if bidirectional and k == 0:
         return keras.layers.Bidirectional(
-            keras.layers.LSTM(n // 2, return_sequences=True, return_state=True),
+            LSTM(n // 2, return_sequences=True, return_state=True),
             name="encoder_1")
-    return keras.layers.LSTM(n, return_sequences=True, return_state=True,
-                             name=f"encoder_{k + 1}")
+    return LSTM(n, return_sequences=True, return_state=True,
+                name=f"encoder_{k + 1}")
 
 
 def encode_source(by_name, encoders, source_ids):

@@ -50,7 +50,7 @@ import keras
 from keras import ops
 
 from kerattn import checks
-from kerattn.layers import (AttentionRNN, BahdanauAttention,
+from kerattn.layers import (LSTM, AttentionRNN, BahdanauAttention,
                             CoverageRegularization, ExtendedEmbedding,
                             PointerGenerator)
 from kerattn.zoo.model import GenerativeModel, from_preset
@@ -121,7 +121,7 @@ def pointer_generator(
         ExtendedEmbedding(vocab_size, m, unk_id=unk_id, mask_zero=True,
                           name="embedding"),
         keras.layers.Bidirectional(
-            keras.layers.LSTM(n, return_sequences=True, return_state=True),
+            LSTM(n, return_sequences=True, return_state=True),
             name="encoder"),
         keras.layers.Dense(n, activation="relu", name="reduce_h"),
         keras.layers.Dense(n, activation="relu", name="reduce_c"),

@@ -25,7 +25,7 @@ import keras
 from keras import ops
 
 from kerattn import checks
-from kerattn.layers import ReverseSequence
+from kerattn.layers import LSTM, ReverseSequence
 from kerattn.zoo.model import GenerativeModel, from_preset, numbered_layers
 
 
@@ -68,12 +68,12 @@ def seq2seq(source_vocab_size=160000, target_vocab_size=80000, num_layers=None,
     layers = [
         keras.layers.Embedding(source_vocab_size, e, mask_zero=True,
                                name="source_embedding"),
-        *[keras.layers.LSTM(n, return_sequences=True, return_state=True,
-                            name=f"encoder_{k + 1}") for k in range(depth)],
+        *[LSTM(n, return_sequences=True, return_state=True,
+               name=f"encoder_{k + 1}") for k in range(depth)],
         keras.layers.Embedding(target_vocab_size, e, mask_zero=True,
                                name="target_embedding"),
-        *[keras.layers.LSTM(n, return_sequences=True, return_state=True,
-                            name=f"decoder_{k + 1}") for k in range(depth)],
+        *[LSTM(n, return_sequences=True, return_state=True,
+               name=f"decoder_{k + 1}") for k in range(depth)],
         keras.layers.Dropout(c["dropout"], name="dropout"),
         keras.layers.Dense(target_vocab_size, name="output_projection"),
     ]
