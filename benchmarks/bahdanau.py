@@ -15,6 +15,11 @@ warm-up. Both sides compile the same way (`common.jit_for_backend`).
 - torch backend only, second peer: `benchmarks/peers/torch_tutorial_nmt.py`,
   PyTorch's tutorial `AttnDecoderRNN` in an eager loop.
 
+A `mixed_bfloat16` row at T=20: both models built and trained under
+that dtype policy (bfloat16 products, float32 weights), ours against the
+Keras peer at the same policy, with ours' float32 throughput of the same
+run beside it (`float32_tok_s`).
+
 Beside them, the recurrent counterpart of figure 6: the training step's
 achieved FLOP/s (its matrix products counted analytically,
 `forward_flops`) over the backend's compiled square float32 matmul
@@ -125,9 +130,15 @@ def run(quick=False):
                 tokens / t_torch, "PyTorch tutorial AttnDecoderRNN (eager)",
                 "target tok/s", target=1.0, higher_is_better=True,
                 peer_ms=1000 * t_torch, **extra))
+    float32_tok_s = {r["length"]: r["ours"] for r in rows}
+    if not quick:
+        rows.append(_mixed_bfloat16_row(s, 20, loss, repeats, warmup,
+                                        float32_tok_s[20]))
     # The recurrent FLOP/s figure, at the longest length.
     from benchmarks.flops import matmul_flops_per_second
 
+    length = lengths[-1]
+    t_ours = s["batch"] * length / float32_tok_s[length]
     flops = 3 * forward_flops(s, length)  # backward = two forward passes
     peak = matmul_flops_per_second(repeats, warmup,
                                    sizes=(64,) if quick else (1024, 2048))
@@ -137,3 +148,28 @@ def run(quick=False):
         higher_is_better=True, step_ms=1000 * t_ours,
         train_gflop_per_step=flops / 1e9))
     return rows
+
+
+def _mixed_bfloat16_row(s, length, loss, repeats, warmup, float32_tok_s):
+    import keras
+
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    try:
+        keras.utils.set_random_seed(0)
+        ours, peer = _keras_models(s, length)
+        x, y = _data(s, length)
+        t_ours = common.train_step_time(ours, x, y, loss, repeats, warmup,
+                                        optimizer="adam")
+        t_peer = common.train_step_time(peer, x, y, loss, repeats, warmup,
+                                        optimizer="adam")
+    finally:
+        keras.config.set_dtype_policy(previous)
+    tokens = s["batch"] * length
+    return common.row(
+        3, f"bahdanau_nmt train mixed_bfloat16, T={length}", tokens / t_ours,
+        tokens / t_peer, "Keras, TF-tutorial loop + AdditiveAttention, mixed_bfloat16",
+        "target tok/s", target=1.5, higher_is_better=True, length=length,
+        ours_ms=1000 * t_ours, peer_ms=1000 * t_peer,
+        float32_tok_s=float32_tok_s, speedup_over_float32=tokens / t_ours / float32_tok_s,
+        jit_compile=common.jit_for_backend(), **s)
