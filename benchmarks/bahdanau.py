@@ -20,6 +20,11 @@ that dtype policy (bfloat16 products, float32 weights), ours against the
 Keras peer at the same policy, with ours' float32 throughput of the same
 run beside it (`float32_tok_s`).
 
+On torch, the profile of both steps at T=20 (`torch_profile`): each part
+timed on its own, eagerly, the same way for ours and the PyTorch peer
+(encoder forward; the whole forward; + the loss; + backward; the whole
+training step), so that the differences say where the time goes.
+
 Beside them, the recurrent counterpart of figure 6: the training step's
 achieved FLOP/s (its matrix products counted analytically,
 `forward_flops`) over the backend's compiled square float32 matmul
@@ -130,7 +135,9 @@ def run(quick=False):
                 tokens / t_torch, "PyTorch tutorial AttnDecoderRNN (eager)",
                 "target tok/s", target=1.0, higher_is_better=True,
                 peer_ms=1000 * t_torch, **extra))
-    float32_tok_s = {r["length"]: r["ours"] for r in rows}
+    if common.backend() == "torch" and not quick:
+        rows.append(torch_profile(s, 20, repeats, warmup))
+    float32_tok_s = {r["length"]: r["ours"] for r in rows if "length" in r}
     if not quick:
         rows.append(_mixed_bfloat16_row(s, 20, loss, repeats, warmup,
                                         float32_tok_s[20]))
@@ -173,3 +180,79 @@ def _mixed_bfloat16_row(s, length, loss, repeats, warmup, float32_tok_s):
         ours_ms=1000 * t_ours, peer_ms=1000 * t_peer,
         float32_tok_s=float32_tok_s, speedup_over_float32=tokens / t_ours / float32_tok_s,
         jit_compile=common.jit_for_backend(), **s)
+
+
+def torch_profile(s, length, repeats, warmup):
+    """Milliseconds of each part of ours' and the PyTorch peer's step."""
+    import keras
+    import torch
+
+    from benchmarks.peers.torch_tutorial_nmt import TutorialNMT, train_step_fn
+    from kerattn.zoo.bahdanau_nmt import encode_source
+
+    def ms(fn):
+        return 1000 * common.median_time(fn, repeats, warmup, sync=lambda r: r)
+
+    keras.utils.set_random_seed(0)
+    ours, _ = _keras_models(s, length)
+    x, y = _data(s, length)
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    ours.compile(optimizer="adam", loss=loss, jit_compile=False)
+    get = ours.get_layer
+    tx = {k: keras.ops.convert_to_tensor(v) for k, v in x.items()}
+    ty = keras.ops.convert_to_tensor(y)
+
+    def forward_loss():
+        return loss(ty, ours(tx, training=True))
+
+    def backward():
+        value = forward_loss()
+        value.backward()
+        return value
+
+    parts = {
+        "encoder_forward": ms(lambda: encode_source(get, tx["source_ids"])[0]),
+        "forward": ms(lambda: ours(tx, training=True)),
+        "forward_loss": ms(forward_loss),
+        "forward_loss_backward": ms(backward),
+        "train_step": ms(lambda: ours.train_on_batch(x, y)),
+    }
+    torch.manual_seed(0)
+    peer = TutorialNMT(s["vocab"], s["embedding_dim"], s["units"],
+                       s["alignment_units"], s["maxout_units"])
+    src, tgt_in, tgt_out = (torch.from_numpy(a).long() for a in
+                            (x["source_ids"], x["target_in_ids"], y))
+
+    def peer_loss():
+        logits = peer(src, tgt_in)
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                                 tgt_out.reshape(-1))
+
+    def peer_backward():
+        value = peer_loss()
+        value.backward()
+        return value
+
+    step = train_step_fn(peer)
+    peer_parts = {
+        "encoder_forward": ms(lambda: peer.encoder(src)),
+        "forward": ms(lambda: peer(src, tgt_in)),
+        "forward_loss": ms(peer_loss),
+        "forward_loss_backward": ms(peer_backward),
+        "train_step": ms(lambda: step(src, tgt_in, tgt_out).item()),
+    }
+
+    def shares(p):
+        return {"encoder_forward": p["encoder_forward"],
+                "decoder_and_readout_forward": p["forward"] - p["encoder_forward"],
+                "loss": p["forward_loss"] - p["forward"],
+                "backward": p["forward_loss_backward"] - p["forward_loss"],
+                "optimizer_and_trainer": p["train_step"] - p["forward_loss_backward"]}
+
+    mine, theirs = shares(parts), shares(peer_parts)
+    return common.row(
+        3, f"bahdanau_nmt train step profile, T={length} (ms)",
+        parts["train_step"], peer_parts["train_step"],
+        "PyTorch tutorial AttnDecoderRNN (eager)", "ms/step", ours_parts=mine,
+        peer_parts=theirs,
+        notes="; ".join(f"{k} {mine[k]:.1f} vs {theirs[k]:.1f}" for k in mine))

@@ -28,6 +28,10 @@ Figures (the modules say exactly what is timed):
    check vs Keras' own `fit` without it, and the dataset's iteration.
 8. `flash`: figure 1 at `mixed_bfloat16`, with and without a padding
    mask, naming the attention kernel each layer ran (flash where offered).
+9. `torch_compile` (torch only): figures 2 and 3's training steps under
+   `torch.compile` beside eager, with compile time and graph breaks.
+10. `memory`: peak host memory of figures 2 and 3's training steps, ours
+   and the peers.
 
 Nothing here is asserted in the tests except that `--quick` runs.
 """
@@ -45,7 +49,8 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 FIGURES = {1: "mha", 2: "transformer", 3: "bahdanau", 4: "beam",
-           5: "windowed", 6: "flops", 7: "id_check", 8: "flash"}
+           5: "windowed", 6: "flops", 7: "id_check", 8: "flash",
+           9: "torch_compile", 10: "memory"}
 
 
 def worker(figures, quick):

@@ -4,6 +4,7 @@
     python examples/quickstart.py --epochs 30      # longer
     python examples/quickstart.py --minutes 5      # at most 5 minutes of training
     KERAS_BACKEND=jax python examples/quickstart.py
+    python examples/quickstart.py --dtype-policy mixed_bfloat16
 
 English -> French software messages (the gettext catalogs every Debian
 machine has, `kerattn.datasets.gettext_pairs`), `kerattn.zoo.bahdanau_nmt`
@@ -54,6 +55,10 @@ def parse_args():
                    help="test sentences to translate (0 = the whole split)")
     p.add_argument("--output", default="outputs/quickstart")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--dtype-policy", default="float32",
+                   choices=("float32", "mixed_bfloat16", "mixed_float16"),
+                   help="Keras' dtype policy: mixed_* computes in 16 bits, "
+                        "keeps the weights in float32")
     return p.parse_args()
 
 
@@ -72,6 +77,7 @@ def matmul_gflops(n=1024, repeats=20):
 def main():
     args = parse_args()
     keras.utils.set_random_seed(args.seed)
+    keras.config.set_dtype_policy(args.dtype_policy)
     os.makedirs(args.output, exist_ok=True)
     gflops = matmul_gflops()
     print(f"backend: {keras.backend.backend()}, kerattn {kerattn.__version__}; "
@@ -116,6 +122,7 @@ def main():
     translator = Translator(model, src_vocab, tgt_vocab,
                             max_length=args.max_tokens + 2)
     results = {"backend": keras.backend.backend(), "epochs": summary["epochs"],
+               "dtype_policy": args.dtype_policy,
                "train_minutes": train_minutes, "matmul_gflops": round(gflops),
                "test_sentences": n}
     try:

@@ -94,11 +94,11 @@ HEAVY = {
     "test_zoo_runner.py::test_translation_recipe_tiny_run": (
         "torch", "zoo/bahdanau_nmt/recipe.py --preset tiny --distribute data on 2 stand-in hosts, then --report-only"),
     "test_benchmarks.py::test_runner_quick[tensorflow]": (
-        "torch", "benchmarks/run.py --quick, figure 1 on TensorFlow"),
+        "torch", "benchmarks/run.py --quick, figures 1, 10 on TensorFlow"),
     "test_benchmarks.py::test_runner_quick[jax]": (
         "torch", "benchmarks/run.py --quick, figures 2, 4, 5, 6 on JAX"),
     "test_benchmarks.py::test_runner_quick[torch]": (
-        "torch", "benchmarks/run.py --quick, figures 3, 7, 8 on torch"),
+        "torch", "benchmarks/run.py --quick, figures 3, 7, 8, 9 on torch"),
     # Export round trips served in TensorFlow.
     "test_export.py::test_translator_savedmodel_serves_strings_in_a_fresh_process": (
         "torch", "translator SavedModels (greedy + words, beam + WordPiece, the pointer-generator baseline) served in a fresh interpreter"),

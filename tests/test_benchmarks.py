@@ -1,6 +1,6 @@
 """The benchmark runner still runs: `benchmarks/run.py --quick` on each backend.
 
-Each backend's runner runs some of the eight figures, so that one CI run
+Each backend's runner runs some of the ten figures (9 is torch's alone), so that one CI run
 smoke-tests every figure and every backend's runner within CI's time
 (`python benchmarks/run.py --quick` runs them all). Each case is heavy:
 it runs once, in the pytest process tests/placement.py puts it in, and
@@ -23,7 +23,7 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-FIGURES_BY_BACKEND = {"tensorflow": [1], "jax": [2, 4, 5, 6], "torch": [3, 7, 8]}
+FIGURES_BY_BACKEND = {"tensorflow": [1, 10], "jax": [2, 4, 5, 6], "torch": [3, 7, 8, 9]}
 
 
 @pytest.mark.parametrize("backend", list(FIGURES_BY_BACKEND))
@@ -63,4 +63,12 @@ def test_runner_quick(backend, tmp_path):
         assert len(kernels) == 2 and all(
             r["ours_kernel"] == r["peer_kernel"] != "no fused op"
             for r in kernels), kernels
+    # Figure 10 reads each model's own process' high-water mark.
+    if 10 in FIGURES:
+        memory = [r for r in rows if r["figure"] == 10]
+        assert len(memory) == 2 and all(r["ours_peak_mib"] > 0 for r in memory), memory
+    # Figure 9 compiles the step with torch.compile and counts its breaks.
+    if 9 in FIGURES:
+        compiled = [r for r in rows if r["figure"] == 9]
+        assert len(compiled) == 1 and compiled[0]["compile_s"] > 0, compiled
     assert f"| {backend} | {FIGURES[0]} |" in (tmp_path / "run_quick.md").read_text()
