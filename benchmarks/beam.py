@@ -240,10 +240,10 @@ def run_trained(quick=False):
         [references]).score for name, tokens in outputs.items()}
     same = float(np.mean(np.all(_until_eos(outputs["ours_beam"])
                                 == _until_eos(outputs["keras_hub_beam"]), axis=-1)))
-    extra = dict(sentences=n, bleu_ours=bleu["ours_beam"],
+    extra = dict(d, sentences=n, bleu_ours=bleu["ours_beam"],
                  bleu_keras_hub=bleu["keras_hub_beam"],
                  bleu_greedy=bleu["ours_greedy"], same_best_hypothesis=same,
-                 trained=record, **d)
+                 trained=record)
     return [
         common.row(4, f"trained model: beam {d['beam_width']}, {n} test sentences",
                    n / seconds["ours_beam"], n / seconds["keras_hub_beam"],
