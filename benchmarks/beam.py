@@ -9,7 +9,8 @@ way (`kerattn.decoding.compile_decoder`: XLA, `jax.jit`, torch eager
 under `inference_mode`); the figure is sentences per second.
 
 - ours: `kerattn.decoding.beam_search` with `never_worse_than_greedy=False`
-  (keras-hub does not run the extra greedy pass) and no penalties;
+  (keras-hub does not run the extra greedy pass), no penalties and
+  `return_attention=False` (keras-hub keeps no attention history);
 - peer: `keras_hub.samplers.BeamSampler(num_beams=5)`, the prompt a
   `(batch, 51)` buffer with BOS at position 0, `stop_token_ids=[EOS]`,
   and `model=model` as keras-hub's own `CausalLM.generate` passes it.
@@ -65,8 +66,10 @@ def searches(model, s):
 
     from kerattn.decoding import beam_search, compile_decoder, greedy_search
 
+    # No attention history: keras-hub keeps none.
     common_args = dict(step_fn=model.step, batch_size=s["batch"], bos_id=BOS,
-                       eos_id=EOS, pad_id=PAD, max_length=s["max_length"])
+                       eos_id=EOS, pad_id=PAD, max_length=s["max_length"],
+                       return_attention=False)
 
     def ours_beam(source):
         out = beam_search(state=model.encode(source), beam_width=s["beam_width"],

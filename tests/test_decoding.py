@@ -456,6 +456,32 @@ def test_coverage_penalty_in_the_score():
                                to_numpy(beam["log_probs"]) / lp + cp, atol=1e-4)
 
 
+@pytest.mark.parametrize("search", ["greedy", "beam", "beam_coverage", "beam_fallback",
+                                    "sample"])
+def test_no_attention_history_decodes_the_same(search):
+    """`return_attention=False` keeps no history: the same tokens and
+    scores (the coverage penalty still sums the weights it needs)."""
+    step = markov_step(random_table(8), source_length=5)
+    source_mask = np.array([[True] * 3 + [False] * 2, [True] * 5])
+    fn, kwargs = {
+        "greedy": (greedy_search, {}),
+        "sample": (sample, {"seed": 3}),
+        "beam": (beam_search, {"beam_width": 3, "num_return": 2}),
+        "beam_coverage": (beam_search, {"beam_width": 3, "coverage_penalty": 0.4,
+                                        "length_penalty": 0.6,
+                                        "source_mask": source_mask}),
+        "beam_fallback": (beam_search, {"beam_width": 2, "coverage_penalty": 0.4,
+                                        "never_worse_than_greedy": True}),
+    }[search]
+    kept = fn(step, ops.zeros((2, 1)), 2, BOS, EOS, PAD, max_length=6, **kwargs)
+    bare = fn(step, ops.zeros((2, 1)), 2, BOS, EOS, PAD, max_length=6,
+              return_attention=False, **kwargs)
+    assert "attention" in kept and "attention" not in bare
+    assert set(kept) - {"attention"} == set(bare)
+    for key in bare:
+        np.testing.assert_array_equal(to_numpy(bare[key]), to_numpy(kept[key]))
+
+
 def test_sampling_filters_and_seed():
     table = random_table(7, vocab=9)
     step = markov_step(table)

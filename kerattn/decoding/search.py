@@ -138,7 +138,7 @@ def _banned_ngrams(history, t, vocab, n):
 
 
 def greedy_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
-                  max_length=50, min_length=0):
+                  max_length=50, min_length=0, return_attention=True):
     """Greedy decoding: the most likely token at every step.
 
     Args:
@@ -148,6 +148,10 @@ def greedy_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
         bos_id, eos_id, pad_id: the vocabulary's special ids.
         max_length: int, the number of tokens generated (EOS included).
         min_length: int, EOS is impossible before this many tokens.
+        return_attention: keep each step's attention weights and return
+            them (when the step function gives them); False keeps none,
+            which saves writing a `(batch, max_length, S)` buffer at every
+            step.
 
     Returns:
         A dict: `tokens` int32 `(batch, max_length)` (PAD after EOS),
@@ -179,11 +183,12 @@ def greedy_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
         return ops.cast(ops.argmax(logp, axis=-1), "int32")
 
     return _one_hypothesis_loop(step_fn, state, batch_size, bos_id, eos_id,
-                                pad_id, max_length, min_length, choose)
+                                pad_id, max_length, min_length, choose,
+                                return_attention)
 
 
 def _one_hypothesis_loop(step_fn, state, batch_size, bos_id, eos_id, pad_id,
-                         max_length, min_length, choose):
+                         max_length, min_length, choose, return_attention):
     """The loop of greedy search and sampling: one hypothesis per input.
 
     `choose(logp, t) -> (batch,) int32` picks each step's token from the
@@ -193,11 +198,12 @@ def _one_hypothesis_loop(step_fn, state, batch_size, bos_id, eos_id, pad_id,
     tokens = ops.full((batch_size,), bos_id, dtype="int32")
     logits, state, attention = _call(step_fn, tokens, state, 0)
     history = ops.full((batch_size, max_length), pad_id, dtype="int32")
-    use_attention = attention is not None
-    if not use_attention:  # loops carry tensors only: placeholders
+    use_attention = attention is not None and bool(return_attention)
+    if attention is None:  # loops carry tensors only: placeholders
         attention = ops.zeros((batch_size, 1), "float32")
     att_history = ops.zeros(
-        (batch_size, max_length, ops.shape(attention)[-1]), "float32")
+        (batch_size, max_length, ops.shape(attention)[-1]) if use_attention
+        else (batch_size, 1, 1), "float32")
     carry = (logits, state, attention, history, att_history,
              ops.zeros((batch_size,), "bool"), ops.zeros((batch_size,), "float32"),
              ops.zeros((batch_size,), "int32"))
@@ -295,7 +301,7 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
                 beam_width=4, max_length=50, min_length=0, length_penalty=0.0,
                 coverage_penalty=0.0, no_repeat_ngram_size=0, num_return=1,
                 source_mask=None, never_worse_than_greedy=False,
-                beam_invariant=()):
+                beam_invariant=(), return_attention=True):
     """Beam search with the GNMT scoring of Wu et al. (2016), section 7.
 
     Hypotheses are ranked, while searching and at the end, by
@@ -335,6 +341,8 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
             unchanged (the encoder's memory): they are repeated once and
             never reordered, which saves copying the memory at every step.
             Each zoo model names its own (`GenerativeModel.beam_invariant`).
+        return_attention: as `greedy_search`: False keeps no attention
+            history (the coverage penalty still sums the weights it needs).
 
     Returns:
         A dict: `tokens` `(batch, num_return, max_length)`, `scores`
@@ -392,9 +400,10 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
     state = keras.tree.map_structure(tile, state)
     tokens = ops.full((bk,), bos_id, dtype="int32")
     logits, state, attention = _call(step_fn, tokens, state, 0)
-    use_attention = attention is not None
+    gives_attention = attention is not None
+    use_attention = gives_attention and bool(return_attention)  # kept, returned
     checks.require(
-        not (coverage_penalty and not use_attention), "coverage_penalty",
+        not (coverage_penalty and not gives_attention), "coverage_penalty",
         "0 for a step function without attention", coverage_penalty,
         note="`coverage_penalty` needs a step function that returns "
         "attention weights as its third output.")
@@ -404,12 +413,16 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
     # Only beam 0 is alive at first: no K copies of the same hypothesis.
     first = ops.where(ops.equal(ops.arange(k), 0), 0.0, NEG)
     raw = ops.broadcast_to(ops.expand_dims(first, 0), (batch_size, k))
-    s_len = ops.shape(attention)[-1] if use_attention else 1
+    s_len = ops.shape(attention)[-1] if gives_attention else 1
+    # Loops carry tensors only: a history or coverage not kept is a
+    # placeholder of one position.
     carry = (
-        logits, state, attention if use_attention else ops.zeros((bk, 1)),
+        logits, state, attention if gives_attention else ops.zeros((bk, 1)),
         ops.full((bk, max_length), pad_id, dtype="int32"),
-        ops.zeros((bk, max_length, s_len), "float32"),
-        ops.zeros((batch_size, k, s_len), "float32"),  # coverage
+        ops.zeros((bk, max_length, s_len) if use_attention else (bk, 1, 1),
+                  "float32"),
+        ops.zeros((batch_size, k, s_len if coverage_penalty else 1),
+                  "float32"),  # coverage
         raw, ops.zeros((batch_size, k), "bool"),
         ops.zeros((batch_size, k), "int32"),
     )
@@ -438,9 +451,10 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
             logp = ops.where(banned, NEG, logp)
         logp = _only_pad(logp, pad_id, flat_finished)
         att = None
-        if use_attention:
+        if use_attention or coverage_penalty:
             att = ops.where(ops.expand_dims(flat_finished, -1), 0.0,
                             ops.cast(attention, "float32"))
+        if coverage_penalty:
             coverage = coverage + ops.reshape(att, (batch_size, k, -1))
         cand_raw = ops.expand_dims(raw, -1) + ops.reshape(logp, (batch_size, k, -1))
         cand_len = ops.expand_dims(ops.where(finished, lengths, t + 1), -1)
@@ -457,16 +471,17 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
         finished = ops.logical_or(was_finished, ops.equal(token, eos_id))
         history = _write(ops.take(history, rows, axis=0), t,
                          ops.reshape(token, (bk,)))
-        if use_attention:
+        if coverage_penalty:
             coverage = ops.reshape(
                 ops.take(ops.reshape(coverage, (bk, -1)), rows, axis=0),
                 (batch_size, k, -1))
+        if use_attention:
             att_history = _write_attention(ops.take(att_history, rows, axis=0), t,
                                            ops.take(att, rows, axis=0))
         state = reorder(state, rows)
         logits, state, new_attention = _call(step_fn, ops.reshape(token, (bk,)),
                                              state, t + 1)
-        attention = new_attention if use_attention else attention
+        attention = new_attention if gives_attention else attention
         return (logits, state, attention, history, att_history, coverage, raw,
                 finished, lengths)
 
@@ -489,7 +504,8 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
     if never_worse_than_greedy and k > 1 and not no_repeat_ngram_size:
         # Greedy obeys min_length but knows no n-gram blocking: only then.
         greedy = greedy_search(step_fn, initial_state, batch_size, bos_id, eos_id,
-                               pad_id, max_length, min_length)
+                               pad_id, max_length, min_length,
+                               return_attention=use_attention or coverage_penalty)
         g_cov = None
         if coverage_penalty:
             g_cov = ops.expand_dims(ops.sum(greedy["attention"], axis=1), 1)
@@ -533,7 +549,8 @@ def _filter_logits(logits, temperature, top_k, top_p):
 
 
 def sample(step_fn, state, batch_size, bos_id, eos_id, pad_id=0, max_length=50,
-           min_length=0, temperature=1.0, top_k=0, top_p=1.0, seed=None):
+           min_length=0, temperature=1.0, top_k=0, top_p=1.0, seed=None,
+           return_attention=True):
     """Ancestral sampling with temperature, top-k and nucleus (top-p) filters.
 
     `p(y_t) ~ softmax(logits / temperature)`, restricted to the `top_k` most
@@ -549,6 +566,7 @@ def sample(step_fn, state, batch_size, bos_id, eos_id, pad_id=0, max_length=50,
         top_k: int >= 0 (0 = no top-k filter).
         top_p: float in (0, 1] (1 = no nucleus filter).
         seed: optional int.
+        return_attention: as `greedy_search`.
 
     Returns:
         As `greedy_search`; `scores` are the log-probabilities of the drawn
@@ -589,4 +607,5 @@ def sample(step_fn, state, batch_size, bos_id, eos_id, pad_id=0, max_length=50,
         return ops.minimum(token, ops.shape(filtered)[-1] - 1)
 
     return _one_hypothesis_loop(step_fn, state, batch_size, bos_id, eos_id,
-                                pad_id, max_length, min_length, choose)
+                                pad_id, max_length, min_length, choose,
+                                return_attention)

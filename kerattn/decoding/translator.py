@@ -155,6 +155,8 @@ class Translator:
         if not texts:
             return ([], []) if return_alignments else []
         strategy, options = strategy_of(strategy, beam_width, options)
+        # No attention history is kept where no alignment is asked for.
+        options.setdefault("return_attention", bool(return_alignments))
         v = self.target_vocab
         source_ids, oovs = self._source_ids(texts)
         result = self.generator(
