@@ -136,6 +136,26 @@ class BuildOnOneReplicasBatch:
 _MULTI_WORKER_REDUCE = []
 
 
+def flash_attention_flag():
+    """`flash_attention=` for `keras.ops.dot_product_attention`: None (Keras
+    decides) except inside `torch.compile`, where it is False.
+
+    With None, Keras' torch backend asks torch whether flash attention
+    applies (`torch.backends.cuda.can_use_flash_attention` on an
+    `SDPAParams`, a pybind object Dynamo cannot trace), which breaks the
+    compiled graph at every attention call (`transformer_nmt`: 37 breaks a
+    training step, `benchmarks/torch_compile.py`). With False, Keras calls
+    `torch.nn.functional.scaled_dot_product_attention` without restricting
+    its kernels, and torch's dispatcher picks flash attention itself where
+    it applies. Written against keras 3.15.1 and torch 2.13.
+    """
+    if keras.backend.backend() != "torch":
+        return None
+    import torch
+
+    return False if torch.compiler.is_compiling() else None
+
+
 def multi_worker_metrics():
     """Let Keras' TensorFlow trainer report metrics under
     `tf.distribute.MultiWorkerMirroredStrategy`. Idempotent.

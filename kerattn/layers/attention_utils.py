@@ -9,7 +9,7 @@ import math
 import keras
 from keras import ops
 
-from kerattn import checks
+from kerattn import checks, keras_fixes
 
 
 def project(x, kernel):
@@ -186,7 +186,8 @@ def dot_product_attention(
     weights = None
     if fused:
         output = ops.dot_product_attention(
-            query, key, value, mask=mask, scale=scale
+            query, key, value, mask=mask, scale=scale,
+            flash_attention=keras_fixes.flash_attention_flag(),
         )
     else:
         scores = ops.einsum("bqhd,bkhd->bhqk", query, key)
