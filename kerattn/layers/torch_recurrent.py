@@ -18,7 +18,9 @@ row's backward pass reads its own steps reversed, and the outputs are laid
 out as Keras' loop lays them (padded steps first, in the order computed).
 
 `fused_loop` raises `NotImplementedError` where it does not apply (the
-other GRU form, other activations, other masks, inside `torch.compile`);
+other GRU form, other activations, other masks, inside `torch.compile`,
+`torch.export` or a TorchScript trace, which would freeze the mask's
+checks into the graph);
 the caller then runs the generic `keras.ops` loop. This is the one module
 of the layers package that imports torch.
 """
@@ -35,7 +37,8 @@ def _applies(layer):
     return (cell.activation is keras.activations.tanh
             and cell.recurrent_activation is keras.activations.sigmoid
             and (is_lstm(cell) or cell.reset_after)
-            and not torch.compiler.is_compiling())
+            and not torch.compiler.is_compiling()
+            and not torch.jit.is_tracing())
 
 
 def _params(cell, dtype):
