@@ -2,9 +2,10 @@
 
 Keras' torch trainer compiles its train step with `torch.compile` when the
 model is compiled with `jit_compile=True`; the other figures run torch
-eagerly (`common.jit_for_backend`). Here, for figure 2's `transformer_nmt`
-step and figure 3's `bahdanau_nmt` step at T=20 (their models, sizes and
-data):
+eagerly (`common.jit_for_backend`). Here, for figure 3's `bahdanau_nmt` step
+at T=20, figure 2's `transformer_nmt` step, then figure 3 at T=50 and
+figure 1's `MultiHeadAttention` step at T=128 (their models, sizes and
+data; `CASES`):
 
 - eager: the median step, as in figures 2 and 3;
 - compiled: the first call (tracing and compilation, reported as
@@ -30,24 +31,42 @@ COMPILE_CAP_S = 600
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+CASES = ("bahdanau_nmt T=20", "transformer_nmt", "bahdanau_nmt T=50",
+         "MultiHeadAttention T=128")
+
+
 def _models(which, quick):
-    """`(model, x, y, loss, optimizer)` of figure 2 or 3."""
+    """`(model, x, y, loss, optimizer)` of the case: figure 3's model at a
+    length, figure 2's, or figure 1's layer."""
     import keras
 
-    if which == "bahdanau_nmt":
+    cross_entropy = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    if which.startswith("bahdanau_nmt"):
         from benchmarks import bahdanau
 
         s = bahdanau.QUICK_SIZE if quick else bahdanau.SIZE
-        length = 5 if quick else 20
+        length = 5 if quick else int(which.split("T=")[1])
         ours, _ = bahdanau._keras_models(s, length)
         x, y = bahdanau._data(s, length)
-        return ours, x, y, keras.losses.SparseCategoricalCrossentropy(from_logits=True), "adam"
-    from benchmarks import transformer
+        return ours, x, y, cross_entropy, "adam"
+    if which == "transformer_nmt":
+        from benchmarks import transformer
 
-    s = transformer.QUICK_SIZE if quick else transformer.SIZE
-    model = transformer.kerattn_model(s)
-    x, y = transformer.batch(s)
-    return model, x, y, keras.losses.SparseCategoricalCrossentropy(from_logits=True), "adam"
+        s = transformer.QUICK_SIZE if quick else transformer.SIZE
+        model = transformer.kerattn_model(s)
+        x, y = transformer.batch(s)
+        return model, x, y, cross_entropy, "adam"
+    import numpy as np
+
+    from benchmarks import mha
+    from kerattn.layers import MultiHeadAttention
+
+    length, batch = (16, 2) if quick else (int(which.split("T=")[1]), mha.BATCH)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((batch, length, mha.DIM)).astype("float32")
+    y = rng.standard_normal((batch, length, mha.DIM)).astype("float32")
+    model = mha._model(MultiHeadAttention(mha.HEADS, mha.DIM // mha.HEADS), length)
+    return model, x, y, "mse", "sgd"
 
 
 def measure(which, compiled, quick):
@@ -105,7 +124,7 @@ def run(quick=False):
     if common.backend() != "torch":
         return []
     rows = []
-    for which in ("bahdanau_nmt",) if quick else ("bahdanau_nmt", "transformer_nmt"):
+    for which in CASES[:1] if quick else CASES:
         eager = _in_subprocess(which, False, quick)
         compiled = _in_subprocess(which, True, quick)
         if "error" in eager or "error" in compiled:

@@ -283,6 +283,21 @@ case("AttentionRNNCell", "input feeding without the attentional layer",
 
 # === Small building blocks ===
 
+for _name, _cls in (("GRU", layers.GRU), ("LSTM", layers.LSTM)):
+    case(_name, "units 0", lambda c=_cls: c(0), "`units`")
+    case(_name, "dropout 1.5", lambda c=_cls: c(4, dropout=1.5), "`dropout`")
+    case(_name, "sequences of rank 2", lambda c=_cls: c(4)(x(2, 3)), "expected ndim=3")
+    case(_name, "zero time steps", lambda c=_cls: c(4)(x(2, 0, 3)), "`sequences`")
+    case(_name, "mask of another length", lambda c=_cls: c(4)(
+        x(2, 5, 3), mask=np.ones((2, 4), bool)), "`mask`")
+    case(_name, "initial state of another size", lambda c=_cls: c(4)(
+        x(2, 5, 3), initial_state=[x(2, 3)] * (2 if c is layers.LSTM else 1)),
+        "`initial_state`")
+    case(_name, "one state for an LSTM, two for a GRU", lambda c=_cls: c(4)(
+        x(2, 5, 3), initial_state=[x(2, 4)] * (1 if c is layers.LSTM else 2)),
+        "`initial_state`")
+    case(_name, "features unlike the built layer's", lambda c=_cls: (
+        lambda layer: (layer(x(2, 5, 3)), layer(x(2, 5, 4))))(c(4)), "`sequences`")
 case("Maxout", "pool_size 0", lambda: layers.Maxout(0), "`pool_size`")
 case("Maxout", "pool_size a float", lambda: layers.Maxout(2.0), "`pool_size`")
 case("Maxout", "last dim not divisible", lambda: layers.Maxout(2)(x(2, 5)), "divisible by pool_size")

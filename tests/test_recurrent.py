@@ -233,7 +233,8 @@ def test_fused_kernel_equals_the_generic_loop_and_runs_where_it_applies(kind, mo
 
 
 def test_the_mixin_is_the_only_override():
-    """The classes are Keras' with `inner_loop` replaced, nothing more."""
+    """The classes are Keras' with the mixin's `inner_loop` and argument
+    checks, nothing more."""
     for ours, theirs in ((GRU, keras.layers.GRU), (LSTM, keras.layers.LSTM)):
         assert ours.__mro__[1:3] == (FastRecurrentLoop, theirs)
         assert [k for k in vars(ours) if not k.startswith("__")] == []

@@ -431,10 +431,13 @@ def test_compiled_translator_equals_eager(name):
             assert a["target_tokens"] == b["target_tokens"]
             if a["weights"] is not None:
                 np.testing.assert_allclose(a["weights"], b["weights"], atol=1e-5)
-    # A compiled function is reused for a second batch of the same shape.
+    # A compiled function is reused for a second batch of the same shape
+    # and options; without alignments, the search keeps no attention
+    # history (another program) and translates the same.
     count = len(compiled.generator._compiled)
-    compiled(texts[::-1])
+    compiled(texts[::-1], return_alignments=True)
     assert len(compiled.generator._compiled) == count
+    assert compiled(texts) == eager(texts)
 
 
 def test_compiled_translator_serves_many_batch_shapes():

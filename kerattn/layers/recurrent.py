@@ -34,18 +34,45 @@ same weights file.
 import keras
 from keras import ops, tree
 
+from kerattn import checks
 from kerattn.layers.recurrent_stack import cell_step, cell_weights, input_product
 from kerattn.layers.scan import scan_carry
 
 
 class FastRecurrentLoop:
     """The `inner_loop` shared by `GRU` and `LSTM` (a mixin before the
-    Keras class): the fast paths, and Keras' loop where they do not apply.
+    Keras class): the fast paths, and Keras' loop where they do not apply;
+    and the checks of the arguments Keras leaves to a backend's error.
 
     `inner_loop(sequences, initial_state, mask, training)` returns
     `(last_output, outputs, states)` as Keras' `backend.rnn` does: outputs
     `(batch, T, units)` in the order computed, states a list.
     """
+
+    def __init__(self, units, **kwargs):
+        checks.positive_int("units", units)
+        for name in ("dropout", "recurrent_dropout"):
+            checks.number(name, kwargs.get(name, 0.0), 0.0, 1.0, high_open=True)
+        super().__init__(units, **kwargs)
+
+    def call(self, sequences, initial_state=None, mask=None, training=False):
+        shape = sequences.shape
+        checks.nonempty("sequences", sequences)
+        if self.built:
+            checks.same("sequences", shape[-1], "the inputs the layer was built for",
+                        self.cell.kernel.shape[0], "feature size")
+        checks.mask("mask", mask, tuple(shape[:2]))
+        if initial_state is not None:
+            states = (list(initial_state) if isinstance(initial_state, (list, tuple))
+                      else [initial_state])
+            count = len(tree.flatten(self.cell.state_size))
+            checks.require(len(states) == count, "initial_state",
+                           f"{count} tensor(s) of shape (batch, {self.cell.units})",
+                           f"{len(states)} tensor(s)")
+            for state in states:
+                checks.shape("initial_state", state, (shape[0], self.cell.units))
+        return super().call(sequences, initial_state=initial_state, mask=mask,
+                            training=training)
 
     def _keeps_keras_loop(self):
         if self.cell.recurrent_dropout or self.unroll or self.use_cudnn is True:
