@@ -152,7 +152,9 @@ def test_the_keras_loop_runs_where_no_fast_path_applies(monkeypatch):
     x = inputs()
     GRU(U, recurrent_dropout=0.5, name="recurrent_dropout")(x)
     GRU(U, name="plain")(x)
-    assert calls == ["recurrent_dropout"]
+    # JAX keeps Keras' loop for every layer (kerattn/layers/recurrent.py).
+    assert calls == (["recurrent_dropout", "plain"]
+                     if keras.backend.backend() == "jax" else ["recurrent_dropout"])
 
 
 def test_input_dropout_is_one_mask_a_sequence():
