@@ -39,6 +39,23 @@ def inputs(seed=0):
     return np.random.default_rng(seed).normal(size=(3, T, D)).astype("float32")
 
 
+def share_random_weights(a, b, seed):
+    """The same random weights (not the initial ones) in `a` and `b`."""
+    rng = np.random.default_rng(seed)
+    weights = [rng.normal(scale=0.5, size=w.shape).astype("float32")
+               for w in a.get_weights()]
+    a.set_weights(weights)
+    b.set_weights(weights)
+    return weights
+
+
+def padded_ids(rng):
+    """Token ids `(3, T)` padded to `LENGTHS`, the shortest row first."""
+    ids = rng.integers(1, 9, (3, T)).astype("int32")
+    ids[np.arange(T)[None] >= np.array(LENGTHS)[:, None]] = 0
+    return ids
+
+
 def pair(kind, seed=1, **kwargs):
     """A kerattn layer and Keras' own, built, holding the same random weights."""
     ours, keras_cls = {"gru": (GRU, keras.layers.GRU),
@@ -48,11 +65,7 @@ def pair(kind, seed=1, **kwargs):
         kwargs["reset_after"] = False
     a, b = ours(U, **kwargs), keras_cls(U, **kwargs)
     a(inputs()), b(inputs())
-    rng = np.random.default_rng(seed)
-    weights = [rng.normal(scale=0.5, size=w.shape).astype("float32")
-               for w in a.get_weights()]
-    a.set_weights(weights)
-    b.set_weights(weights)
+    share_random_weights(a, b, seed)
     return a, b
 
 
@@ -97,13 +110,8 @@ def test_two_way_and_stacked_encoders_equal_keras(kind):
         return keras.Model(ids, [out, *states])
 
     a, b = encoder(ours), encoder(keras_cls)
-    rng = np.random.default_rng(4)
-    weights = [rng.normal(scale=0.5, size=w.shape).astype("float32")
-               for w in a.get_weights()]
-    a.set_weights(weights)
-    b.set_weights(weights)
-    ids = rng.integers(1, 9, (3, T)).astype("int32")
-    ids[np.arange(T)[None] >= np.array(LENGTHS)[:, None]] = 0
+    share_random_weights(a, b, 4)
+    ids = padded_ids(np.random.default_rng(4))
     assert_same(a(ids), b(ids), 1e-5 if TORCH else 1e-6)
     assert [w.path for w in a.weights] == [w.path for w in b.weights]
 
@@ -124,13 +132,9 @@ def test_gradients_equal_keras(kind):
         return m
 
     a, b = model(ours), model(keras_cls)
+    weights = share_random_weights(a, b, 5)
     rng = np.random.default_rng(5)
-    weights = [rng.normal(scale=0.5, size=w.shape).astype("float32")
-               for w in a.get_weights()]
-    a.set_weights(weights)
-    b.set_weights(weights)
-    ids = rng.integers(1, 9, (3, T)).astype("int32")
-    ids[np.arange(T)[None] >= np.array(LENGTHS)[:, None]] = 0
+    ids = padded_ids(rng)
     labels = rng.integers(0, 3, (3, T))
     a.train_on_batch(ids, labels)
     b.train_on_batch(ids, labels)
