@@ -154,6 +154,28 @@ def _seed():
     keras.backend.clear_session(free_memory=False)
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _jax_release_compiled_programs():
+    """JAX: a test module's compiled programs released after it.
+
+    JAX keeps every executable it compiled (its jit caches) for the life
+    of the process, and XLA:CPU maps each one's code and constants into
+    memory apart: about three memory maps a program. CI's JAX process
+    compiles a few thousand programs; at about 1,600 tests it reached
+    Linux's limit of 65,530 maps a process (`vm.max_map_count`), and the
+    next compilation crashed the process (a segmentation fault in XLA's
+    compiler or in the compilation cache's write, 2026-11-28). Programs
+    a later module needs again come back from the persistent compilation
+    cache (`_jax_compilation_cache`).
+    """
+    yield
+    if keras.backend.backend() == "jax":
+        import jax
+
+        gc.collect()   # the module's models, and the jitted functions they hold
+        jax.clear_caches()
+
+
 @pytest.fixture
 def mixed_bfloat16():
     """The test runs under the `mixed_bfloat16` dtype policy."""

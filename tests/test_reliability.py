@@ -61,35 +61,8 @@ MIXED_CASES = [(name, "mixed_float16") for name in sorted(zoo_cases.CASES)] + [
     if i % 3 == _BACKEND_INDEX]
 
 
-@pytest.fixture
-def no_jax_disk_cache():
-    """JAX: the persistent compilation cache off for the test.
-
-    In the full JAX process of CI (after about 1,600 other tests), JAX
-    0.10.2 crashed with a segmentation fault while writing one of these
-    programs to the persistent cache (`compilation_cache.
-    put_executable_and_time`), in two runs of 2026-11-28; the test passes
-    alone and beside its neighbours. Not isolated further; the cache only
-    saves compile time, so these programs are compiled without it.
-    """
-    if keras.backend.backend() != "jax":
-        yield
-        return
-    import jax
-    from jax.experimental.compilation_cache import compilation_cache
-
-    enabled = jax.config.jax_enable_compilation_cache
-    jax.config.update("jax_enable_compilation_cache", False)
-    compilation_cache.reset_cache()   # is_cache_used() is memoised
-    try:
-        yield
-    finally:
-        jax.config.update("jax_enable_compilation_cache", enabled)
-        compilation_cache.reset_cache()
-
-
 @pytest.mark.parametrize("name,policy_name", MIXED_CASES)
-def test_mixed_precision_trains(name, policy_name, policy, no_jax_disk_cache):
+def test_mixed_precision_trains(name, policy_name, policy):
     policy(policy_name)
     model, x, y = zoo_cases.build(name)
     compute = keras.backend.standardize_dtype(

@@ -77,9 +77,8 @@ class FastRecurrentLoop:
     def _keeps_keras_loop(self):
         if self.cell.recurrent_dropout or self.unroll or self.use_cudnn is True:
             return True
-        # JAX: Keras' `lax.scan` over the cell was as fast (figure 3,
-        # 0.97-1.02), and with this loop XLA:CPU crashed compiling a
-        # mixed-precision zoo model late in CI's JAX process (2026-11-28).
+        # JAX: Keras' `lax.scan` over the cell is one compiled loop already,
+        # and it was as fast as this one (figure 3, 0.97-1.02 of it).
         if keras.backend.backend() == "jax":
             return True
         # TensorFlow on a GPU: Keras' cuDNN kernel (masks included).
