@@ -12,8 +12,6 @@ time-like figures (ours / peer) and "ratio >= target" for throughput-like
 ones (ours / peer), as `target_op` says.
 """
 
-import os
-import platform
 import time
 
 import numpy as np
@@ -86,60 +84,27 @@ def train_step_time(model, x, y, loss, repeats=5, warmup=2, optimizer="sgd"):
 
 
 def versions():
-    """Versions of everything that can change a figure."""
-    import keras
+    """Versions of everything that can change a figure
+    (`kerattn.environment.versions`)."""
+    from kerattn import environment
 
-    out = {"python": platform.python_version(), "keras": keras.__version__,
-           "numpy": np.__version__}
-    own = {"tensorflow": ("tensorflow",), "jax": ("jax", "jaxlib"),
-           "torch": ("torch",)}.get(backend(), ())
-    for name in own + ("keras_hub",):
-        try:
-            module = __import__(name)
-            out[name] = getattr(module, "__version__", "?")
-        except ImportError:
-            pass
-    return out
+    return environment.versions()
 
 
 def machine():
-    """A one-line description of the machine and its accelerator."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return {"platform": platform.platform(), "cpu": cpu,
-            "cpus": os.cpu_count(), "accelerator": accelerator()}
+    """The machine and its accelerator (`kerattn.environment.machine`,
+    without the versions, which a run records apart)."""
+    from kerattn import environment
+
+    described = environment.machine()
+    return {k: described[k] for k in ("platform", "cpu", "cpus", "accelerator")}
 
 
 def accelerator():
     """The accelerator the current backend computes on, or "cpu"."""
-    name = backend()
-    try:
-        if name == "jax":
-            import jax
+    from kerattn import environment
 
-            device = jax.devices()[0]
-            return "cpu" if device.platform == "cpu" else str(device.device_kind)
-        if name == "torch":
-            import torch
-
-            if torch.cuda.is_available():
-                return torch.cuda.get_device_name(0)
-            return "cpu"
-        if name == "tensorflow":
-            import tensorflow as tf
-
-            gpus = tf.config.list_physical_devices("GPU")
-            return gpus[0].name if gpus else "cpu"
-    except Exception:  # a probe, never a failure of the run
-        pass
-    return "cpu"
+    return environment.accelerator()
 
 
 def flash_attention_available(batch, length, heads, head_dim, dtype):

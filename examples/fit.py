@@ -46,7 +46,7 @@ this machine's data or on yours with `--data`.
 `tiny` (a smoke test), `small` (a few CPU minutes, the default), `base` (the
 sizes of the recipes in zoo/, whose numbers are in zoo/README.md) or
 `paper` (the paper's sizes); g2p also `g2p-streaming`, a model that
-streams. The output directory is a run folder: `model.keras` with its
+streams, and `g2p-paper`, the G2P papers' sizes (a GPU's). The output directory is a run folder: `model.keras` with its
 vocabularies (and a classifier's label names) and `run.json`, which
 `kerattn.load_run(folder)` loads back ready to use, beside `results.json`
 and `attention.png`:
@@ -72,7 +72,7 @@ ATTENTION = {"show_attend_tell": ("soft", "hard"),
              "g2p": ("global", "location-sensitive", "hard-monotonic", "mocha")}
 # --size: every model's four, and a model's own presets beyond them.
 SIZES = ("tiny", "small", "base", "paper")
-MORE_SIZES = {"g2p": ("g2p-streaming",)}
+MORE_SIZES = {"g2p": ("g2p-streaming", "g2p-paper")}
 
 
 def parse_args(argv=None):
@@ -91,7 +91,8 @@ def parse_args(argv=None):
                    help="the model's preset: tiny, small, base or paper (see "
                         "below); g2p also g2p-streaming, the left-to-right "
                         "model kerattn.decoding.StreamingDecoder can stream "
-                        "(with --attention hard-monotonic or mocha)")
+                        "(with --attention hard-monotonic or mocha), and "
+                        "g2p-paper, the G2P papers' sizes")
     p.add_argument("--output-dir", default=None,
                    help="the run folder: model.keras and its vocabularies "
                         "(kerattn.load_run loads them back ready to use), "

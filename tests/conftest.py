@@ -166,14 +166,25 @@ def _jax_release_compiled_programs():
     next compilation crashed the process (a segmentation fault in XLA's
     compiler or in the compilation cache's write, 2026-11-28). Programs
     a later module needs again come back from the persistent compilation
-    cache (`_jax_compilation_cache`).
+    cache (`_jax_compilation_cache`), but not for free (about 180 CPU
+    seconds over CI's JAX process when cleared after every module), so
+    they are released only once the process holds over 40,000 maps.
     """
     yield
-    if keras.backend.backend() == "jax":
+    if keras.backend.backend() == "jax" and _memory_maps() > 40_000:
         import jax
 
         gc.collect()   # the module's models, and the jitted functions they hold
         jax.clear_caches()
+
+
+def _memory_maps():
+    """The memory maps this process holds (Linux), else 0."""
+    try:
+        with open("/proc/self/maps", "rb") as f:
+            return sum(1 for _ in f)
+    except OSError:
+        return 0
 
 
 @pytest.fixture

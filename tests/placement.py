@@ -67,7 +67,7 @@ HEAVY = {
     "test_zoo_runner.py::test_reading_recipe_tiny_run": (
         "jax", "zoo/aoa_reader/recipe.py --preset tiny on the KJV cloze sample"),
     "test_zoo_runner.py::test_g2p_recipe_tiny_run": (
-        "torch", "zoo/g2p/recipe.py --preset tiny on the CMUdict sample, two attentions, then --report-only"),
+        "torch", "zoo/g2p/recipe.py --preset tiny on the CMUdict sample, two attentions (one trained the papers' way: early stopping, a decay, a backup, beam search), then --report-only"),
     "test_zoo_runner.py::test_summarisation_recipe_tiny_run": (
         "torch", "zoo/pointer_generator/recipe.py --preset tiny on the Debian lists sample, then --report-only"),
     f"{_NOTEBOOK}[captioning.ipynb]": ("tensorflow", "the captioning notebook, small size"),
@@ -101,7 +101,7 @@ HEAVY = {
         "torch", "benchmarks/run.py --quick, figures 3, 7, 8, 9 on torch"),
     # Export round trips served in TensorFlow.
     "test_export.py::test_translator_savedmodel_serves_strings_in_a_fresh_process": (
-        "torch", "translator SavedModels (greedy + words, beam + WordPiece, the pointer-generator baseline) served in a fresh interpreter"),
+        "torch", "translator SavedModels (greedy + words, beam + WordPiece, the pointer-generator baseline, G2P letters -> phonemes with beam) served in a fresh interpreter"),
     "test_export.py::test_captioner_savedmodel_captions_images": (
         "torch", "the captioner SavedModel (greedy and beam) against Captioner"),
     "test_hostile_requests.py": (

@@ -316,6 +316,17 @@ case("ReverseSequence", "mask of the wrong shape",
 case("ReverseSequence", "float ids without a mask",
      lambda: layers.ReverseSequence()(x(2, 3)), "`inputs` of rank 2 must hold integer")
 
+case("LookaheadConvolution", "lookahead negative",
+     lambda: layers.LookaheadConvolution(-1), "`lookahead`")
+case("LookaheadConvolution", "lookahead a float",
+     lambda: layers.LookaheadConvolution(1.5), "`lookahead`")
+case("LookaheadConvolution", "lookahead a bool",
+     lambda: layers.LookaheadConvolution(True), "`lookahead`")
+case("LookaheadConvolution", "inputs of rank 2",
+     lambda: layers.LookaheadConvolution(2)(x(2, 3)), "`inputs` must have rank 3")
+case("LookaheadConvolution", "mask of the wrong shape",
+     lambda: layers.LookaheadConvolution(2)(x(2, 3, 4), mask=np.ones((2, 4), bool)),
+     "`mask` must have shape")
 case("LearnedInitialState", "units 0", lambda: layers.LearnedInitialState(0), "`units`")
 case("LearnedInitialState", "units negative", lambda: layers.LearnedInitialState(-2),
      "`units`")
@@ -543,6 +554,8 @@ case("luong_nmt", "unknown attention",
 case("luong_nmt", "unknown decoder_init",
      lambda: zoo.luong_nmt(20, 20, decoder_init="mean"), "`decoder_init`")
 case("luong_nmt", "unknown score", lambda: zoo.luong_nmt(20, 20, score="bilinear"), "`score`")
+case("luong_nmt", "lookahead negative",
+     lambda: zoo.luong_nmt(20, 20, preset="tiny", lookahead=-2), "`lookahead`")
 case("seq2seq", "num_layers 0", lambda: zoo.seq2seq(20, 20, num_layers=0), "`num_layers`")
 case("cho_encoder_decoder", "source vocabulary 0",
      lambda: zoo.cho_encoder_decoder(0, 20), "`source_vocab_size`")

@@ -18,6 +18,7 @@ import pytest
 import kerattn
 import kerattn.archive
 import kerattn.checks
+import kerattn.environment
 import kerattn.export
 import kerattn.plot
 
@@ -34,6 +35,7 @@ MODULES = {
     "kerattn.distribute": kerattn.distribute,
     "kerattn.checks": kerattn.checks,
     "kerattn.archive": kerattn.archive,
+    "kerattn.environment": kerattn.environment,
 }
 
 # Their data comes from `apt-get update` / `apt-get download` (DATA.md):

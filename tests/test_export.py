@@ -143,7 +143,14 @@ EXPORTS = {
     # (an OOV is UNK whichever id it has), none written.
     "pointer_generator_baseline": (lambda s, t: zoo.pointer_generator(
         s, preset="tiny", copy=False), "shared", {}),
+    # Grapheme-to-phoneme: letters in, phonemes out, a hard monotonic
+    # attention over a one-way encoder that reads a letter ahead.
+    "g2p_beam": (lambda s, t: zoo.luong_nmt(
+        s, t, preset="g2p-streaming", units=8, embedding_dim=6,
+        attention="hard-monotonic", lookahead=1), "symbols", {"beam_width": 2}),
 }
+WORDS = ["read", "phoneme", "", "xyz", "live", "thought", "readme", "oh"]
+PRONUNCIATIONS = ["R IY D", "L IH V", "F OW N IY M", "TH AO T"]
 
 
 @pytest.fixture(scope="module")
@@ -155,6 +162,9 @@ def exported_translators(tmp_path_factory):
             src, tgt = WordVocabulary.build(SOURCES[:4]), WordVocabulary.build(TARGETS)
         elif kind == "shared":
             src = tgt = WordVocabulary.build(SOURCES[:4] + TARGETS)
+        elif kind == "symbols":
+            src = SymbolVocabulary.build(WORDS[:2] + WORDS[4:6], separator="")
+            tgt = SymbolVocabulary.build(PRONUNCIATIONS)
         else:
             src = WordPieceVocabulary.build(SOURCES[:4] * 4, vocabulary_size=40)
             tgt = WordPieceVocabulary.build(TARGETS * 4, vocabulary_size=40)
@@ -162,8 +172,9 @@ def exported_translators(tmp_path_factory):
         translator = Translator(build(len(src), len(tgt)), src, tgt, max_length=9)
         path = str(root / name)
         translator.export(path, batch_size=4, **options)  # 8 texts: 2 chunks
-        jobs[name] = (path, SOURCES)
-        want[name] = translator(SOURCES, **options)
+        texts = WORDS if kind == "symbols" else SOURCES
+        jobs[name] = (path, texts)
+        want[name] = translator(texts, **options)
     return jobs, want
 
 

@@ -153,13 +153,24 @@ def test_zero_decoder_init_graph_and_steps_agree():
 WORDS = ["reads", "phoneme", "th", "alive"]   # the longest not first
 
 
-@pytest.mark.parametrize("attention", ["hard-monotonic", "mocha"])
-def test_streaming_equals_offline_and_emits_before_the_last_letter(attention):
+def _streaming_model(attention, letters, phonemes, lookahead=0):
+    model = kerattn.zoo.luong_nmt(len(letters), len(phonemes), attention=attention,
+                                  preset="g2p-streaming", units=8, embedding_dim=6,
+                                  lookahead=lookahead)
+    _numpy_weights(model)
+    return model
+
+
+@pytest.mark.parametrize("attention,lookahead", [
+    ("hard-monotonic", 0), ("mocha", 0), ("hard-monotonic", 2), ("mocha", 1)])
+def test_streaming_equals_offline_and_emits_before_the_last_letter(attention, lookahead):
+    """Streamed output equals offline decoding, some of it committed before
+    the word ends; with a lookahead of k letters (a `LookaheadConvolution`
+    over the one-way encoder), too, each output k letters later."""
     letters = SymbolVocabulary.build(WORDS, separator="")
     phonemes = SymbolVocabulary.build(["F OW N IY M", "R IY D Z", "TH"])
-    model = kerattn.zoo.luong_nmt(len(letters), len(phonemes), attention=attention,
-                                  preset="g2p-streaming", units=8, embedding_dim=6)
-    _numpy_weights(model)
+    model = _streaming_model(attention, letters, phonemes, lookahead)
+    assert model.lookahead() == lookahead
     bias = model.get_layer("output_projection").bias
     values = keras.ops.convert_to_numpy(bias)
     values[phonemes.eos_id] = -2.0        # EOS less likely: words of a few phonemes
@@ -184,6 +195,28 @@ def test_streaming_equals_offline_and_emits_before_the_last_letter(attention):
     assert early and spread    # some tokens before the word ends, in steps
 
 
+def test_a_streaming_decoder_that_ignored_the_lookahead_would_differ():
+    """The check that the lookahead is honoured can fail: the same model
+    streamed as if it read no letter ahead (committing on states that the
+    next letters still change) gives another output for some word."""
+    letters = SymbolVocabulary.build(WORDS, separator="")
+    phonemes = SymbolVocabulary.build(["F OW N IY M", "R IY D Z", "TH"])
+    model = _streaming_model("hard-monotonic", letters, phonemes, lookahead=2)
+    differs = False
+    for bias in (0.0, 1.0):
+        model.get_layer("decoder").attention.score_bias.assign(bias)
+        for word in WORDS:
+            outputs = []
+            for honoured in (True, False):
+                decoder = StreamingDecoder(model, letters, phonemes, max_length=8)
+                if not honoured:
+                    decoder.lookahead = 0
+                outputs.append(sum([decoder.feed(c) for c in word], [])
+                               + decoder.finish())
+            differs |= outputs[0] != outputs[1]
+    assert differs
+
+
 def test_streaming_refuses_models_that_read_the_whole_word():
     letters = SymbolVocabulary.build(WORDS, separator="")
     phonemes = SymbolVocabulary.build(["F OW N IY M"])
@@ -201,17 +234,19 @@ def test_streaming_refuses_models_that_read_the_whole_word():
 
 
 def test_a_saved_streaming_model_loads_still_reading_left_to_right(tmp_path):
-    """`decoder_init="zeros"` survives a `.keras` round trip (the graph's
-    decoder takes no initial state): the loaded model streams, and decodes
-    the same; no marker layer is built."""
+    """`decoder_init="zeros"` and a lookahead survive a `.keras` round trip
+    (the graph's decoder takes no initial state): the loaded model streams
+    with the same lookahead, and decodes the same; no marker layer is
+    built."""
     model = kerattn.zoo.luong_nmt(12, 10, preset="g2p-streaming", units=8,
-                                  embedding_dim=6, attention="hard-monotonic")
+                                  embedding_dim=6, attention="hard-monotonic",
+                                  lookahead=2)
     _numpy_weights(model)
     path = str(tmp_path / "g2p.keras")
     model.save(path)
     loaded = kerattn.load_model(path)
     assert "zero_decoder_init" not in loaded.layers_by_name
-    assert loaded.can_stream() == (True, "")
+    assert loaded.can_stream() == (True, "") and loaded.lookahead() == 2
     source = np.array([[4, 5, 0], [6, 7, 8]], "int32")
     state = loaded.encode(source)
     assert not np.any(keras.ops.convert_to_numpy(state["states"]["cells"][0]))
@@ -219,3 +254,36 @@ def test_a_saved_streaming_model_loads_still_reading_left_to_right(tmp_path):
         m.generate(source, max_length=5, bos_id=2, eos_id=3)["tokens"])
         for m in (model, loaded))
     np.testing.assert_array_equal(after, before)
+
+
+class _Preempted(keras.callbacks.Callback):
+    """A job stopped after its first epoch (after that epoch's backup)."""
+
+    def on_epoch_end(self, epoch, logs=None):
+        raise RuntimeError("preempted")
+
+
+def test_training_to_convergence_resumes_from_its_backup(tmp_path):
+    """`g2p.train` with early stopping, a learning-rate decay and a backup
+    folder: a run stopped after its first epoch resumes there in a new call
+    with a new model (it runs the two epochs left, its optimizer continuing
+    from the first epoch's step), records each epoch's validation loss, and
+    removes the backup once done."""
+    data = g2p.prepare(cmudict_g2p(path=SAMPLE))
+    backup = str(tmp_path / "backup")
+    options = dict(epochs=3, batch_size=64, patience=3, decay=0.5, backup=backup,
+                   verbose=0)
+    first = g2p.build(data, "global", "tiny")
+    with pytest.raises(RuntimeError, match="preempted"):
+        g2p.train(first, data, callbacks=[_Preempted()], **options)
+    steps = int(keras.ops.convert_to_numpy(first.optimizer.iterations))
+    assert steps > 0 and os.listdir(backup)
+    again = g2p.build(data, "global", "tiny")
+    summary = g2p.train(again, data, **options)
+    assert len(summary["val_losses"]) == 2
+    assert all(np.isfinite(summary["val_losses"]))
+    assert int(keras.ops.convert_to_numpy(again.optimizer.iterations)) == 3 * steps
+    assert not os.path.exists(backup) or not os.listdir(backup)
+    for bad, name in (({"patience": 0}, "patience"), ({"decay": 1.5}, "decay")):
+        with pytest.raises(ValueError, match=name):
+            g2p.train(again, data, **dict(options, **bad))

@@ -54,6 +54,23 @@ def test_seeds_join_their_run_newest_first_and_in_seed_order():
     assert runner.join_commands(["a", "b", None], "a") == ["b", "a"]
 
 
+def test_machines_are_named_once_each_and_old_records_read_as_the_cpu():
+    """A page names each machine its seeds ran on once; a seed recorded
+    before machines were (no "machine") reads as the project's CPU."""
+    cpu = {"accelerator": "cpu", "cpu": "a Xeon", "cpus": 2, "backend": "jax",
+           "platform": "Linux", "versions": {"keras": "3.15.1", "jax": "0.10.2"}}
+    gpu = dict(cpu, accelerator="NVIDIA H200", backend="torch",
+               versions={"keras": "3.15.1", "torch": "2.13.0"})
+    rows = [{"seed": 1, "machine": cpu}, {"seed": 2, "machine": gpu},
+            {"seed": 3, "machine": cpu}]
+    assert runner.machines(rows) == ("2 cores of a Xeon with JAX 0.10.2 and Keras "
+                                     "3.15.1; one NVIDIA H200 with PyTorch 2.13.0 "
+                                     "and Keras 3.15.1")
+    assert runner.machines([{"seed": 1}], "torch") == (
+        "this project's 2-core CPU with backend torch (the machine was not recorded)")
+    assert runner.machines(None) == runner.machines([])
+
+
 def test_mean_sd_spread_and_shown_are_numpys():
     values = [0.734, 0.751, 0.722]
     mean, sd = runner.mean_sd(values, 4)
@@ -637,14 +654,19 @@ def test_summarisation_recipe_tiny_run(tmp_path, monkeypatch):
 
 def test_g2p_recipe_tiny_run(tmp_path, monkeypatch):
     """`zoo/g2p/recipe.py --preset tiny` on the committed CMUdict sample: two
-    seeds of MoChA, then a global-attention run beside it; the runs' WER /
-    PER are their seeds' mean and sample deviation; `--report-only` writes
-    the same RESULTS.md again."""
+    seeds of MoChA, then a global-attention run beside it trained the
+    papers' way (early stopping, a learning-rate decay, a backup folder,
+    beam search); the runs' WER / PER are their seeds' mean and sample
+    deviation; each seed records its machine and the page names it; the
+    learning curve is on the page; `--report-only` writes the same
+    RESULTS.md again."""
     sample = os.path.join(DATA, "cmudict_sample.dict")
     common = ["--preset", "tiny", "--epochs", "1", "--dict", sample,
               "--out", str(tmp_path)]
     run_recipe("g2p", ["--attention", "mocha", "--seeds", "2", *common], monkeypatch)
-    run_recipe("g2p", ["--attention", "global", *common], monkeypatch)
+    papers = ["--patience", "2", "--lr-decay", "0.5", "--beam-width", "2",
+              "--backup", str(tmp_path / "backup")]
+    run_recipe("g2p", ["--attention", "global", *papers, *common], monkeypatch)
     runs = json.loads((tmp_path / "results.json").read_text())["runs"]
     assert [r["settings"]["attention"] for r in runs] == ["global", "mocha"]
     glob, mocha = runs
@@ -657,7 +679,18 @@ def test_g2p_recipe_tiny_run(tmp_path, monkeypatch):
     assert glob["attended_nowhere"] == 0          # a softmax always attends
     assert 0 <= mocha["attended_nowhere"] <= 1
     assert mocha["test_words"] == glob["test_words"] == 15   # 5% of the sample
+    assert {k: glob["settings"][k] for k in ("patience", "lr_decay", "beam_width")} == {
+        "patience": 2, "lr_decay": 0.5, "beam_width": 2}
+    assert "backup" not in glob["settings"] and "patience" not in mocha["settings"]
+    assert set(glob["per_seed"][0]["greedy"]) == {"wer", "per"}   # beside the beam's
+    curve = glob["per_seed"][0]["val_losses"]
+    assert len(curve) == 1 and np.isfinite(curve[0])
+    machine = glob["per_seed"][0]["machine"]
+    assert machine["backend"] == keras.backend.backend()
+    assert machine["versions"]["keras"] == keras.__version__
     text = (tmp_path / "RESULTS.md").read_text()
+    assert f"Measured on {machine['cpus']} cores of " in text or "Measured on one " in text
+    assert f"seed 1: {curve[0]:.3f}\n" in text
     assert (f"| {recipe('g2p').NAMES['mocha']} (preset tiny, epochs 1, dict {sample}) | 2 | "
             f"{mocha['wer']:.2f} ± {mocha['wer_sd']:.2f} | ") in text
     assert (f"python zoo/g2p/recipe.py --attention mocha --preset tiny --epochs 1 "
@@ -666,6 +699,9 @@ def test_g2p_recipe_tiny_run(tmp_path, monkeypatch):
     (tmp_path / "RESULTS.md").unlink()
     run_recipe("g2p", ["--report-only", "--out", str(tmp_path)], monkeypatch)
     assert (tmp_path / "RESULTS.md").read_text() == text
+    with pytest.raises(SystemExit):   # a backup is one seed's training
+        run_recipe("g2p", ["--backup", str(tmp_path / "b"), "--seeds", "2", *common],
+                   monkeypatch)
 
 
 def test_summarisation_seeds_join_with_mean_sd_and_interval():

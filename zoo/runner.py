@@ -10,7 +10,8 @@ way for every task:
         prepare the data once                                    task.prepare
         for each seed: seed Keras, train, evaluate               task.train_seed
         join the seeds to those results.json holds for the       task.record,
-          same settings (a seed trained again keeps its newest)    `join_seeds`
+          same settings (a seed trained again keeps its newest,    `join_seeds`
+          each with the machine it was measured on)
         write results.json, then RESULTS.md from it alone         task.render
     python zoo/<model>/recipe.py --report-only
         RESULTS.md again from results.json; nothing is trained
@@ -177,6 +178,9 @@ def main(task, recipe_file=None, argv=None, folder=None):
     if strategy.is_chief:   # the only one that writes
         os.makedirs(args.out, exist_ok=True)
     data = task.prepare(args)
+    from kerattn import environment
+
+    measured_on = environment.machine()   # recorded with each seed
     rows = []
     for seed in range(args.seed, args.seed + args.seeds):
         keras.utils.set_random_seed(seed)
@@ -187,7 +191,7 @@ def main(task, recipe_file=None, argv=None, folder=None):
         strategy.barrier(f"seed {seed} evaluated")
         if row is None:   # not the chief
             continue
-        rows.append({"seed": seed, **row})
+        rows.append({"seed": seed, **row, "machine": measured_on})
         print(f"seed {seed}: {_headline(row)}", flush=True)
     if not strategy.is_chief:
         return None
@@ -262,6 +266,21 @@ def join_seeds(earlier, rows, match=()):
 def join_commands(earlier, command):
     """The commands whose seeds a run holds, this one last."""
     return [c for c in earlier if c and c != command] + [command]
+
+
+def machines(rows, backend=None):
+    """What `rows` (a run's seeds, as results.json holds them) were measured
+    on, for a page: each machine once (`kerattn.environment.describe`; a
+    row written before machines were recorded reads as the project's 2-core
+    CPU with `backend`), joined by "; "."""
+    from kerattn import environment
+
+    described = []
+    for row in rows or [{}]:
+        text = environment.describe(row.get("machine"), backend)
+        if text not in described:
+            described.append(text)
+    return "; ".join(described)
 
 
 def seed_fields(rows):

@@ -179,8 +179,7 @@ PAGE = string.Template("""\
 
 $about
 
-Measured by `$command` (backend $backend, this project's 2-core
-CPU machine), written by the recipe itself.
+Measured by `$command` on $machine, written by the recipe itself.
 
 ## Data
 
@@ -225,7 +224,8 @@ def render(name, about, r, folder):
     return PAGE.substitute(
         name=name, about=about,
         command="` and `".join(r.get("commands") or [r["command"]]),
-        backend=r["backend"], lang=c["lang"], train_pairs=f"{r['train_pairs']:,}",
+        machine=runner.machines(r.get("per_seed") or [r], r["backend"]),
+        lang=c["lang"], train_pairs=f"{r['train_pairs']:,}",
         max_tokens=c["max_tokens"], tokenizer=c["tokenizer"],
         vocab_size=f"{c['vocab_size']:,}", test_sentences=f"{r['test_sentences']:,}",
         builder=c["builder"], learning_rate=c["learning_rate"],

@@ -12,6 +12,12 @@ encoder's states of a prefix never change), writes every token whose
 attention stops inside it, and holds the first one whose attention would
 need more input; `finish` writes the rest as offline decoding does.
 
+A model whose encoder looks `k` inputs ahead (`model.lookahead()`: a
+`LookaheadConvolution` over a one-way encoder, `luong_nmt(lookahead=k)`)
+has final states only for the positions `k` or more before the end of the
+prefix: an output is committed only when its attention stopped there, so
+that the streamed output stays exactly the offline one, `k` inputs later.
+
     decoder = StreamingDecoder(model, letters, phonemes)
     decoder.feed("pho")      # ['F']        committed while reading
     decoder.feed("neme")     # ['OW', 'N', 'IY']
@@ -70,6 +76,7 @@ class StreamingDecoder:
         checks.require(ok, "model", "a model whose output at each step depends "
                        "on the input read so far", type(model).__name__,
                        note=f"It cannot stream: {why}.")
+        self.lookahead = model.lookahead()   # inputs past a position its state reads
         checks.vocabulary("source_vocab", source_vocab, ("encode",))
         checks.vocabulary("target_vocab", target_vocab, ("tokens",))
         checks.positive_int("max_length", max_length)
@@ -127,7 +134,13 @@ class StreamingDecoder:
             previous = self.tokens[-1] if self.tokens else self.target_vocab.bos_id
             logits, new_state, weights = self.model.step(
                 np.asarray([previous], "int32"), state, len(self.tokens))
-            stopped = float(ops.convert_to_numpy(ops.sum(weights))) > 0.5
+            weights = ops.convert_to_numpy(weights)[0]          # (J,)
+            # The attention stopped at the last position it weighs (hard
+            # monotonic: the one; MoChA: its chunk's end), whose state is
+            # final once `lookahead` more inputs are read.
+            stopped = float(weights.sum()) > 0.5 and (
+                int(np.flatnonzero(weights > 0)[-1]) + self.lookahead
+                < len(self.source))
             if not (stopped or final):
                 break    # its attention needs letters not read yet
             logp = _log_probs(logits, self.target_vocab.pad_id,

@@ -13,6 +13,7 @@ from kerattn.layers.hierarchical_attention import (
     HierarchicalAttention,
 )
 from kerattn.layers.local_attention import LocalAttention
+from kerattn.layers.lookahead_convolution import LookaheadConvolution
 from kerattn.layers.learned_state import LearnedInitialState
 from kerattn.layers.location_sensitive_attention import (
     LocationSensitiveAttention,
@@ -91,6 +92,7 @@ __all__ = [
     "AttentionRNNCell",
     "Maxout",
     "ReverseSequence",
+    "LookaheadConvolution",
     "RepeatOverTime",
     "LearnedInitialState",
     "TransformerEmbedding",

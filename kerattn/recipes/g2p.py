@@ -12,9 +12,11 @@ prepare -> build -> train -> evaluate, on the CMU Pronouncing Dictionary
   variant: "global", "location-sensitive", "hard-monotonic" or "mocha".
 - `train`: the translation recipe's (`kerattn.recipes.translation.train`):
   `model.fit` on length-bucketed batches, Adam, clipping, a masked
-  cross-entropy.
-- `evaluate`: greedy decoding of every test word (a monotonic attention
-  decodes hard), word error rate (a word is right if the output is any of
+  cross-entropy; optionally to convergence as the papers train (early
+  stopping on the validation words, a learning-rate decay) and resumable
+  from a backup folder.
+- `evaluate`: greedy or beam-search decoding of every test word (a
+  monotonic attention decodes hard), word error rate (a word is right if the output is any of
   its pronunciations) and phoneme error rate (edit distance to the closest
   pronunciation over the reference's length), as the G2P papers score.
 - `draw`: the alignments of a few words.
@@ -22,6 +24,7 @@ prepare -> build -> train -> evaluate, on the CMU Pronouncing Dictionary
 Seeds, results.json and RESULTS.md are zoo/runner.py's (zoo/g2p/recipe.py).
 """
 
+import keras
 import numpy as np
 from keras import ops
 
@@ -85,11 +88,65 @@ def build(data, attention="global", preset="g2p", **overrides):
                          attention=attention, preset=preset, **overrides)
 
 
-def train(model, data, **kwargs):
-    """`kerattn.recipes.translation.train` (its arguments); a summary."""
+def train(model, data, patience=None, decay=None, backup=None, callbacks=(),
+          **kwargs):
+    """`kerattn.recipes.translation.train` (its arguments), as the G2P papers
+    train: to convergence on the validation words; a summary.
+
+    Args:
+        patience: None, or stop once the validation loss has not improved
+            for this many epochs and keep the best epoch's weights (Keras'
+            `EarlyStopping`; Toshniwal and Livescu 2016 keep the checkpoint
+            of the best validation error).
+        decay: None, or multiply Adam's rate by this factor after each epoch
+            whose validation loss did not improve (Keras'
+            `ReduceLROnPlateau`, patience 1; Toshniwal and Livescu's code
+            multiplies it by 0.8 when the loss stops falling).
+        backup: None, or a folder where every epoch ends in a backup
+            (`kerattn.callbacks.BackupAndRestore`): the same call resumes
+            there, in another process or session. Early stopping's count and
+            best weights start again at a resume (Keras keeps them in the
+            callback, not in the backup); the learning rate is the
+            optimizer's and resumes with it.
+        callbacks: more Keras callbacks.
+        **kwargs: `translation.train`'s (`epochs`, `batch_size`,
+            `learning_rate`, ...).
+
+    Returns:
+        `translation.train`'s summary, with `val_losses`: the validation
+        loss after each epoch of this call.
+    """
+    from kerattn.callbacks import BackupAndRestore
     from kerattn.recipes import translation
 
-    return translation.train(model, data, **kwargs)
+    checks.positive_int("patience", patience, allow_none=True)
+    checks.number("decay", decay, 0.0, 1.0, low_open=True, high_open=True,
+                  allow_none=True)
+    curve = _ValidationCurve()
+    extra = [curve]   # in this order at each epoch's end: the backup last
+    if decay is not None:
+        extra.append(keras.callbacks.ReduceLROnPlateau(
+            "val_loss", factor=decay, patience=1, verbose=0))
+    if patience is not None:
+        extra.append(keras.callbacks.EarlyStopping(
+            "val_loss", patience=patience, restore_best_weights=True))
+    if backup is not None:
+        extra.append(BackupAndRestore(backup))
+    extra += list(callbacks)
+    summary = translation.train(model, data, callbacks=extra, **kwargs)
+    return dict(summary, val_losses=curve.losses)
+
+
+class _ValidationCurve(keras.callbacks.Callback):
+    """The validation loss after each epoch (the learning curve)."""
+
+    def __init__(self):
+        super().__init__()
+        self.losses = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs and "val_loss" in logs:
+            self.losses.append(round(float(logs["val_loss"]), 4))
 
 
 # --- scoring -----------------------------------------------------------------
@@ -141,10 +198,11 @@ def error_rates(hypotheses, references):
     return {"wer": wrong / len(references), "per": edits / max(length, 1)}
 
 
-def pronounce(model, data, words, batch_size=256):
-    """Greedy pronunciations of `words` (a monotonic attention decodes hard),
+def pronounce(model, data, words, batch_size=256, beam_width=1):
+    """Pronunciations of `words` (a monotonic attention decodes hard),
     through the `Translator` a user calls (sorted by length, in batches of
-    `batch_size`, a power of two).
+    `batch_size`, a power of two): greedy, or beam search with
+    `beam_width` > 1 (the highest log-probability, no length penalty).
 
     Returns:
         `(pronunciations, attended_nowhere)`: one string a word (at most
@@ -163,6 +221,7 @@ def pronounce(model, data, words, batch_size=256):
     for start in range(0, len(order), batch_size):
         rows = order[start:start + batch_size]
         texts, alignments = translator([words[i] for i in rows],
+                                       beam_width=beam_width,
                                        return_alignments=True)
         for i, text, alignment in zip(rows, texts, alignments):
             out[i] = text
@@ -176,11 +235,13 @@ def pronounce(model, data, words, batch_size=256):
     return out, nowhere / max(written, 1)
 
 
-def evaluate(model, data, examples=5):
-    """WER / PER of greedy decoding on every test word, and examples."""
+def evaluate(model, data, examples=5, beam_width=1):
+    """WER / PER on every test word (greedy, or beam search of
+    `beam_width`), and examples."""
+    checks.positive_int("beam_width", beam_width)
     words = [w for w, _ in data["test"]]
     references = [p for _, p in data["test"]]
-    hyps, nowhere = pronounce(model, data, words)
+    hyps, nowhere = pronounce(model, data, words, beam_width=beam_width)
     rates = error_rates(hyps, references)
     return {"wer": round(100 * rates["wer"], 2), "per": round(100 * rates["per"], 2),
             "attended_nowhere": round(nowhere, 4), "test_words": len(words),

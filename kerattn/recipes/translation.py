@@ -109,7 +109,8 @@ def build(name, data, preset="base", **overrides):
 
 def train(model, data, epochs=10, minutes=None, batch_size=64,
           learning_rate=2e-3, label_smoothing=0.0, warmup_steps=0,
-          verbose="auto", strategy=None, pipeline="python", seed=0):
+          verbose="auto", strategy=None, pipeline="python", seed=0,
+          callbacks=()):
     """Fit `model` on `data["train"]` (`compile_and_fit`); returns a summary.
 
     With `warmup_steps`, the learning rate rises linearly from 0 to
@@ -119,6 +120,8 @@ def train(model, data, epochs=10, minutes=None, batch_size=64,
     `strategy`, call it inside `strategy.scope()` with a model built there;
     `batch_size` is the global batch. `pipeline="tf.data"` tokenises the
     training pairs inside a `tf.data` graph (`translation_dataset`).
+    `callbacks`: more Keras callbacks (early stopping, a learning-rate
+    decay, `BackupAndRestore`).
     """
     pad_id = data["target_vocab"].pad_id
     if pipeline == "tf.data":
@@ -136,7 +139,7 @@ def train(model, data, epochs=10, minutes=None, batch_size=64,
                                       label_smoothing=label_smoothing),
         metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
         learning_rate=learning_rate, warmup_steps=warmup_steps, epochs=epochs,
-        minutes=minutes, strategy=strategy, verbose=verbose)
+        minutes=minutes, strategy=strategy, verbose=verbose, callbacks=callbacks)
     return summary
 
 

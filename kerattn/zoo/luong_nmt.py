@@ -40,8 +40,8 @@ from kerattn import checks
 from kerattn import keras_fixes
 from kerattn.layers import (LSTM, AttentionRNN, HardMonotonicAttention,
                             LocalAttention, LocationSensitiveAttention,
-                            LuongAttention, MonotonicChunkwiseAttention,
-                            ReverseSequence)
+                            LookaheadConvolution, LuongAttention,
+                            MonotonicChunkwiseAttention, ReverseSequence)
 from kerattn.zoo.model import (GenerativeModel, from_preset, initialize_uniform,
                                numbered_layers, set_forget_bias)
 
@@ -73,6 +73,7 @@ def luong_nmt(
     bidirectional_encoder=None,
     forget_bias=None,
     decoder_init=None,
+    lookahead=0,
     preset="paper",
     name="luong_nmt",
 ):
@@ -149,9 +150,15 @@ def luong_nmt(
             can emit its first output before it has read the whole source
             (`kerattn.decoding.StreamingDecoder`; the "g2p-streaming"
             preset).
+        lookahead: 0, or a `LookaheadConvolution` of this many positions
+            over the encoder's top layer (Amodei et al. 2016, section 3.5):
+            each `h_s` also sees the next `lookahead` letters, and a
+            streaming decoder waits for them before committing to an output
+            that attends there (the model's `lookahead()`).
         preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
-            "paper", and the grapheme-to-phoneme sizes "g2p" and
-            "g2p-streaming"); a size given above overrides the preset's.
+            "paper", and the grapheme-to-phoneme sizes "g2p",
+            "g2p-streaming" and "g2p-paper"); a size given above overrides
+            the preset's.
         name: the model's name.
 
     Returns:
@@ -189,6 +196,7 @@ def luong_nmt(
         checks.positive_number("initializer_range", options["initializer_range"])
     checks.number("forget_bias", options["forget_bias"])
     checks.one_of("decoder_init", options["decoder_init"], ("encoder", "zeros"))
+    checks.nonnegative_int("lookahead", lookahead)
     checks.one_of("attention", attention, ATTENTIONS)
     if attention == "coverage":
         checks.require(score in (None, "concat"), "score",
@@ -252,6 +260,8 @@ def luong_nmt(
         layers.append(ReverseSequence(name="reverse_source"))
     if options["layer_dropout"]:
         layers.append(keras.layers.Dropout(c["dropout"], name="layer_dropout"))
+    if lookahead:
+        layers.append(LookaheadConvolution(lookahead, name="lookahead"))
     by_name = {layer.name: layer for layer in layers}
     get = by_name.__getitem__
     encoders = [get(f"encoder_{k + 1}") for k in range(c["num_layers"])]
@@ -292,8 +302,8 @@ def encode_source(by_name, encoders, source_ids):
     """`(B, S)` ids -> the top layer's `h_s` `(B, S, n)`, every layer's last
     `(h, c)` (the decoder's initial state) and the mask `(B, S)`.
 
-    `by_name`: the layers by name; `reverse_source` and `layer_dropout`
-    are there only when the model uses them.
+    `by_name`: the layers by name; `reverse_source`, `layer_dropout` and
+    `lookahead` are there only when the model uses them.
     """
     mask = ops.not_equal(source_ids, 0)
     reverse = by_name.get("reverse_source")
@@ -311,6 +321,8 @@ def encode_source(by_name, encoders, source_ids):
         states += last                                         # h, c (B, n)
     if reverse is not None:
         h_s = reverse(h_s, mask=mask)             # back in source order
+    if "lookahead" in by_name:                    # h_s sees the next letters
+        h_s = by_name["lookahead"](h_s, mask=mask)
     return h_s, states, mask
 
 
@@ -393,6 +405,13 @@ class LuongNMT(GenerativeModel):
                            "(decoder_init='encoder'): use decoder_init='zeros'")
         return True, ""
 
+    def lookahead(self):
+        """How many inputs past a position its `h_s` reads: the
+        `LookaheadConvolution`'s size, 0 without one (see
+        `GenerativeModel.lookahead`)."""
+        layer = self.layers_by_name.get("lookahead")
+        return 0 if layer is None else layer.lookahead
+
     def extend_source(self, state, fresh):
         """`state` after the tokens committed on a prefix, on the longer
         prefix that `fresh` (`encode`'s) holds: the decoder grows its
@@ -432,6 +451,14 @@ PRESETS = {
                 reverse_source=False, layer_dropout=False,
                 initializer_range=None, embeddings_initializer=None,
                 bidirectional_encoder=True, forget_bias=1.0),
+    # ... at the papers' size (Toshniwal and Livescu 2016: 3 x 512 LSTMs,
+    # 512-dimensional embeddings, dropout 0.2 on every non-recurrent
+    # connection; their encoder reads both ways at every layer, this one's
+    # first layer does, 256 cells a direction). A GPU's size.
+    "g2p-paper": dict(num_layers=3, units=512, embedding_dim=512, dropout=0.2,
+                      reverse_source=False, layer_dropout=True,
+                      initializer_range=None, embeddings_initializer=None,
+                      bidirectional_encoder=True, forget_bias=1.0),
     # ... read left to right and started from zeros: with a monotonic
     # attention it can emit phonemes as the letters come in.
     "g2p-streaming": dict(num_layers=1, units=256, embedding_dim=64, dropout=0.2,

@@ -459,6 +459,12 @@ class GenerativeModel(ZooModel):
         output_size(source_length): the size of `step`'s last axis.
         generate(inputs, ...): encode, then greedy / beam / sampling
             (`kerattn.decoding.generate`).
+        can_stream() -> (ok, why), lookahead() -> int, extend_source(state,
+            fresh) -> state: the streaming declaration
+            (`kerattn.decoding.StreamingDecoder`): whether an output may be
+            committed before the input ends, how many inputs past an
+            attended position must be read first, and how a state carries
+            over to a longer prefix.
 
     Args:
         inputs, outputs, name: those of Keras' functional `Model`; each zoo
@@ -550,6 +556,14 @@ class GenerativeModel(ZooModel):
         """
         return False, (f"{type(self).__name__} does not declare that it "
                        "can stream")
+
+    def lookahead(self):
+        """How many inputs past a position the encoder's state there reads
+        (0: none, the default): a streaming decoder commits to an output
+        whose attention stopped at position `t` once `t + lookahead() + 1`
+        inputs are read. A model whose encoder looks ahead says so here
+        (`luong_nmt(lookahead=k)`)."""
+        return 0
 
     def extend_source(self, state, fresh):
         """The decoding `state` reached on a prefix of the input, carried

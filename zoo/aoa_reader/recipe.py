@@ -194,7 +194,8 @@ def render(r, folder=None):
     q = m["questions"]
     lines = [
         "# aoa_reader on King James Bible cloze questions", "",
-        f"Measured by `{r['command']}` (backend {m['backend']}, this 2-core CPU). "
+        f"Measured by `{r['command']}` on "
+        f"{runner.machines(r.get('per_seed'), m['backend'])}. "
         "Data: CBT-style questions built from Debian's bible-kjv (20 context "
         "verses, the 21st with one word blanked, 10 candidates of the same kind "
         f"from the context; {m['kinds']}), split by book (test: Joshua, Job, Mark, "

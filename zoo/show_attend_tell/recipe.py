@@ -336,7 +336,9 @@ def _headline(meta, results):
     return "\n".join([
         "# show_attend_tell on digit-strip captions", "",
         "Measured by " + " and ".join(f"`{c}`" for c in commands)
-        + f" (backend {meta['backend']}, this 2-core CPU). Data: {data}", "",
+        + " on " + runner.machines(
+            [row for r in results.values() for row in r.get("per_seed", [])],
+            meta["backend"]) + f". Data: {data}", "",
         runner.table(["attention", "decoding", "exact-caption accuracy",
                       "attention on own digit (correct captions)", "(all captions)"],
                      rows), "",
