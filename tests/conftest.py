@@ -168,10 +168,10 @@ def _jax_release_compiled_programs():
     a later module needs again come back from the persistent compilation
     cache (`_jax_compilation_cache`), but not for free (about 180 CPU
     seconds over CI's JAX process when cleared after every module), so
-    they are released only once the process holds over 40,000 maps.
+    they are released only once the process holds over 25,000 maps.
     """
     yield
-    if keras.backend.backend() == "jax" and _memory_maps() > 40_000:
+    if keras.backend.backend() == "jax" and _memory_maps() > 25_000:
         import jax
 
         gc.collect()   # the module's models, and the jitted functions they hold
