@@ -133,15 +133,19 @@ def test_the_aoa_cell_shows_the_spread_of_its_seeds():
         "accuracy 0.5816 (bigram 0.426, most frequent 0.2883)")
 
 
-def test_the_g2p_cell_names_each_run_its_preset_and_seeds():
+def test_the_g2p_cell_names_each_run_its_preset_training_and_seeds():
     s = summarize()
     runs = [{"settings": {"attention": "global", "preset": "g2p"}, "seeds": [1, 2, 3],
              "wer": 41.05, "wer_sd": 0.43, "per": 10.13, "per_sd": 0.19},
             {"settings": {"attention": "hard-monotonic", "preset": "g2p-streaming"},
-             "seed": 1, "wer": 44.2, "per": 11.5}]
+             "seed": 1, "wer": 44.2, "per": 11.5},
+            {"settings": {"attention": "mocha", "preset": "g2p-streaming",
+                          "patience": 3, "beam_width": 5, "lookahead": 2},
+             "seed": 1, "wer": 30.1, "per": 7.25}]
     assert s.result_cell("g2p", {"runs": runs}) == (
         "WER / PER % global 41.05 ± 0.43 / 10.13 ± 0.19 (3 seeds); "
-        "hard monotonic (g2p-streaming) 44.20 / 11.50")
+        "hard monotonic (g2p-streaming) 44.20 / 11.50; MoChA (g2p-streaming, "
+        "to convergence, beam 5, lookahead 2) 30.10 / 7.25")
     assert s.readme_cell("g2p", None) == "not measured yet"
 
 

@@ -72,12 +72,16 @@ G2P_NAMES = {"global": "global", "location-sensitive": "location-sensitive",
 
 def _g2p_rows(r):
     """WER / PER (%) of each recorded attention of zoo/g2p (± sd over
-    seeds); a run at another preset says so."""
+    seeds); a run at another preset, trained to convergence (early
+    stopping), decoded with a beam or reading letters ahead says so."""
     parts = []
     for run in r["runs"]:
         s = run["settings"]
-        name = G2P_NAMES[s["attention"]] + (
-            f" ({s['preset']})" if s["preset"] != "g2p" else "")
+        tags = ([s["preset"]] if s["preset"] != "g2p" else []) + (
+            ["to convergence"] if s.get("patience") else []) + (
+            [f"beam {s['beam_width']}"] if s.get("beam_width", 1) > 1 else []) + (
+            [f"lookahead {s['lookahead']}"] if s.get("lookahead") else [])
+        name = G2P_NAMES[s["attention"]] + (f" ({', '.join(tags)})" if tags else "")
         seeds = len(run.get("seeds", [run.get("seed")]))
         parts.append(f"{name} {shown(run, 'wer', 2)} / {shown(run, 'per', 2)}"
                      + (f" ({plural(seeds, 'seed')})" if seeds > 1 else ""))
