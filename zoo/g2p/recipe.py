@@ -266,8 +266,14 @@ direction), a one-layer LSTM decoder of 256 cells with input feeding, \
 difference between rows ($parameters parameters with global attention); \
 a row at another preset says so (`g2p-streaming`: the encoder a one-way \
 LSTM of 256 cells, the decoder started from zeros). \
-Each row trains under the same budget: $budget, Adam, clipnorm 1, \
-length-bucketed batches.
+Each row trains under the same budget unless its name gives other \
+settings: $budget, Adam, clipnorm 1, \
+length-bucketed batches. In a row's name, `patience k` is early stopping \
+on the validation loss after k epochs without improvement (the best \
+epoch's weights kept), `lr_decay f` multiplies the rate by f after each \
+such epoch, `beam_width w` decodes with beam search (its greedy figures \
+beside it, per seed), `lookahead k` puts a `LookaheadConvolution` of k \
+letters over the encoder.
 
 ## Published results
 
@@ -330,9 +336,13 @@ def render(r, folder=None):
                   "(the first seed of each run that recorded it):\n\n"
                   + curves + "\n")
     first = runs[0]["settings"]
-    budget = (f"{first['epochs']} epoch(s)" + (
-        f" (at most {first['minutes']:g} minutes)" if first.get("minutes") else "")
-        + f" at batch {first['batch_size']}, learning rate {first['learning_rate']:g}")
+    # The budget most rows share: the first run trained without the later
+    # settings (early stopping, ...); a row that differs says so in its name.
+    plain = next((x["settings"] for x in runs
+                  if not set(LATER) & set(x["settings"])), first)
+    budget = (f"{plain['epochs']} epoch(s)" + (
+        f" (at most {plain['minutes']:g} minutes)" if plain.get("minutes") else "")
+        + f" at batch {plain['batch_size']}, learning rate {plain['learning_rate']:g}")
     paper = runner.table(["paper", "model", "WER %", "PER %", "read in"],
                          [[p, m, f"{w:.2f}", "" if e is None else f"{e:.2f}", where]
                           for p, m, w, e, where in PAPER])
