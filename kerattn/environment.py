@@ -9,10 +9,6 @@ it came from.
 import os
 import platform
 
-# What a record written before machines were recorded was measured on: every
-# zoo figure until then came from the project's 2-core CPU machines.
-UNRECORDED = "this project's 2-core CPU (the machine was not recorded)"
-
 __all__ = ["machine", "versions", "accelerator", "describe"]
 
 _BACKEND_PACKAGES = {"tensorflow": ("tensorflow",), "jax": ("jax", "jaxlib"),
@@ -130,8 +126,9 @@ def describe(record, backend=None):
     >>> describe(None, "torch")
     "this project's 2-core CPU with backend torch (the machine was not recorded)"
     """
-    if not record:
-        return UNRECORDED.replace(" (", f" with backend {backend} (") if backend else UNRECORDED
+    if not record:   # every figure recorded without one came from these machines
+        backend = f" with backend {backend}" if backend else ""
+        return f"this project's 2-core CPU{backend} (the machine was not recorded)"
     if record["accelerator"] == "cpu":
         device = f"{record['cpus']} cores of {record['cpu']}"
     else:

@@ -83,13 +83,14 @@ class LookaheadConvolution(keras.layers.Layer):
         checks.mask("mask", mask, tuple(inputs.shape[:2]))
         if mask is not None:
             inputs = inputs * ops.expand_dims(mask_as(mask, inputs.dtype), -1)
+        kernel = ops.cast(self.kernel, inputs.dtype)                  # (tau+1, d)
         if self.lookahead == 0:
-            return inputs * self.kernel[0]
+            return inputs * kernel[0]
         padded = ops.pad(inputs, [[0, 0], [0, self.lookahead], [0, 0]])
         # depthwise_conv's output t is sum_j kernel[j] * padded[t + j] (a
         # cross-correlation): the paper's sum, read forward from t.
-        kernel = ops.expand_dims(ops.cast(self.kernel, inputs.dtype), -1)  # (tau+1, d, 1)
-        out = ops.depthwise_conv(padded, kernel, strides=1, padding="valid",
+        out = ops.depthwise_conv(padded, ops.expand_dims(kernel, -1), strides=1,
+                                 padding="valid",
                                  data_format="channels_last")
         if mask is not None:   # left padding: a padded position reads real ones
             out = out * ops.expand_dims(mask_as(mask, out.dtype), -1)

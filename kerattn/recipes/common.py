@@ -53,8 +53,9 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
 
     Returns:
         `(history, summary)`: Keras' `History` and a dict with `epochs`,
-        `steps`, `train_minutes`, `final_loss`, `final_val_loss` (with
-        validation) and `parameters`.
+        `steps`, `train_minutes`, `final_loss`, `final_val_loss` and
+        `val_losses` (with validation: the last epoch's, and each epoch's,
+        the learning curve) and `parameters`.
     """
     checks.positive_number("learning_rate", learning_rate)
     checks.nonnegative_int("epochs", epochs)
@@ -103,6 +104,8 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
     for key in ("loss", "val_loss"):
         if history.history.get(key):
             summary[f"final_{key}"] = round(float(history.history[key][-1]), 4)
+    if history.history.get("val_loss"):
+        summary["val_losses"] = [round(float(v), 4) for v in history.history["val_loss"]]
     return history, summary
 
 

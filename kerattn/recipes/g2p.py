@@ -113,8 +113,8 @@ def train(model, data, patience=None, decay=None, backup=None, callbacks=(),
             `learning_rate`, ...).
 
     Returns:
-        `translation.train`'s summary, with `val_losses`: the validation
-        loss after each epoch of this call.
+        `translation.train`'s summary (`val_losses`: the validation loss
+        after each epoch of this call, the learning curve).
     """
     from kerattn.callbacks import BackupAndRestore
     from kerattn.recipes import translation
@@ -122,8 +122,7 @@ def train(model, data, patience=None, decay=None, backup=None, callbacks=(),
     checks.positive_int("patience", patience, allow_none=True)
     checks.number("decay", decay, 0.0, 1.0, low_open=True, high_open=True,
                   allow_none=True)
-    curve = _ValidationCurve()
-    extra = [curve]   # in this order at each epoch's end: the backup last
+    extra = []   # in this order at each epoch's end: the backup last
     if decay is not None:
         extra.append(keras.callbacks.ReduceLROnPlateau(
             "val_loss", factor=decay, patience=1, verbose=0))
@@ -133,20 +132,7 @@ def train(model, data, patience=None, decay=None, backup=None, callbacks=(),
     if backup is not None:
         extra.append(BackupAndRestore(backup))
     extra += list(callbacks)
-    summary = translation.train(model, data, callbacks=extra, **kwargs)
-    return dict(summary, val_losses=curve.losses)
-
-
-class _ValidationCurve(keras.callbacks.Callback):
-    """The validation loss after each epoch (the learning curve)."""
-
-    def __init__(self):
-        super().__init__()
-        self.losses = []
-
-    def on_epoch_end(self, epoch, logs=None):
-        if logs and "val_loss" in logs:
-            self.losses.append(round(float(logs["val_loss"]), 4))
+    return translation.train(model, data, callbacks=extra, **kwargs)
 
 
 # --- scoring -----------------------------------------------------------------

@@ -287,9 +287,9 @@ $paper
 
 $streaming## Alignments
 
-`alignments_<attention>[_<preset>][_<settings>].png` (the settings \
-added since the first runs, where not at their defaults, e.g. \
-`_patience3-lr_decay0.5`): each output phoneme's attention \
+`alignments_<attention>[_<preset>][_<settings>].png` (`patience`, \
+`lr_decay`, `beam_width` and `lookahead` where not at their defaults, \
+e.g. `_patience3-lr_decay0.5`): each output phoneme's attention \
 over the letters of three words, first seed of each row (hard monotonic \
 and MoChA: the hard alignment they decode with).
 """)
