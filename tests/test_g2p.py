@@ -150,6 +150,30 @@ def test_zero_decoder_init_graph_and_steps_agree():
         {"source_ids": source, "target_in_ids": target_in})), logits)
 
 
+def test_lookahead_graph_and_steps_agree():
+    """`lookahead=2`: `encode` runs the same `LookaheadConvolution` over
+    `h_s` as the training graph (teacher-forced logits = a loop over
+    `step`, the shortest row first, padded targets), and the convolution
+    changes the logits."""
+    model = kerattn.zoo.luong_nmt(12, 10, preset="tiny", attention="global",
+                                  decoder_init="zeros", lookahead=2)
+    _numpy_weights(model)
+    source = np.array([[5, 0, 0, 0], [6, 7, 8, 9], [4, 5, 6, 0]], "int32")
+    target_in = np.array([[2, 4, 0], [2, 6, 5], [2, 7, 8]], "int32")
+    inputs = {"source_ids": source, "target_in_ids": target_in}
+    logits = keras.ops.convert_to_numpy(model(inputs))
+    state = model.encode(source)
+    for t in range(3):
+        step_logits, state, _ = model.step(target_in[:, t], state, t)
+        real = target_in[:, t] > 0
+        np.testing.assert_allclose(keras.ops.convert_to_numpy(step_logits)[real],
+                                   logits[real, t], atol=1e-5)
+    layer = model.get_layer("lookahead")
+    d = layer.kernel.shape[1]
+    layer.set_weights([np.eye(3, 1, dtype="float32").repeat(d, axis=1)])  # identity
+    assert not np.allclose(keras.ops.convert_to_numpy(model(inputs)), logits)
+
+
 WORDS = ["reads", "phoneme", "th", "alive"]   # the longest not first
 
 
