@@ -85,7 +85,8 @@ def parse_args(argv=None):
     p.add_argument("--epochs", type=int, default=None,
                    help="default: the recipe's (translation 6, show_attend_tell "
                         "8, han_classifier up to 30 a stage with early "
-                        "stopping, aoa_reader 3, pointer_generator 2, g2p 10)")
+                        "stopping, aoa_reader 3, pointer_generator 2, g2p up "
+                        "to 40 with early stopping)")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--size", default="small",
                    help="the model's preset: tiny, small, base or paper (see "
@@ -117,7 +118,8 @@ def parse_args(argv=None):
     p.add_argument("--attention", default=None,
                    help="show_attend_tell: soft (default) or hard; g2p: global "
                         "(default), location-sensitive, hard-monotonic or mocha")
-    p.add_argument("--beam-width", type=int, default=5, help="translation only")
+    p.add_argument("--beam-width", type=int, default=5,
+                   help="translation and g2p: the test split's beam (1: greedy)")
     p.add_argument("--pipeline", choices=("python", "tf.data"), default="python",
                    help="translation only: batches tokenised in Python "
                         "(LengthBucketedBatches) or in a tf.data graph with "
@@ -188,7 +190,8 @@ def fit(args):
     if args.model == "show_attend_tell":
         return captioning.fit(attention, **common)
     if args.model == "g2p":
-        return g2p.fit(args.data, attention=attention, **common)
+        return g2p.fit(args.data, attention=attention, beam_width=args.beam_width,
+                       **common)
     if args.model == "pointer_generator":
         return summarisation.fit(args.data, **common)
     recipe = classification if args.model == "han_classifier" else reading

@@ -52,7 +52,7 @@ def np_bahdanau_decoder(y, h_enc, mask, W_a, U_a, v_a, cell, s0=None,
 
 
 def np_luong_decoder(y, h_enc, mask, W_a, W_c, stack, feeding, states=None,
-                     t_mask=None, window=None):
+                     t_mask=None, window=None, wait=None):
     """Luong et al. (2015), eq. 5 + "general" score + input feeding (3.3):
 
     h_t = stack(h_{t-1}, [y_t; h~_{t-1}]); a_t = softmax(h_t^T W_a h_s);
@@ -62,6 +62,8 @@ def np_luong_decoder(y, h_enc, mask, W_a, W_c, stack, feeding, states=None,
     when None. A padded target step keeps the states and h~ and outputs
     zeros. `window=D`: local-m (section 3.2), the softmax over the source
     positions `|s - t| <= D` alone, `t` each row's own count of real steps.
+    `wait=(k, r)`: a wait-k schedule (Ma et al. 2019, with a rate): step
+    `t` attends to the first `k + floor(r t)` source positions alone.
     """
     b, t, _ = y.shape
     states = [np.zeros((b, W_a.shape[0]))] if states is None else states
@@ -77,6 +79,10 @@ def np_luong_decoder(y, h_enc, mask, W_a, W_c, stack, feeding, states=None,
             row_t = t_mask[:, :i].sum(1)[:, None]          # each row's own t
             near = np.abs(np.arange(h_enc.shape[1])[None] - row_t) <= window
             step_mask = mask & near
+        if wait is not None:
+            row_t = t_mask[:, :i].sum(1)[:, None]
+            reads = wait[0] + np.floor(np.float32(wait[1]) * row_t.astype("float32"))
+            step_mask = step_mask & (np.arange(h_enc.shape[1])[None] < reads)
         a = np_masked_softmax(e, step_mask)
         c = np.einsum("bs,bsd->bd", a, h_enc)
         real = t_mask[:, i:i + 1]
@@ -640,3 +646,57 @@ def test_attentional_layer_false_refuses_what_needs_h_tilde():
         AttentionRNN(8, att, order="luong", attentional_layer="no")
     bahdanau = AttentionRNN(8, BahdanauAttention(5), attentional_layer=False)
     assert bahdanau.get_config()["attentional_layer"] is False
+
+
+# --- A wait-k schedule (Ma et al. 2019) ----------------------------------------
+
+
+@pytest.mark.parametrize("feeding", [True, False])
+def test_wait_k_decoder_matches_numpy(feeding):
+    """`wait_k=2, wait_rate=1.5`: step t attends to the first 2 + floor(1.5 t)
+    source positions alone (each row's own t), in the loop (input feeding)
+    and in the parallel form; target padding with the shortest row first,
+    against the NumPy decoder. One step at a time gives the same, and the
+    schedule survives `get_config`."""
+    rng = np.random.default_rng(11)
+    y, h, t_mask, mask = _masked_data(rng)
+    dec = AttentionRNN(8, LuongAttention("general"), cell="lstm", order="luong",
+                       input_feeding=feeding, attentional_units=6, wait_k=2,
+                       wait_rate=1.5)
+    assert dec.parallel == (not feeding)
+    assert [dec.reads(t) for t in range(5)] == [2, 3, 5, 6, 8]
+    dec(y, h)
+    _randomize_biases(rng, dec.cell.rnn_cells)
+    out, al = (to_numpy(a) for a in dec(y, h, inputs_mask=t_mask, memory_mask=mask,
+                                         return_attention_scores=True))
+    lstm = [[to_numpy(w) for w in (c.kernel, c.recurrent_kernel, c.bias)]
+            for c in dec.cell.rnn_cells]
+    ref_out, ref_al = np_luong_decoder(
+        y, h, mask, to_numpy(dec.attention.W_a),
+        to_numpy(dec.cell.attentional.kernel), np_lstm_stack(lstm),
+        feeding=feeding, states=[np.zeros((3, 8)) for _ in range(2)],
+        t_mask=t_mask, wait=(2, 1.5))
+    np.testing.assert_allclose(al, ref_al, atol=1e-5)
+    np.testing.assert_allclose(out, ref_out, atol=1e-5)
+    assert np.all(al[:, 0, 2:] == 0) and np.any(al[:, 1, 2] > 0)   # it grows
+    everywhere, _ = np_luong_decoder(   # the check can fail: no schedule differs
+        y, h, mask, to_numpy(dec.attention.W_a),
+        to_numpy(dec.cell.attentional.kernel), np_lstm_stack(lstm),
+        feeding=feeding, states=[np.zeros((3, 8)) for _ in range(2)],
+        t_mask=t_mask)
+    assert not np.allclose(everywhere, ref_out, atol=1e-3)
+
+    cache = dec.precompute(h, mask)
+    states = dec.get_initial_state(3, None, cache)
+    for t in range(y.shape[1]):
+        step_out, states, step_w = dec.step(y[:, t], states, cache)
+        real = t_mask[:, t]
+        np.testing.assert_allclose(to_numpy(step_out)[real], out[real, t], atol=1e-5)
+        np.testing.assert_allclose(to_numpy(step_w)[real], al[real, t], atol=1e-5)
+
+    again = AttentionRNN.from_config(dec.get_config())
+    assert (again.wait_k, again.wait_rate) == (2, 1.5)
+    again(y, h)
+    again.set_weights(dec.get_weights())
+    np.testing.assert_allclose(
+        to_numpy(again(y, h, inputs_mask=t_mask, memory_mask=mask)), out, atol=1e-6)

@@ -262,6 +262,10 @@ case("AttentionRNN", "attentional_units without the attentional layer",
                   attentional_layer=False), "`attentional_units`")
 case("AttentionRNN", "attentional_layer not a bool",
      lambda: _rnn(attentional_layer="no"), "`attentional_layer`")
+case("AttentionRNN", "wait_k 0 (step 0 would read nothing)",
+     lambda: _rnn(wait_k=0), "`wait_k`")
+case("AttentionRNN", "wait_k a float", lambda: _rnn(wait_k=2.5), "`wait_k`")
+case("AttentionRNN", "wait_rate 0", lambda: _rnn(wait_k=2, wait_rate=0), "`wait_rate`")
 
 def _cell(cell="gru", units=4, attention=None, order="bahdanau"):
     return layers.AttentionRNNCell(cell, units, attention or layers.BahdanauAttention(3),
@@ -556,6 +560,11 @@ case("luong_nmt", "unknown decoder_init",
 case("luong_nmt", "unknown score", lambda: zoo.luong_nmt(20, 20, score="bilinear"), "`score`")
 case("luong_nmt", "lookahead negative",
      lambda: zoo.luong_nmt(20, 20, preset="tiny", lookahead=-2), "`lookahead`")
+case("luong_nmt", "wait_k negative",
+     lambda: zoo.luong_nmt(20, 20, preset="tiny", wait_k=-1), "`wait_k`")
+case("luong_nmt", "wait_rate a string",
+     lambda: zoo.luong_nmt(20, 20, preset="tiny", wait_k=2, wait_rate="fast"),
+     "`wait_rate`")
 case("seq2seq", "num_layers 0", lambda: zoo.seq2seq(20, 20, num_layers=0), "`num_layers`")
 case("cho_encoder_decoder", "source vocabulary 0",
      lambda: zoo.cho_encoder_decoder(0, 20), "`source_vocab_size`")
@@ -794,6 +803,12 @@ case("StreamingDecoder", "a bidirectional encoder", lambda: decoding.StreamingDe
     zoo.luong_nmt(20, 20, units=6, embedding_dim=4, preset="tiny", attention="mocha",
                   bidirectional_encoder=True, decoder_init="zeros"),
     _STREAM_VOCAB, _STREAM_VOCAB), "`model`.*both ways")
+case("StreamingDecoder", "a wait-k decoder over a reversed source",
+     lambda: decoding.StreamingDecoder(
+         zoo.luong_nmt(20, 20, units=6, embedding_dim=4, preset="tiny",
+                       attention="global", wait_k=2, reverse_source=True,
+                       decoder_init="zeros"),
+         _STREAM_VOCAB, _STREAM_VOCAB), "`model`.*reversed")
 case("StreamingDecoder", "source_vocab not a vocabulary", lambda: decoding.StreamingDecoder(
     _STREAM(), {"a": 4}, _STREAM_VOCAB), "`source_vocab`")
 case("StreamingDecoder", "max_length 0", lambda: _streaming(max_length=0), "`max_length`")

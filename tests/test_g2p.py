@@ -241,6 +241,88 @@ def test_a_streaming_decoder_that_ignored_the_lookahead_would_differ():
     assert differs
 
 
+def _wait_model(attention, letters, phonemes, lookahead=0):
+    model = kerattn.zoo.luong_nmt(len(letters), len(phonemes), attention=attention,
+                                  preset="g2p-streaming", units=8, embedding_dim=6,
+                                  lookahead=lookahead, wait_k=2, wait_rate=1.2)
+    _numpy_weights(model)
+    bias = model.get_layer("output_projection").bias
+    values = keras.ops.convert_to_numpy(bias)
+    values[phonemes.eos_id] = -2.0        # EOS less likely: words of a few phonemes
+    bias.assign(values)
+    return model
+
+
+@pytest.mark.parametrize("attention,lookahead", [
+    ("global", 0), ("location-sensitive", 1)])
+def test_a_wait_k_model_streams_on_its_schedule_and_equals_offline(attention, lookahead):
+    """A soft attention under a wait-k schedule (`wait_k=2, wait_rate=1.2`):
+    phoneme i is committed once 2 + floor(1.2 i) letters (and the
+    lookahead's) are read, never earlier or later, and the streamed output
+    equals the offline greedy output of the padded batch (the longest word
+    not first)."""
+    letters = SymbolVocabulary.build(WORDS, separator="")
+    phonemes = SymbolVocabulary.build(["F OW N IY M", "R IY D Z", "TH"])
+    model = _wait_model(attention, letters, phonemes, lookahead)
+    assert model.can_stream() == (True, "")
+    assert [model.reads(i) for i in range(6)] == [2, 3, 4, 5, 6, 8]
+    ids = [letters.encode(w) for w in WORDS]
+    batch = np.array([row + [0] * (7 - len(row)) for row in ids], "int32")
+    offline = model.generate(batch, max_length=8, bos_id=phonemes.bos_id,
+                             eos_id=phonemes.eos_id)
+    tokens, lengths = (keras.ops.convert_to_numpy(offline[k])
+                       for k in ("tokens", "lengths"))
+    early = 0
+    for word, row, n in zip(WORDS, tokens, lengths):
+        expected = [t for t in row[:n] if t != phonemes.eos_id]
+        decoder = StreamingDecoder(model, letters, phonemes, max_length=8)
+        chunks = [decoder.feed(c) for c in word] + [decoder.finish()]
+        assert sum(chunks, []) == phonemes.tokens(expected), word
+        read_at = [min(k + 1, len(word)) for k, chunk in enumerate(chunks)
+                   for _ in chunk]            # letters read when each was written
+        scheduled = [min(model.reads(i) + lookahead, len(word))
+                     for i in range(len(read_at))]
+        assert read_at == scheduled, word
+        early += sum(r < len(word) for r in read_at)
+    assert early >= 4
+
+
+def test_a_streaming_decoder_off_the_schedule_would_differ():
+    """The check above can fail: the same wait-k model streamed one letter
+    earlier than its schedule (committing with attention over a prefix
+    shorter than the offline step reads) gives another output for some
+    word."""
+    letters = SymbolVocabulary.build(WORDS, separator="")
+    phonemes = SymbolVocabulary.build(["F OW N IY M", "R IY D Z", "TH"])
+    model = _wait_model("global", letters, phonemes)
+    differs = False
+    for word in WORDS:
+        outputs = []
+        for early in (0, 1):
+            decoder = StreamingDecoder(model, letters, phonemes, max_length=8)
+            decoder.lookahead = -early
+            outputs.append(sum([decoder.feed(c) for c in word], [])
+                           + decoder.finish())
+        differs |= outputs[0] != outputs[1]
+    assert differs
+
+
+def test_average_lagging_against_hand_counts():
+    """Ma et al. (2019)'s AL, in letters, of what a streaming decoder
+    committed after each letter and at the end."""
+    lag = g2p.average_lagging
+    assert lag([["R"], ["IY"], ["D"], []]) == 1.0             # one a letter
+    # g = 1, 3, 3, 3, 3 for 5 outputs of 3 letters (rate 3/5); tau = 2:
+    # ((1 - 0) + (3 - 0.6)) / 2.
+    assert lag([["F"], [], ["OW"], ["N", "IY", "M"]]) == pytest.approx(1.7)
+    assert lag([[], [], [], ["AH", "B"]]) == 3.0              # all at the end
+    # Every output before the last letter (EOS written early): tau is the
+    # last output; g = 1, 2 of 3 letters, rate 3/2: ((1 - 0) + (2 - 1.5)) / 2.
+    assert lag([["A"], ["B"], [], []]) == pytest.approx(0.75)
+    with pytest.raises(ValueError, match="chunks"):
+        lag([[], [], []])
+
+
 def test_streaming_refuses_models_that_read_the_whole_word():
     letters = SymbolVocabulary.build(WORDS, separator="")
     phonemes = SymbolVocabulary.build(["F OW N IY M"])
@@ -257,20 +339,25 @@ def test_streaming_refuses_models_that_read_the_whole_word():
             StreamingDecoder(model, letters, phonemes)
 
 
-def test_a_saved_streaming_model_loads_still_reading_left_to_right(tmp_path):
-    """`decoder_init="zeros"` and a lookahead survive a `.keras` round trip
-    (the graph's decoder takes no initial state): the loaded model streams
-    with the same lookahead, and decodes the same; no marker layer is
-    built."""
+@pytest.mark.parametrize("attention,wait", [("hard-monotonic", {}),
+                                             ("global", dict(wait_k=3, wait_rate=1.5))])
+def test_a_saved_streaming_model_loads_still_reading_left_to_right(tmp_path, attention,
+                                                                   wait):
+    """`decoder_init="zeros"`, a lookahead and a wait-k schedule survive a
+    `.keras` round trip (the graph's decoder takes no initial state): the
+    loaded model streams with the same lookahead and schedule, and decodes
+    the same; no marker layer is built."""
     model = kerattn.zoo.luong_nmt(12, 10, preset="g2p-streaming", units=8,
-                                  embedding_dim=6, attention="hard-monotonic",
-                                  lookahead=2)
+                                  embedding_dim=6, attention=attention,
+                                  lookahead=2, **wait)
     _numpy_weights(model)
     path = str(tmp_path / "g2p.keras")
     model.save(path)
     loaded = kerattn.load_model(path)
     assert "zero_decoder_init" not in loaded.layers_by_name
     assert loaded.can_stream() == (True, "") and loaded.lookahead() == 2
+    assert [loaded.reads(i) for i in range(3)] == (
+        [3, 4, 6] if wait else [None] * 3)
     source = np.array([[4, 5, 0], [6, 7, 8]], "int32")
     state = loaded.encode(source)
     assert not np.any(keras.ops.convert_to_numpy(state["states"]["cells"][0]))

@@ -665,6 +665,7 @@ def test_g2p_recipe_tiny_run(tmp_path, monkeypatch):
               "--out", str(tmp_path)]
     run_recipe("g2p", ["--attention", "mocha", "--seeds", "2", *common], monkeypatch)
     papers = ["--patience", "2", "--lr-decay", "0.5", "--beam-width", "2",
+              "--wait-k", "2", "--wait-rate", "1.5",
               "--backup", str(tmp_path / "backup")]
     run_recipe("g2p", ["--attention", "global", *papers, *common], monkeypatch)
     runs = json.loads((tmp_path / "results.json").read_text())["runs"]
@@ -679,8 +680,9 @@ def test_g2p_recipe_tiny_run(tmp_path, monkeypatch):
     assert glob["attended_nowhere"] == 0          # a softmax always attends
     assert 0 <= mocha["attended_nowhere"] <= 1
     assert mocha["test_words"] == glob["test_words"] == 15   # 5% of the sample
-    assert {k: glob["settings"][k] for k in ("patience", "lr_decay", "beam_width")} == {
-        "patience": 2, "lr_decay": 0.5, "beam_width": 2}
+    assert {k: glob["settings"][k] for k in ("patience", "lr_decay", "beam_width",
+                                             "wait_k", "wait_rate")} == {
+        "patience": 2, "lr_decay": 0.5, "beam_width": 2, "wait_k": 2, "wait_rate": 1.5}
     assert "backup" not in glob["settings"] and "patience" not in mocha["settings"]
     assert set(glob["per_seed"][0]["greedy"]) == {"wer", "per"}   # beside the beam's
     curve = glob["per_seed"][0]["val_losses"]
@@ -696,12 +698,16 @@ def test_g2p_recipe_tiny_run(tmp_path, monkeypatch):
     assert (f"python zoo/g2p/recipe.py --attention mocha --preset tiny --epochs 1 "
             f"--dict {sample} --seeds 2") in text
     assert (tmp_path / "alignments_mocha_tiny.png").stat().st_size > 1000
+    assert (tmp_path / "alignments_global_tiny_patience2-lr_decay0.5-beam_width2"
+            "-wait_k2-wait_rate1.5.png").exists()
     (tmp_path / "RESULTS.md").unlink()
     run_recipe("g2p", ["--report-only", "--out", str(tmp_path)], monkeypatch)
     assert (tmp_path / "RESULTS.md").read_text() == text
     with pytest.raises(SystemExit):   # a backup is one seed's training
         run_recipe("g2p", ["--backup", str(tmp_path / "b"), "--seeds", "2", *common],
                    monkeypatch)
+    with pytest.raises(SystemExit):   # a rate without its schedule
+        run_recipe("g2p", ["--wait-rate", "1.2", *common], monkeypatch)
 
 
 def test_summarisation_seeds_join_with_mean_sd_and_interval():

@@ -23,11 +23,16 @@ that the streamed output stays exactly the offline one, `k` inputs later.
     decoder.feed("neme")     # ['OW', 'N', 'IY']
     decoder.finish()         # ['M']        the rest, at the end of the word
 
+A model with a wait-k decoder (`model.reads(i)`: `luong_nmt(wait_k=k)`,
+Ma et al. 2019) attends at step `i` only to the first `reads(i)` inputs,
+whatever its attention: its output `i` is committed once `reads(i) +
+lookahead()` inputs are read, and equals the offline one.
+
 Which models can stream, each says itself (`GenerativeModel.can_stream`),
 and how its state grows when more input arrives (`extend_source`): this
 module knows no model class. Today: `kerattn.zoo.luong_nmt(...,
 attention="hard-monotonic" or "mocha", preset="g2p-streaming")` (one-way
-encoder, decoder started from zeros).
+encoder, decoder started from zeros), and any attention with `wait_k=k`.
 """
 
 import numpy as np
@@ -41,8 +46,9 @@ class StreamingDecoder:
     """Greedy decoding that emits tokens before the input is complete.
 
     For a model that can stream (`model.can_stream()`: a hard monotonic
-    attention and an encoder that reads left to right): after each `feed`, the tokens
-    whose attention stopped inside the input read so far; after `finish`,
+    attention or a wait-k schedule, and an encoder that reads left to
+    right): after each `feed`, the tokens whose attention stopped inside the
+    input read so far (or whose schedule's prefix is read); after `finish`,
     the rest. Together they are exactly the greedy offline output of the
     whole input (`model.generate(..., strategy="greedy")`, hard
     attention), EOS left out.
@@ -134,13 +140,17 @@ class StreamingDecoder:
             previous = self.tokens[-1] if self.tokens else self.target_vocab.bos_id
             logits, new_state, weights = self.model.step(
                 np.asarray([previous], "int32"), state, len(self.tokens))
-            weights = ops.convert_to_numpy(weights)[0]          # (J,)
-            # The attention stopped at the last position it weighs (hard
-            # monotonic: the one; MoChA: its chunk's end), whose state is
-            # final once `lookahead` more inputs are read.
-            stopped = float(weights.sum()) > 0.5 and (
-                int(np.flatnonzero(weights > 0)[-1]) + self.lookahead
-                < len(self.source))
+            reads = self.model.reads(len(self.tokens))
+            if reads is not None:   # a schedule: this prefix, whatever it weighs
+                stopped = reads + self.lookahead <= len(self.source)
+            else:
+                # The attention stopped at the last position it weighs (hard
+                # monotonic: the one; MoChA: its chunk's end), whose state
+                # is final once `lookahead` more inputs are read.
+                weights = ops.convert_to_numpy(weights)[0]      # (J,)
+                stopped = float(weights.sum()) > 0.5 and (
+                    int(np.flatnonzero(weights > 0)[-1]) + self.lookahead
+                    < len(self.source))
             if not (stopped or final):
                 break    # its attention needs letters not read yet
             logp = _log_probs(logits, self.target_vocab.pad_id,

@@ -16,7 +16,7 @@ from keras import tree
 
 from kerattn import checks
 from kerattn import keras_fixes
-from kerattn.layers.attention_utils import mask_as
+from kerattn.layers.attention_utils import mask_as, wait_reads
 from kerattn.layers.base_attention import BaseAttention
 from kerattn.layers.recurrent_stack import RecurrentStack, input_product
 from kerattn.layers.scan import masked_scan
@@ -32,9 +32,12 @@ def _layer_from(config_or_layer):
 
 
 def _check_args(units, attention, cell, order, attentional_units,
-                num_layers, output_state, input_feeding, attentional_layer):
+                num_layers, output_state, input_feeding, attentional_layer,
+                wait_k=None, wait_rate=1.0):
     """The arguments AttentionRNN and its cell share; the attention layer."""
     checks.positive_int("units", units)
+    checks.positive_int("wait_k", wait_k, allow_none=True)
+    checks.positive_number("wait_rate", wait_rate)
     checks.positive_int("num_layers", num_layers)
     checks.positive_int("attentional_units", attentional_units,
                         allow_none=True)
@@ -101,6 +104,7 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
             (`input_feeding` is False for order "bahdanau" here).
         attentional_units: the size of Luong's `h~_t = tanh(W_c [c; h])`
             (an int: `AttentionRNN` gives `units` for None).
+        wait_k, wait_rate: as `AttentionRNN`'s.
         **kwargs: base layer keyword arguments.
 
     Example:
@@ -119,11 +123,13 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
 
     def __init__(self, cell, units, attention, order, input_feeding,
                  attentional_units, num_layers=1, output_state="previous",
-                 reset_after=True, attentional_layer=True, **kwargs):
+                 reset_after=True, attentional_layer=True, wait_k=None,
+                 wait_rate=1.0, **kwargs):
         super().__init__(**kwargs)
         attention = _check_args(units, attention, cell, order, attentional_units,
                                 num_layers, output_state, input_feeding,
-                                attentional_layer)
+                                attentional_layer, wait_k, wait_rate)
+        self.wait_k, self.wait_rate = wait_k, float(wait_rate)
         self.output_state = output_state
         self.cell_type = cell
         self.units = units
@@ -201,6 +207,9 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
         """
         attention = self.attention
         position = ops.cast(state["step"][:, 0], "int32")
+        if self.wait_k is not None:   # this step's window of the memory
+            memory = {**memory, "mask": ops.logical_and(
+                memory["mask"], self.window(position, ops.shape(memory["mask"])[1]))}
         kwargs = dict(position=position, training=training,
                       noise={} if noise is None else noise, mode=mode)
         if attention.dtype_policy.name == self.dtype_policy.name:
@@ -215,6 +224,14 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
         context, weights, next_state = result
         dtype = self.compute_dtype
         return ops.cast(context, dtype), ops.cast(weights, dtype), next_state
+
+    def window(self, position, length):
+        """The `wait_k` schedule's mask: `(batch, length)`, True where the
+        step at each row's `position` (`(batch,)` int) may read
+        (`attention_utils.wait_reads`)."""
+        reads = wait_reads(position, self.wait_k, self.wait_rate)
+        return ops.less(ops.expand_dims(ops.arange(length), 0),
+                        ops.expand_dims(reads, -1))
 
     def initial_state(self, batch_size, cache, cell_states=None):
         """The named state before the first step (see `AttentionRNN`):
@@ -412,6 +429,18 @@ class AttentionRNN(keras.layers.Layer):
             output `[s_{i-1}; c_i]` (Bahdanau et al.) or `[s_i; c_i]` (the
             new state, as Xu et al. (2015), eq. 7, read `h_t` and `z_t`).
         return_state: bool, also return the final states.
+        wait_k: None (every step reads the whole memory), or a wait-k
+            schedule (Ma et al. 2019, STACL): step `i` (from 0, each row's
+            own) reads only the first `wait_k + floor(wait_rate * i)`
+            memory positions (`attention_utils.wait_reads`), in training,
+            scoring and decoding alike. Over a one-way encoder this makes
+            the output at step `i` depend on that prefix of the input
+            alone: a streaming decoder writes it once the prefix is read
+            (`kerattn.decoding.StreamingDecoder`, `kerattn.zoo.luong_nmt(
+            wait_k=k)`).
+        wait_rate: float > 0, the memory positions read per step written
+            (1: STACL's wait-k; above 1 where outputs are shorter than
+            inputs, e.g. 1.2 for phonemes of letters).
         reset_after: bool ("gru" only). False is the GRU of Cho et al. (2014)
             and Bahdanau et al. (2014), `h~ = tanh(W x + U (r * h))`, the
             reset gate applied before the recurrent matrix. True (Keras'
@@ -464,11 +493,12 @@ class AttentionRNN(keras.layers.Layer):
     def __init__(self, units, attention, cell="gru", order="bahdanau",
                  input_feeding=True, attentional_units=None, num_layers=1,
                  output_state="previous", return_state=False, reset_after=True,
-                 attentional_layer=True, **kwargs):
+                 attentional_layer=True, wait_k=None, wait_rate=1.0, **kwargs):
         super().__init__(**kwargs)
         attention = _check_args(units, attention, cell, order, attentional_units,
                                 num_layers, output_state, input_feeding,
-                                attentional_layer)
+                                attentional_layer, wait_k, wait_rate)
+        self.wait_k, self.wait_rate = wait_k, float(wait_rate)
         self.output_state = output_state
         for name, flag in (("return_state", return_state),
                            ("reset_after", reset_after)):
@@ -494,8 +524,8 @@ class AttentionRNN(keras.layers.Layer):
             cell, units, attention, order, self.input_feeding,
             attentional_units or units, num_layers=num_layers,
             output_state=output_state, reset_after=reset_after,
-            attentional_layer=self.attentional_layer,
-            dtype=self.dtype_policy, name="cell",
+            attentional_layer=self.attentional_layer, wait_k=wait_k,
+            wait_rate=wait_rate, dtype=self.dtype_policy, name="cell",
         )
 
     # --- the parts -------------------------------------------------------------
@@ -637,6 +667,20 @@ class AttentionRNN(keras.layers.Layer):
             attention_mode=attention_mode)
         return output, state, extras["weights"]
 
+    def reads(self, index):
+        """How many memory positions the step at `index` (from 0) may read
+        under `wait_k`'s schedule (an int), or None without one.
+
+        >>> from kerattn.layers import LuongAttention
+        >>> AttentionRNN(8, LuongAttention(), order="luong", wait_k=3).reads(2)
+        5
+        """
+        if self.wait_k is None:
+            return None
+        return int(ops.convert_to_numpy(
+            wait_reads(ops.convert_to_tensor([index], "int32"), self.wait_k,
+                       self.wait_rate))[0])
+
     def extend_source(self, states, cache):
         """`states` after some steps on a source, for the longer source of
         `cache` (a streaming decoder's next prefix): the attention grows its
@@ -673,10 +717,16 @@ class AttentionRNN(keras.layers.Layer):
 
             final, h = masked_scan(recur, state, projected, inputs_mask,
                                    ops.zeros((batch, self.units), dtype))
+            window = {}
+            if self.wait_k is not None:   # step t reads its schedule's prefix
+                steps = ops.arange(ops.shape(inputs)[1])
+                window["attention_mask"] = ops.broadcast_to(
+                    ops.expand_dims(cell.window(steps, ops.shape(memory)[1]), 0),
+                    (batch, ops.shape(inputs)[1], ops.shape(memory)[1]))
             context, weights = self.attention(
                 h, cache["values"], projected_key=cache["keys"],
                 value_mask=cache["mask"] > 0.5, query_mask=inputs_mask,
-                return_attention_scores=True, training=training,
+                return_attention_scores=True, training=training, **window,
             )
             emitted = {"outputs": cell.luong_output(h, context),
                        "weights": weights}
@@ -777,5 +827,7 @@ class AttentionRNN(keras.layers.Layer):
             "return_state": self.return_state,
             "reset_after": self.reset_after,
             "attentional_layer": self.attentional_layer,
+            "wait_k": self.wait_k,
+            "wait_rate": self.wait_rate,
         })
         return config

@@ -103,6 +103,40 @@ def causal_mask(query_length, value_length):
     return ops.less_equal(cols, rows + (value_length - query_length))
 
 
+
+def wait_reads(position, wait_k, wait_rate=1.0):
+    """How many memory positions output step `position` (from 0) may read
+    under a wait-k schedule: `g(i) = wait_k + floor(wait_rate * i)`.
+
+    Ma et al. (2019, STACL): the wait-k policy writes output `t`
+    (from 1) after `g(t) = k + t - 1` source words, `k` behind, and reads
+    one more word for each word it writes (`wait_rate=1`). Where outputs
+    are shorter than inputs (phonemes for letters: 1.18 letters a phoneme
+    in CMUdict), a rate above 1 keeps the window level with the input
+    instead of falling behind it (STACL's "catch-up" addresses the same
+    length ratio). A step never reads past the memory's end (its mask), so
+    `min(g(i), |x|)` is implicit.
+
+    Computed in float32 then floored, the same in a decoder's loop, its
+    parallel form and a streaming decoder's schedule (`kerattn.decoding.
+    StreamingDecoder`), which must agree on every step.
+
+    Args:
+        position: int tensor or array of steps (any shape).
+        wait_k: int >= 1, the positions read before the first output.
+        wait_rate: float > 0, the positions read per output written.
+
+    Returns:
+        int32 of `position`'s shape.
+
+    Example:
+
+    >>> [int(n) for n in wait_reads(ops.arange(7), 2, 1.2)]
+    [2, 3, 4, 5, 6, 8, 9]
+    """
+    steps = ops.cast(position, "float32") * ops.cast(wait_rate, "float32")
+    return ops.cast(ops.floor(steps), "int32") + wait_k
+
 def merge_masks(
     query_mask=None,
     value_mask=None,

@@ -104,9 +104,9 @@ class BaseAttention(keras.layers.Layer):
     `call` and `step`.
 
     What the protocol leaves room for: a decoder that constrains where an
-    attention may look at a step (an attention constraint or a window at
-    inference) narrows that step's `cache["mask"]`, which every family
-    honours; an attention made of several mechanisms keeps the tuple of
+    attention may look at a step narrows that step's `cache["mask"]`, which
+    every family honours (`AttentionRNN(wait_k=k)` does: a wait-k schedule;
+    an attention constraint at inference would); an attention made of several mechanisms keeps the tuple of
     their states (the decoder and the searches map over any tree); a
     streaming model declares what it can commit to (`GenerativeModel.
     can_stream`), where a lookahead would be stated.

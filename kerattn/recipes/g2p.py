@@ -241,8 +241,9 @@ def streaming(model, data, count=100, examples=("phoneme", "thoughtful", "xyloph
 
     Returns:
         None for a model that cannot stream; else `{"words", "early",
-        "same_as_offline", "examples"}`: the share of written phonemes
-        committed before the word's last letter was read, the share of
+        "lagging", "same_as_offline", "examples"}`: the share of written
+        phonemes committed before the word's last letter was read, the
+        mean average lagging in letters (`average_lagging`), the share of
         words whose streamed output equals the offline greedy output
         (`pronounce`; the same up to floating-point near-ties, as the
         prefix and the whole word are encoded apart), and for each of `examples`
@@ -258,7 +259,7 @@ def streaming(model, data, count=100, examples=("phoneme", "thoughtful", "xyloph
     words = [w for w, _ in data["test"][:count]]
     offline, _ = pronounce(model, data, words)
     early = written = same = 0
-    shown = []
+    lags, shown = [], []
     for word, expected in zip(list(words) + list(examples),
                               offline + [None] * len(examples)):
         decoder.reset()
@@ -269,8 +270,43 @@ def streaming(model, data, count=100, examples=("phoneme", "thoughtful", "xyloph
         same += " ".join(sum(chunks, [])) == expected
         written += sum(map(len, chunks))
         early += sum(map(len, chunks[:len(word) - 1]))
+        if any(chunks):
+            lags.append(average_lagging(chunks))
     return {"words": len(words), "early": round(early / max(written, 1), 4),
+            "lagging": round(float(np.mean(lags)), 4) if lags else None,
             "same_as_offline": round(same / len(words), 4), "examples": shown}
+
+
+def average_lagging(chunks):
+    """Ma et al. (2019)'s average lagging, in letters, of one streamed word.
+
+    `chunks`: what a streaming decoder committed after each letter (one
+    list per letter), then after the end of the word (the last list). With
+    `g(t)` the letters read when output `t` (from 1) was committed, `|x|`
+    letters, `|y|` outputs and `tau` the first output committed after the
+    whole word was read (the last output if none was):
+
+        AL = (1 / tau) sum_{t=1}^{tau} [g(t) - (t - 1) |x| / |y|]
+
+    how many letters, on average, the outputs up to `tau` are written
+    behind an ideal writer that keeps pace with the input: a wait-k
+    schedule's is about `k`, one output as each letter is read gives 1, and
+    a model that writes everything at the end `|x|`.
+
+    >>> average_lagging([["R"], ["IY"], ["D"], []])               # "red"
+    1.0
+    >>> average_lagging([["F"], [], ["OW"], ["N", "IY", "M"]])    # 3 letters
+    1.7
+    """
+    letters = len(chunks) - 1
+    reads = [min(k + 1, letters) for k, chunk in enumerate(chunks)
+             for _ in chunk]                       # g(t) for each output
+    checks.require(bool(reads), "chunks", "at least one committed output",
+                   chunks)
+    tau = next((t for t, g in enumerate(reads, 1) if g == letters),
+               len(reads))   # every output (EOS too) before the word ended
+    rate = letters / len(reads)
+    return float(np.mean([reads[t] - t * rate for t in range(tau)]))
 
 
 def draw(model, data, path, words=("phoneme", "thoughtful", "xylophone")):
@@ -286,9 +322,9 @@ def draw(model, data, path, words=("phoneme", "thoughtful", "xylophone")):
         path)
 
 
-def fit(data=None, attention="global", preset="small", epochs=10, batch_size=64,
+def fit(data=None, attention="global", preset="small", epochs=40, batch_size=64,
         learning_rate=None, max_train=None, max_test=None, seed=0, strategy=None,
-        verbose=2, stress=False):
+        verbose=2, stress=False, patience=3, decay=0.5, beam_width=5):
     """`examples/fit.py g2p`: the recipe's method on any word list.
 
     Args:
@@ -298,12 +334,18 @@ def fit(data=None, attention="global", preset="small", epochs=10, batch_size=64,
             validation, by a hash of the word. None trains on CMUdict.
         attention: one of `ATTENTIONS`.
         preset: "small" trains the "g2p" sizes; any `luong_nmt` preset.
-        epochs, batch_size, learning_rate (None: 2e-3), seed: training's.
+        epochs, batch_size, learning_rate (None: 2e-3), seed: training's;
+            `epochs` is at most that many with `patience`.
         max_train, max_test: keep the first words of a split (a user's
             file: by the hash of its split).
         strategy: a `kerattn.distribute` strategy.
         verbose: `fit`'s verbosity.
         stress: keep ARPAbet's stress digits (`read_cmudict`).
+        patience, decay: `train`'s: trained to convergence on the
+            validation words by default, as the papers (and zoo/g2p's
+            converged rows) train; None and None train `epochs` epochs at
+            one rate.
+        beam_width: the test words' beam (1: greedy).
 
     Returns:
         `(model, summary, results, draw)`: `results` holds `wer` and `per`
@@ -320,14 +362,15 @@ def fit(data=None, attention="global", preset="small", epochs=10, batch_size=64,
     prepared = prepare(splits, stress=stress, max_train=max_train, max_test=max_test)
     with strategy.scope():
         model = build(prepared, attention, "g2p" if preset == "small" else preset)
-        summary = train(model, prepared, epochs=epochs, batch_size=batch_size,
+        summary = train(model, prepared, patience=patience, decay=decay,
+                        epochs=epochs, batch_size=batch_size,
                         learning_rate=learning_rate or 2e-3, strategy=strategy,
                         seed=seed, verbose=verbose)
     vocabularies = {"source": prepared["source_vocab"],
                     "target": prepared["target_vocab"]}
     if not strategy.is_chief:
         return fitted(model, summary, None, None, "g2p", vocabularies)
-    results = evaluate(model, prepared)
+    results = evaluate(model, prepared, beam_width=beam_width)
     words = [w for w, _ in prepared["test"][:3]]
     return fitted(model, summary, results,
                   lambda path: draw(model, prepared, path, words), "g2p",

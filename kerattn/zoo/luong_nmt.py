@@ -74,6 +74,8 @@ def luong_nmt(
     forget_bias=None,
     decoder_init=None,
     lookahead=0,
+    wait_k=None,
+    wait_rate=1.0,
     preset="paper",
     name="luong_nmt",
 ):
@@ -155,6 +157,14 @@ def luong_nmt(
             each `h_s` also sees the next `lookahead` letters, and a
             streaming decoder waits for them before committing to an output
             that attends there (the model's `lookahead()`).
+        wait_k, wait_rate: None, or the decoder's wait-k schedule
+            (`AttentionRNN`'s; Ma et al. 2019): output `i` (from 0) attends
+            only to the first `wait_k + floor(wait_rate * i)` source
+            positions, in training as in decoding. With a one-way encoder
+            read in order and `decoder_init="zeros"`, any attention can
+            then stream (`kerattn.decoding.StreamingDecoder`): output `i`
+            is written once those letters (and `lookahead` more) are read
+            (the model's `reads(i)`).
         preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
             "paper", and the grapheme-to-phoneme sizes "g2p",
             "g2p-streaming" and "g2p-paper"); a size given above overrides
@@ -251,7 +261,7 @@ def luong_nmt(
                                name="target_embedding", **embedding_kwargs),
         AttentionRNN(n, align, cell="lstm", order="luong",
                      input_feeding=input_feeding, num_layers=c["num_layers"],
-                     name="decoder"),
+                     wait_k=wait_k, wait_rate=wait_rate, name="decoder"),
         keras.layers.Dropout(c["dropout"], name="dropout"),
         keras.layers.Dense(target_vocab_size, name="output_projection"),
     ]
@@ -387,13 +397,15 @@ class LuongNMT(GenerativeModel):
     def can_stream(self):
         """Whether the output at a step depends on the source read so far
         only (see `GenerativeModel.can_stream`): a hard monotonic attention
-        (its decoding step reads the source up to where it stops), an
-        encoder that reads left to right, the source in order and a decoder
-        started from zeros."""
-        attention = self.get_layer("decoder").attention
-        if not attention.reads_prefix:
+        (its decoding step reads the source up to where it stops) or a
+        wait-k schedule (`wait_k`: a step reads a fixed prefix), an encoder
+        that reads left to right, the source in order and a decoder started
+        from zeros."""
+        decoder = self.get_layer("decoder")
+        if not (decoder.attention.reads_prefix or decoder.wait_k is not None):
             return False, ("its attention is not a hard monotonic one "
-                           "(attention='hard-monotonic' or 'mocha'): a soft "
+                           "(attention='hard-monotonic' or 'mocha') and its "
+                           "decoder has no wait-k schedule (wait_k=k): a soft "
                            "attention reads the whole source at every step")
         if any(isinstance(layer, keras.layers.Bidirectional)
                for layer in self.layers):
@@ -411,6 +423,12 @@ class LuongNMT(GenerativeModel):
         `GenerativeModel.lookahead`)."""
         layer = self.layers_by_name.get("lookahead")
         return 0 if layer is None else layer.lookahead
+
+    def reads(self, index):
+        """How many source positions output `index` reads at most: its
+        decoder's wait-k schedule (`AttentionRNN.reads`), or None without
+        one (see `GenerativeModel.reads`)."""
+        return self.get_layer("decoder").reads(index)
 
     def extend_source(self, state, fresh):
         """`state` after the tokens committed on a prefix, on the longer

@@ -459,12 +459,14 @@ class GenerativeModel(ZooModel):
         output_size(source_length): the size of `step`'s last axis.
         generate(inputs, ...): encode, then greedy / beam / sampling
             (`kerattn.decoding.generate`).
-        can_stream() -> (ok, why), lookahead() -> int, extend_source(state,
-            fresh) -> state: the streaming declaration
-            (`kerattn.decoding.StreamingDecoder`): whether an output may be
-            committed before the input ends, how many inputs past an
-            attended position must be read first, and how a state carries
-            over to a longer prefix.
+        can_stream() -> (ok, why), lookahead() -> int, reads(index) ->
+            int or None, extend_source(state, fresh) -> state: the
+            streaming declaration (`kerattn.decoding.StreamingDecoder`):
+            whether an output may be committed before the input ends, how
+            many inputs past an attended position must be read first, how
+            many inputs the output at `index` reads when a fixed schedule
+            says so (a wait-k decoder; None: where a hard attention stops
+            says), and how a state carries over to a longer prefix.
 
     Args:
         inputs, outputs, name: those of Keras' functional `Model`; each zoo
@@ -564,6 +566,14 @@ class GenerativeModel(ZooModel):
         inputs are read. A model whose encoder looks ahead says so here
         (`luong_nmt(lookahead=k)`)."""
         return 0
+
+    def reads(self, index):
+        """How many inputs the output at `index` (from 0) reads at most,
+        when a fixed schedule says so (a wait-k decoder, `luong_nmt(
+        wait_k=k)`): a streaming decoder commits to it once that many
+        inputs, and `lookahead()` more, are read. None (the default): no
+        schedule; where the model's hard attention stops says."""
+        return None
 
     def extend_source(self, state, fresh):
         """The decoding `state` reached on a prefix of the input, carried

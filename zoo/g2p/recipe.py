@@ -11,6 +11,10 @@
     # a streaming model that reads two letters ahead
     python zoo/g2p/recipe.py --attention hard-monotonic \
         --preset g2p-streaming --lookahead 2
+    # a wait-k decoder: phoneme i attends to the first 3 + floor(1.2 i)
+    # letters, and is written once they are read
+    python zoo/g2p/recipe.py --attention global --preset g2p-streaming \
+        --wait-k 3 --wait-rate 1.2
 
 Writes RESULTS.md, results.json and alignments_<attention>[_<preset>]
 [_<settings>].png next to this file. Each `--attention` is one run (its
@@ -37,7 +41,8 @@ DEFAULTS = {"attention": "global", "preset": "g2p", "epochs": 2,
             "stress": False}
 # Settings added later: part of a run's name only when not at their
 # default, so that runs recorded before them keep their names.
-LATER = {"patience": None, "lr_decay": None, "beam_width": 1, "lookahead": 0}
+LATER = {"patience": None, "lr_decay": None, "beam_width": 1, "lookahead": 0,
+         "wait_k": None, "wait_rate": 1.0}
 ATTENTIONS = ("global", "location-sensitive", "hard-monotonic", "mocha")
 SOFT = ("global", "location-sensitive")   # a softmax over every letter
 NAMES = {"global": "global (Luong, general score)",
@@ -87,6 +92,14 @@ def options(p):
                    help="a lookahead convolution of this many letters over "
                         "the encoder (luong_nmt's lookahead; a streaming "
                         "model waits for them)")
+    p.add_argument("--wait-k", type=int,
+                   help="a wait-k decoder (luong_nmt's wait_k; Ma et al. "
+                        "2019): phoneme i attends to the first k + "
+                        "floor(rate * i) letters only, and streams with any "
+                        "attention")
+    p.add_argument("--wait-rate", type=float,
+                   help="the letters read per phoneme written under --wait-k "
+                        "(1.0; CMUdict's training words have 1.18)")
     p.add_argument("--backup", default=None,
                    help="a folder to back training up into after every "
                         "epoch; the same command resumes from it (one seed)")
@@ -107,6 +120,10 @@ def check(args, parser):
     checks.positive_number("learning_rate", args.learning_rate)
     checks.positive_int("beam_width", args.beam_width)
     checks.nonnegative_int("lookahead", args.lookahead)
+    checks.positive_int("wait_k", args.wait_k, allow_none=True)
+    checks.positive_number("wait_rate", args.wait_rate)
+    if args.wait_rate != LATER["wait_rate"] and args.wait_k is None:
+        parser.error("--wait-rate: a rate of the wait-k schedule (give --wait-k)")
     checks.positive_int("patience", args.patience, allow_none=True)
     checks.number("lr_decay", args.lr_decay, 0.0, 1.0, low_open=True,
                   high_open=True, allow_none=True)
@@ -130,8 +147,9 @@ def train_seed(args, data, seed, strategy, keep):
     from kerattn.recipes import g2p
 
     with strategy.scope():
-        model = g2p.build(data, args.attention, args.preset,
-                          **({"lookahead": args.lookahead} if args.lookahead else {}))
+        later = {k: getattr(args, k) for k in ("lookahead", "wait_k", "wait_rate")
+                 if getattr(args, k) != LATER[k]}
+        model = g2p.build(data, args.attention, args.preset, **later)
         summary = g2p.train(model, data, epochs=args.epochs, minutes=args.minutes,
                             batch_size=args.batch_size,
                             learning_rate=args.learning_rate, strategy=strategy,
@@ -191,7 +209,9 @@ def record(saved, run):
     figures = {"parameters": rows[0]["parameters"], "test_words": rows[0]["test_words"],
                "examples": rows[0]["examples"]}
     if "streaming" in rows[0]:   # how early a left-to-right model commits
-        for name in ("early", "same_as_offline"):
+        for name in ("early", "same_as_offline", "lagging"):
+            if any(r["streaming"].get(name) is None for r in rows):
+                continue   # seeds recorded before it was measured
             mean, sd = runner.mean_sd([r["streaming"][name] for r in rows], 4)
             figures[f"streaming_{name}"] = mean
             if sd is not None:
@@ -273,7 +293,10 @@ on the validation loss after k epochs without improvement (the best \
 epoch's weights kept), `lr_decay f` multiplies the rate by f after each \
 such epoch, `beam_width w` decodes with beam search (its greedy figures \
 beside it, per seed), `lookahead k` puts a `LookaheadConvolution` of k \
-letters over the encoder.
+letters over the encoder, `wait_k k` (with `wait_rate r`, 1 if not given) \
+is a wait-k decoder (Ma et al. 2019): phoneme i (from 0) attends only to \
+the first k + floor(r i) letters, in training and decoding, so that it \
+can be written once they are read.
 
 ## Published results
 
@@ -288,7 +311,8 @@ $paper
 $streaming## Alignments
 
 `alignments_<attention>[_<preset>][_<settings>].png` (`patience`, \
-`lr_decay`, `beam_width` and `lookahead` where not at their defaults, \
+`lr_decay`, `beam_width`, `lookahead`, `wait_k` and `wait_rate` where not \
+at their defaults, \
 e.g. `_patience3-lr_decay0.5`): each output phoneme's attention \
 over the letters of three words, first seed of each row (hard monotonic \
 and MoChA: the hard alignment they decode with).
@@ -363,7 +387,12 @@ def render(r, folder=None):
             f"{x['streaming_words']} test words a letter at a time: "
             f"{100 * x['streaming_early']:.1f}% of the phonemes "
             "(mean over seeds) were committed before the word's last letter "
-            f"was read, and the streamed output equals offline decoding for "
+            "was read" + (
+                f", {x['streaming_lagging']:.2f} letters behind the input on "
+                "average (Ma et al. 2019's average lagging: a wait-k "
+                "schedule's is about k, one phoneme as each letter is read "
+                "gives 1)" if "streaming_lagging" in x else "")
+            + ", and the streamed output equals offline decoding for "
             f"{100 * x['streaming_same_as_offline']:.1f}% of the words. The "
             "phonemes committed after each letter (`letter:phonemes`, `-` "
             "for none; `end`: after `finish()`; first seed):\n\n"
