@@ -73,14 +73,17 @@ G2P_NAMES = {"global": "global", "location-sensitive": "location-sensitive",
 def _g2p_rows(r):
     """WER / PER (%) of each recorded attention of zoo/g2p (± sd over
     seeds); a run at another preset, trained to convergence (early
-    stopping), decoded with a beam or reading letters ahead says so."""
+    stopping), decoded with a beam, reading letters ahead or on a wait-k
+    schedule says so."""
     parts = []
     for run in r["runs"]:
         s = run["settings"]
         tags = ([s["preset"]] if s["preset"] != "g2p" else []) + (
             ["to convergence"] if s.get("patience") else []) + (
             [f"beam {s['beam_width']}"] if s.get("beam_width", 1) > 1 else []) + (
-            [f"lookahead {s['lookahead']}"] if s.get("lookahead") else [])
+            [f"lookahead {s['lookahead']}"] if s.get("lookahead") else []) + (
+            [f"wait-{s['wait_k']} at {s.get('wait_rate', 1.0):g} letters a phoneme"]
+            if s.get("wait_k") else [])
         name = G2P_NAMES[s["attention"]] + (f" ({', '.join(tags)})" if tags else "")
         seeds = len(run.get("seeds", [run.get("seed")]))
         parts.append(f"{name} {shown(run, 'wer', 2)} / {shown(run, 'per', 2)}"
