@@ -316,7 +316,7 @@ def test_average_lagging_against_hand_counts():
     # ((1 - 0) + (3 - 0.6)) / 2.
     assert lag([["F"], [], ["OW"], ["N", "IY", "M"]]) == pytest.approx(1.7)
     assert lag([[], [], [], ["AH", "B"]]) == 3.0              # all at the end
-    # Every output before the last letter (EOS written early): tau is the
+    # Every output before the last letter (the model ended early): tau is the
     # last output; g = 1, 2 of 3 letters, rate 3/2: ((1 - 0) + (2 - 1.5)) / 2.
     assert lag([["A"], ["B"], [], []]) == pytest.approx(0.75)
     with pytest.raises(ValueError, match="chunks"):

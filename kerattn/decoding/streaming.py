@@ -32,7 +32,8 @@ Which models can stream, each says itself (`GenerativeModel.can_stream`),
 and how its state grows when more input arrives (`extend_source`): this
 module knows no model class. Today: `kerattn.zoo.luong_nmt(...,
 attention="hard-monotonic" or "mocha", preset="g2p-streaming")` (one-way
-encoder, decoder started from zeros), and any attention with `wait_k=k`.
+encoder, decoder started from zeros), and a soft attention with `wait_k=k`
+(same preset).
 """
 
 import numpy as np
@@ -137,22 +138,22 @@ class StreamingDecoder:
             state = self.model.extend_source(self.state, state)
         emitted = []
         while not self._ended():
+            # The inputs this output reads: a schedule's prefix (wait-k),
+            # known before the step; else up to where its hard attention
+            # stopped (the one position; MoChA: its chunk's end), known
+            # after it. A position's state is final `lookahead` inputs on.
+            reads = self.model.reads(len(self.tokens))
+            if reads is not None and not final and (
+                    reads + self.lookahead > len(self.source)):
+                break    # its schedule reads letters not read yet
             previous = self.tokens[-1] if self.tokens else self.target_vocab.bos_id
             logits, new_state, weights = self.model.step(
                 np.asarray([previous], "int32"), state, len(self.tokens))
-            reads = self.model.reads(len(self.tokens))
-            if reads is not None:   # a schedule: this prefix, whatever it weighs
-                stopped = reads + self.lookahead <= len(self.source)
-            else:
-                # The attention stopped at the last position it weighs (hard
-                # monotonic: the one; MoChA: its chunk's end), whose state
-                # is final once `lookahead` more inputs are read.
+            if reads is None and not final:
                 weights = ops.convert_to_numpy(weights)[0]      # (J,)
-                stopped = float(weights.sum()) > 0.5 and (
-                    int(np.flatnonzero(weights > 0)[-1]) + self.lookahead
-                    < len(self.source))
-            if not (stopped or final):
-                break    # its attention needs letters not read yet
+                if not (float(weights.sum()) > 0.5 and int(np.flatnonzero(
+                        weights > 0)[-1]) + 1 + self.lookahead <= len(self.source)):
+                    break    # its attention needs letters not read yet
             logp = _log_probs(logits, self.target_vocab.pad_id,
                               self.target_vocab.bos_id)   # greedy_search's
             token = int(ops.convert_to_numpy(ops.argmax(logp, axis=-1))[0])

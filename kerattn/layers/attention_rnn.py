@@ -38,6 +38,9 @@ def _check_args(units, attention, cell, order, attentional_units,
     checks.positive_int("units", units)
     checks.positive_int("wait_k", wait_k, allow_none=True)
     checks.positive_number("wait_rate", wait_rate)
+    checks.require(wait_k is not None or wait_rate == 1.0, "wait_rate",
+                   "1.0 without wait_k (it is the rate of a wait-k schedule)",
+                   wait_rate)
     checks.positive_int("num_layers", num_layers)
     checks.positive_int("attentional_units", attentional_units,
                         allow_none=True)
@@ -46,6 +49,12 @@ def _check_args(units, attention, cell, order, attentional_units,
         "attention", attention, BaseAttention,
         "a single-head kerattn attention layer (a kerattn.layers."
         "BaseAttention, e.g. BahdanauAttention or LuongAttention)")
+    checks.require(
+        wait_k is None or not attention.reads_prefix, "wait_k",
+        "None with a hard monotonic attention (it decides itself where to "
+        "stop and streams without a schedule)", wait_k,
+        note=f"{type(attention).__name__} would take the window's edge for "
+        "the source's end and attend nowhere past it.")
     checks.one_of("cell", cell, CELLS)
     checks.one_of("order", order, ORDERS)
     checks.one_of("output_state", output_state, ("previous", "current"))
@@ -433,11 +442,13 @@ class AttentionRNN(keras.layers.Layer):
             schedule (Ma et al. 2019, STACL): step `i` (from 0, each row's
             own) reads only the first `wait_k + floor(wait_rate * i)`
             memory positions (`attention_utils.wait_reads`), in training,
-            scoring and decoding alike. Over a one-way encoder this makes
-            the output at step `i` depend on that prefix of the input
-            alone: a streaming decoder writes it once the prefix is read
-            (`kerattn.decoding.StreamingDecoder`, `kerattn.zoo.luong_nmt(
-            wait_k=k)`).
+            scoring and decoding alike (in the loop: no parallel form).
+            Over a one-way encoder this makes the output at step `i` depend
+            on that prefix of the input alone: a streaming decoder writes it
+            once the prefix is read (`kerattn.decoding.StreamingDecoder`,
+            `kerattn.zoo.luong_nmt(wait_k=k)`). For the soft attentions: a
+            hard monotonic one (`reads_prefix`) decides where it stops
+            itself, and is refused.
         wait_rate: float > 0, the memory positions read per step written
             (1: STACL's wait-k; above 1 where outputs are shorter than
             inputs, e.g. 1.2 for phonemes of letters).
@@ -498,7 +509,6 @@ class AttentionRNN(keras.layers.Layer):
         attention = _check_args(units, attention, cell, order, attentional_units,
                                 num_layers, output_state, input_feeding,
                                 attentional_layer, wait_k, wait_rate)
-        self.wait_k, self.wait_rate = wait_k, float(wait_rate)
         self.output_state = output_state
         for name, flag in (("return_state", return_state),
                            ("reset_after", reset_after)):
@@ -535,15 +545,25 @@ class AttentionRNN(keras.layers.Layer):
         return self.cell.attention
 
     @property
+    def wait_k(self):
+        return self.cell.wait_k
+
+    @property
+    def wait_rate(self):
+        return self.cell.wait_rate
+
+    @property
     def parallel(self):
         """Whether training runs the parallel form: Luong's order without
-        input feeding and an attention whose state is empty (it does not
-        read its own past)."""
+        input feeding, an attention whose state is empty (it does not
+        read its own past) and no wait-k schedule."""
         return self._parallel_for(self._attention_state_spec(None, None))
 
     def _parallel_for(self, attention_state):
+        # A wait-k schedule narrows each step's memory mask at the row's own
+        # step: the loop's work (every family honours the step's mask).
         return (self.order == "luong" and not self.input_feeding
-                and not tree.flatten(attention_state))
+                and not tree.flatten(attention_state) and self.wait_k is None)
 
     @property
     def stateless_attention(self):
@@ -717,16 +737,10 @@ class AttentionRNN(keras.layers.Layer):
 
             final, h = masked_scan(recur, state, projected, inputs_mask,
                                    ops.zeros((batch, self.units), dtype))
-            window = {}
-            if self.wait_k is not None:   # step t reads its schedule's prefix
-                steps = ops.arange(ops.shape(inputs)[1])
-                window["attention_mask"] = ops.broadcast_to(
-                    ops.expand_dims(cell.window(steps, ops.shape(memory)[1]), 0),
-                    (batch, ops.shape(inputs)[1], ops.shape(memory)[1]))
             context, weights = self.attention(
                 h, cache["values"], projected_key=cache["keys"],
                 value_mask=cache["mask"] > 0.5, query_mask=inputs_mask,
-                return_attention_scores=True, training=training, **window,
+                return_attention_scores=True, training=training,
             )
             emitted = {"outputs": cell.luong_output(h, context),
                        "weights": weights}

@@ -103,7 +103,6 @@ def causal_mask(query_length, value_length):
     return ops.less_equal(cols, rows + (value_length - query_length))
 
 
-
 def wait_reads(position, wait_k, wait_rate=1.0):
     """How many memory positions output step `position` (from 0) may read
     under a wait-k schedule: `g(i) = wait_k + floor(wait_rate * i)`.
@@ -136,6 +135,7 @@ def wait_reads(position, wait_k, wait_rate=1.0):
     """
     steps = ops.cast(position, "float32") * ops.cast(wait_rate, "float32")
     return ops.cast(ops.floor(steps), "int32") + wait_k
+
 
 def merge_masks(
     query_mask=None,

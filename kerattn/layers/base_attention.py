@@ -105,11 +105,12 @@ class BaseAttention(keras.layers.Layer):
 
     What the protocol leaves room for: a decoder that constrains where an
     attention may look at a step narrows that step's `cache["mask"]`, which
-    every family honours (`AttentionRNN(wait_k=k)` does: a wait-k schedule;
-    an attention constraint at inference would); an attention made of several mechanisms keeps the tuple of
-    their states (the decoder and the searches map over any tree); a
-    streaming model declares what it can commit to (`GenerativeModel.
-    can_stream`), where a lookahead would be stated.
+    every family honours (`AttentionRNN(wait_k=k)` does: a wait-k
+    schedule; an attention constraint at inference would); an attention
+    made of several mechanisms keeps the tuple of their states (the
+    decoder and the searches map over any tree); a streaming model
+    declares what it can commit to (`GenerativeModel.can_stream`,
+    `lookahead`, `reads`).
 
     Example:
 

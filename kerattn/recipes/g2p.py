@@ -304,7 +304,7 @@ def average_lagging(chunks):
     checks.require(bool(reads), "chunks", "at least one committed output",
                    chunks)
     tau = next((t for t, g in enumerate(reads, 1) if g == letters),
-               len(reads))   # every output (EOS too) before the word ended
+               len(reads))   # every output before the word ended
     rate = letters / len(reads)
     return float(np.mean([reads[t] - t * rate for t in range(tau)]))
 

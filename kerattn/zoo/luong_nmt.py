@@ -161,7 +161,7 @@ def luong_nmt(
             (`AttentionRNN`'s; Ma et al. 2019): output `i` (from 0) attends
             only to the first `wait_k + floor(wait_rate * i)` source
             positions, in training as in decoding. With a one-way encoder
-            read in order and `decoder_init="zeros"`, any attention can
+            read in order and `decoder_init="zeros"`, a soft attention can
             then stream (`kerattn.decoding.StreamingDecoder`): output `i`
             is written once those letters (and `lookahead` more) are read
             (the model's `reads(i)`).

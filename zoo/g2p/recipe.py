@@ -95,8 +95,8 @@ def options(p):
     p.add_argument("--wait-k", type=int,
                    help="a wait-k decoder (luong_nmt's wait_k; Ma et al. "
                         "2019): phoneme i attends to the first k + "
-                        "floor(rate * i) letters only, and streams with any "
-                        "attention")
+                        "floor(rate * i) letters only, and streams with a "
+                        "soft attention over a one-way encoder")
     p.add_argument("--wait-rate", type=float,
                    help="the letters read per phoneme written under --wait-k "
                         "(1.0; CMUdict's training words have 1.18)")
