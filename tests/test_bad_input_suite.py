@@ -267,9 +267,6 @@ case("AttentionRNN", "wait_k 0 (step 0 would read nothing)",
 case("AttentionRNN", "wait_k a float", lambda: _rnn(wait_k=2.5), "`wait_k`")
 case("AttentionRNN", "wait_rate 0", lambda: _rnn(wait_k=2, wait_rate=0), "`wait_rate`")
 case("AttentionRNN", "wait_rate without wait_k", lambda: _rnn(wait_rate=1.2), "`wait_rate`")
-case("AttentionRNN", "wait_k with a hard monotonic attention",
-     lambda: layers.AttentionRNN(4, layers.HardMonotonicAttention(3), order="luong",
-                                 wait_k=2), "`wait_k`")
 
 def _cell(cell="gru", units=4, attention=None, order="bahdanau"):
     return layers.AttentionRNNCell(cell, units, attention or layers.BahdanauAttention(3),
@@ -564,6 +561,9 @@ case("luong_nmt", "unknown decoder_init",
 case("luong_nmt", "unknown score", lambda: zoo.luong_nmt(20, 20, score="bilinear"), "`score`")
 case("luong_nmt", "lookahead negative",
      lambda: zoo.luong_nmt(20, 20, preset="tiny", lookahead=-2), "`lookahead`")
+case("luong_nmt", "wait_k with a hard monotonic attention",
+     lambda: zoo.luong_nmt(20, 20, preset="tiny", attention="mocha", wait_k=2),
+     "`wait_k`")
 case("luong_nmt", "wait_k negative",
      lambda: zoo.luong_nmt(20, 20, preset="tiny", wait_k=-1), "`wait_k`")
 case("luong_nmt", "wait_rate a string",

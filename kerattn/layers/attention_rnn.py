@@ -49,12 +49,6 @@ def _check_args(units, attention, cell, order, attentional_units,
         "attention", attention, BaseAttention,
         "a single-head kerattn attention layer (a kerattn.layers."
         "BaseAttention, e.g. BahdanauAttention or LuongAttention)")
-    checks.require(
-        wait_k is None or not attention.reads_prefix, "wait_k",
-        "None with a hard monotonic attention (it decides itself where to "
-        "stop and streams without a schedule)", wait_k,
-        note=f"{type(attention).__name__} would take the window's edge for "
-        "the source's end and attend nowhere past it.")
     checks.one_of("cell", cell, CELLS)
     checks.one_of("order", order, ORDERS)
     checks.one_of("output_state", output_state, ("previous", "current"))
@@ -447,8 +441,8 @@ class AttentionRNN(keras.layers.Layer):
             on that prefix of the input alone: a streaming decoder writes it
             once the prefix is read (`kerattn.decoding.StreamingDecoder`,
             `kerattn.zoo.luong_nmt(wait_k=k)`). For the soft attentions: a
-            hard monotonic one (`reads_prefix`) decides where it stops
-            itself, and is refused.
+            hard monotonic one takes the window's edge for the source's end
+            and attends nowhere past it (`luong_nmt` refuses the pair).
         wait_rate: float > 0, the memory positions read per step written
             (1: STACL's wait-k; above 1 where outputs are shorter than
             inputs, e.g. 1.2 for phonemes of letters).

@@ -208,6 +208,12 @@ def luong_nmt(
     checks.one_of("decoder_init", options["decoder_init"], ("encoder", "zeros"))
     checks.nonnegative_int("lookahead", lookahead)
     checks.one_of("attention", attention, ATTENTIONS)
+    checks.require(
+        wait_k is None or attention not in ("hard-monotonic", "mocha"), "wait_k",
+        "None with a hard monotonic attention (it decides itself where to "
+        "stop, and streams without a schedule)", wait_k,
+        note=f"attention={attention!r} would take the window's edge for the "
+        "word's end and attend nowhere past it.")
     if attention == "coverage":
         checks.require(score in (None, "concat"), "score",
                        "'concat' (or None) with attention='coverage'", score,
