@@ -116,9 +116,10 @@ def wait_reads(position, wait_k, wait_rate=1.0):
     length ratio). A step never reads past the memory's end (its mask), so
     `min(g(i), |x|)` is implicit.
 
-    Computed in float32 then floored, the same in a decoder's loop, its
-    parallel form and a streaming decoder's schedule (`kerattn.decoding.
-    StreamingDecoder`), which must agree on every step.
+    Computed in float32 then floored, the same in a decoder's loop and in
+    a streaming decoder's schedule (`AttentionRNN.reads`, which
+    `kerattn.decoding.StreamingDecoder` reads), which must agree on every
+    step.
 
     Args:
         position: int tensor or array of steps (any shape).
