@@ -205,6 +205,24 @@ def test_final_state_and_target_padding():
                                atol=1e-5)
 
 
+def test_the_step_count_is_exact_past_256_under_mixed_bfloat16():
+    """Each row's step count (the position a local or wait-k attention
+    reads) is float32 whatever the policy: under mixed_bfloat16 a count in
+    bfloat16 would stop at 256 (256 + 1 rounds to 256). 300 target steps,
+    the second row padded after 290."""
+    rng = np.random.default_rng(11)
+    y = rng.normal(size=(2, 300, 2)).astype("float32")
+    h = rng.normal(size=(2, 3, 4)).astype("float32")
+    try:
+        keras.config.set_dtype_policy("mixed_bfloat16")
+        dec = AttentionRNN(4, LuongAttention(), return_state=True)
+        _, final = dec(y, h, inputs_mask=lengths_mask([300, 290], 300))
+    finally:
+        keras.config.set_dtype_policy("float32")
+    assert keras.backend.standardize_dtype(final["step"].dtype) == "float32"
+    assert to_numpy(final["step"])[:, 0].tolist() == [300.0, 290.0]
+
+
 @pytest.mark.parametrize("jit_compile", [False, True])
 @pytest.mark.parametrize("name", ["bahdanau_gru", "luong_feeding_lstm",
                                   "luong_parallel"])

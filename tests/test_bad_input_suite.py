@@ -1183,6 +1183,9 @@ case("SymbolVocabulary", "build from one string",
      lambda tmp: datasets.SymbolVocabulary.build("read", separator=""), "`texts`")
 case("SymbolVocabulary", "build with max_size 2",
      lambda tmp: datasets.SymbolVocabulary.build(["R IY D"], 2), "`max_size`")
+case("SymbolVocabulary", "end_marker a string",
+     lambda tmp: datasets.SymbolVocabulary(["a"], separator="", end_marker="yes"),
+     "`end_marker`")
 
 case("read_cmudict", "missing file",
      lambda tmp: datasets.read_cmudict(os.path.join(tmp, "none.dict")), "`path`")

@@ -81,12 +81,15 @@ def test_text_codec_matches_word_vocabulary(lowercase):
     _assert_codec_matches(vocab, texts, 16, seed=1)
 
 
-@pytest.mark.parametrize("lowercase", [False, True])
-def test_text_codec_matches_symbol_vocabularies(lowercase):
-    """Letters (each character a symbol) and phonemes (symbols between
-    whitespace, any run of it), unknown symbols and empty texts included."""
+@pytest.mark.parametrize("lowercase,end_marker", [(False, False), (True, False),
+                                                  (False, True)])
+def test_text_codec_matches_symbol_vocabularies(lowercase, end_marker):
+    """Letters (each character a symbol; EOS last where they mark the end)
+    and phonemes (symbols between whitespace, any run of it), unknown
+    symbols and empty texts included."""
     words = ["Read", "live", "o'neil", "café", "", "xyz", "ab cd", "日本"]
-    letters = SymbolVocabulary.build(words[:4], separator="", lowercase=lowercase)
+    letters = SymbolVocabulary.build(words[:4], separator="", lowercase=lowercase,
+                                     end_marker=end_marker)
     _assert_codec_matches(letters, words, 8, seed=3)
     phonemes = ["R IY D", "  L IH\tV ", "", "K AE F EY", "AH ZH\u00a0Q", "OW"]
     vocab = SymbolVocabulary.build(phonemes[:3], lowercase=lowercase)
@@ -148,6 +151,11 @@ EXPORTS = {
     "g2p_beam": (lambda s, t: zoo.luong_nmt(
         s, t, preset="g2p-streaming", units=8, embedding_dim=6,
         attention="hard-monotonic", lookahead=1), "symbols", {"beam_width": 2}),
+    # ...and a wait-k decoder over letters that end in EOS (the tokeniser in
+    # the graph appends it as the vocabulary does).
+    "g2p_wait_marked": (lambda s, t: zoo.luong_nmt(
+        s, t, preset="g2p-streaming", units=8, embedding_dim=6,
+        wait_k=2, wait_rate=1.2), "marked", {}),
 }
 WORDS = ["read", "phoneme", "", "xyz", "live", "thought", "readme", "oh"]
 PRONUNCIATIONS = ["R IY D", "L IH V", "F OW N IY M", "TH AO T"]
@@ -162,8 +170,9 @@ def exported_translators(tmp_path_factory):
             src, tgt = WordVocabulary.build(SOURCES[:4]), WordVocabulary.build(TARGETS)
         elif kind == "shared":
             src = tgt = WordVocabulary.build(SOURCES[:4] + TARGETS)
-        elif kind == "symbols":
-            src = SymbolVocabulary.build(WORDS[:2] + WORDS[4:6], separator="")
+        elif kind in ("symbols", "marked"):
+            src = SymbolVocabulary.build(WORDS[:2] + WORDS[4:6], separator="",
+                                         end_marker=kind == "marked")
             tgt = SymbolVocabulary.build(PRONUNCIATIONS)
         else:
             src = WordPieceVocabulary.build(SOURCES[:4] * 4, vocabulary_size=40)
@@ -172,7 +181,7 @@ def exported_translators(tmp_path_factory):
         translator = Translator(build(len(src), len(tgt)), src, tgt, max_length=9)
         path = str(root / name)
         translator.export(path, batch_size=4, **options)  # 8 texts: 2 chunks
-        texts = WORDS if kind == "symbols" else SOURCES
+        texts = WORDS if kind in ("symbols", "marked") else SOURCES
         jobs[name] = (path, texts)
         want[name] = translator(texts, **options)
     return jobs, want

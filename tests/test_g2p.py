@@ -12,7 +12,7 @@ import pytest
 
 import kerattn
 from kerattn.datasets import (SymbolVocabulary, cmudict_g2p, read_cmudict,
-                              vocabulary_from_json)
+                              translation_arrays, vocabulary_from_json)
 from kerattn.decoding import StreamingDecoder
 from kerattn.recipes import g2p
 
@@ -87,10 +87,37 @@ def test_letter_and_phoneme_vocabularies_round_trip():
         assert again.separator == vocab.separator
 
 
+def test_a_letter_vocabulary_that_marks_the_end():
+    """`end_marker=True`: every whole word encodes with EOS last (`encode`,
+    `encode_batch`, and the arrays a model trains on), a piece with
+    `add_eos=False` without; shown as `</s>`; kept by its JSON, and a JSON
+    written before the option reads as unmarked."""
+    letters = SymbolVocabulary.build(["read", "live"], separator="", end_marker=True)
+    word = [letters.stoi[c] for c in "deli"]
+    assert letters.encode("deli") == word + [letters.eos_id]
+    assert letters.encode_batch(["deli", "r"]) == [
+        word + [letters.eos_id], [letters.stoi["r"], letters.eos_id]]
+    assert letters.encode("de", add_eos=False) == word[:2]
+    assert letters.display_tokens("deli") == ["d", "e", "l", "i", "</s>"]
+    assert letters.decode(letters.encode("deli")) == "deli"
+    again = vocabulary_from_json(letters.to_json())
+    assert again.end_marker and again.encode("deli") == letters.encode("deli")
+    old = json.loads(letters.to_json())
+    del old["end_marker"]
+    assert vocabulary_from_json(json.dumps(old)).encode("deli") == word
+    phonemes = SymbolVocabulary.build(["R IY D"])
+    x, _, _ = translation_arrays([("read", "R IY D"), ("deli", "R IY D")],
+                                 letters, phonemes, max_tokens=5)
+    assert x["source_ids"].tolist() == [letters.encode("read"), word + [3]]
+
+
 @pytest.mark.parametrize("text", [
     json.dumps({"tokens": ["ab"], "lowercase": False, "separator": ""}),
     json.dumps({"tokens": ["a"], "lowercase": False, "separator": "-"}),
     json.dumps({"tokens": ["a"], "lowercase": False, "separator": " ", "x": 1}),
+    json.dumps({"tokens": ["a"], "lowercase": False, "separator": "",
+                "end_marker": "yes"}),
+    json.dumps({"tokens": ["a"], "lowercase": False, "end_marker": True}),
 ])
 def test_symbol_vocabulary_json_is_checked(text):
     with pytest.raises(ValueError, match="text|tokens|separator"):
@@ -253,21 +280,26 @@ def _wait_model(attention, letters, phonemes, lookahead=0):
     return model
 
 
-@pytest.mark.parametrize("attention,lookahead", [
-    ("global", 0), ("location-sensitive", 1)])
-def test_a_wait_k_model_streams_on_its_schedule_and_equals_offline(attention, lookahead):
+@pytest.mark.parametrize("attention,lookahead,end_marker", [
+    ("global", 0, False), ("location-sensitive", 1, False), ("global", 0, True),
+    ("location-sensitive", 1, True)])
+def test_a_wait_k_model_streams_on_its_schedule_and_equals_offline(
+        attention, lookahead, end_marker):
     """A soft attention under a wait-k schedule (`wait_k=2, wait_rate=1.2`):
-    phoneme i is committed once 2 + floor(1.2 i) letters (and the
+    phoneme i is committed once 2 + floor(1.2 i) positions (and the
     lookahead's) are read, never earlier or later, and the streamed output
     equals the offline greedy output of the padded batch (the longest word
-    not first)."""
-    letters = SymbolVocabulary.build(WORDS, separator="")
+    not first). With the end of the word marked (`end_marker`: EOS the
+    last source position, read at `finish`), a phoneme whose prefix holds
+    the marker waits for the end."""
+    letters = SymbolVocabulary.build(WORDS, separator="", end_marker=end_marker)
     phonemes = SymbolVocabulary.build(["F OW N IY M", "R IY D Z", "TH"])
     model = _wait_model(attention, letters, phonemes, lookahead)
     assert model.can_stream() == (True, "")
     assert [model.reads(i) for i in range(6)] == [2, 3, 4, 5, 6, 8]
     ids = [letters.encode(w) for w in WORDS]
-    batch = np.array([row + [0] * (7 - len(row)) for row in ids], "int32")
+    assert all(len(row) == len(w) + end_marker for row, w in zip(ids, WORDS))
+    batch = np.array([row + [0] * (8 - len(row)) for row in ids], "int32")
     offline = model.generate(batch, max_length=8, bos_id=phonemes.bos_id,
                              eos_id=phonemes.eos_id)
     tokens, lengths = (keras.ops.convert_to_numpy(offline[k])
@@ -278,13 +310,32 @@ def test_a_wait_k_model_streams_on_its_schedule_and_equals_offline(attention, lo
         decoder = StreamingDecoder(model, letters, phonemes, max_length=8)
         chunks = [decoder.feed(c) for c in word] + [decoder.finish()]
         assert sum(chunks, []) == phonemes.tokens(expected), word
-        read_at = [min(k + 1, len(word)) for k, chunk in enumerate(chunks)
-                   for _ in chunk]            # letters read when each was written
-        scheduled = [min(model.reads(i) + lookahead, len(word))
+        # The positions read when each was written (the end: one more).
+        read_at = [k + 1 for k, chunk in enumerate(chunks) for _ in chunk]
+        scheduled = [min(model.reads(i) + lookahead, len(word) + 1)
                      for i in range(len(read_at))]
         assert read_at == scheduled, word
         early += sum(r < len(word) for r in read_at)
     assert early >= 4
+
+
+def test_a_marked_model_streamed_without_its_marker_would_differ():
+    """The marked case above can fail: the same model streamed by a decoder
+    whose letters do not mark the end (no EOS read at `finish`) writes
+    another output for some word."""
+    marked = SymbolVocabulary.build(WORDS, separator="", end_marker=True)
+    unmarked = SymbolVocabulary(marked.itos[4:], separator="")
+    phonemes = SymbolVocabulary.build(["F OW N IY M", "R IY D Z", "TH"])
+    model = _wait_model("global", marked, phonemes)
+    outputs = {}
+    for name, letters in (("marked", marked), ("unmarked", unmarked)):
+        decoder = StreamingDecoder(model, letters, phonemes, max_length=8)
+        outputs[name] = []
+        for word in WORDS:
+            decoder.reset()
+            outputs[name].append(sum([decoder.feed(c) for c in word], [])
+                                 + decoder.finish())
+    assert outputs["marked"] != outputs["unmarked"]
 
 
 def test_a_streaming_decoder_off_the_schedule_would_differ():

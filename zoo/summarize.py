@@ -74,7 +74,7 @@ def _g2p_rows(r):
     """WER / PER (%) of each recorded attention of zoo/g2p (± sd over
     seeds); a run at another preset, trained to convergence (early
     stopping), decoded with a beam, reading letters ahead or on a wait-k
-    schedule says so."""
+    schedule, or with the end of the word marked, says so."""
     parts = []
     for run in r["runs"]:
         s = run["settings"]
@@ -83,7 +83,8 @@ def _g2p_rows(r):
             [f"beam {s['beam_width']}"] if s.get("beam_width", 1) > 1 else []) + (
             [f"lookahead {s['lookahead']}"] if s.get("lookahead") else []) + (
             [f"wait-{s['wait_k']} at {s.get('wait_rate', 1.0):g} letters a phoneme"]
-            if s.get("wait_k") else [])
+            if s.get("wait_k") else []) + (
+            ["the word's end marked"] if s.get("end_marker") else [])
         name = G2P_NAMES[s["attention"]] + (f" ({', '.join(tags)})" if tags else "")
         seeds = len(run.get("seeds", [run.get("seed")]))
         parts.append(f"{name} {shown(run, 'wer', 2)} / {shown(run, 'per', 2)}"

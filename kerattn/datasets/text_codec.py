@@ -110,13 +110,18 @@ class TextCodec:
             tf.strings.join([marker, tokens.flat_values]))
 
     def encode_ragged(self, texts):
-        """`(N,)` strings -> `(N, None)` ragged int32 ids (`encode_batch`)."""
+        """`(N,)` strings -> `(N, None)` ragged int32 ids (`encode_batch`;
+        EOS last where a `SymbolVocabulary` marks the end)."""
         tf = self.tf
         words = self.words(texts)
         if self.wordpiece:
             ids = self.pieces.tokenize(words).merge_dims(1, 2)
             return tf.cast(ids, tf.int32)
-        return tf.ragged.map_flat_values(self.table.lookup, words)
+        ids = tf.ragged.map_flat_values(self.table.lookup, words)
+        if getattr(self.vocab, "end_marker", False):
+            end = tf.fill([ids.nrows(), 1], tf.constant(self.vocab.eos_id, tf.int32))
+            ids = tf.concat([ids, end], axis=1)
+        return ids
 
     def encode(self, texts, length):
         """`(N,)` strings -> `(N, length)` int32 ids, PAD after, truncated.
@@ -162,7 +167,8 @@ def vocabulary_from_json(text):
     The text is untrusted (the export command line reads it from a file):
     it must be at most `MAX_VOCABULARY_JSON` characters of JSON holding
     exactly `{"tokens": [...], "lowercase": bool}` (or `"wordpiece"`; a
-    `SymbolVocabulary` adds `"separator": "" or " "`), the
+    `SymbolVocabulary` adds `"separator": "" or " "` and may add
+    `"end_marker": bool`), the
     tokens non-empty strings, each once. Anything else is refused with a
     ValueError; nothing in it is evaluated.
 
@@ -194,12 +200,13 @@ def vocabulary_from_json(text):
                    note=f"It holds a {type(data).__name__}, not an object.")
     kinds = [k for k in ("tokens", "wordpiece") if k in data]
     symbols = kinds == ["tokens"] and "separator" in data
-    checks.require(len(kinds) == 1 and set(data) == {kinds[0], "lowercase"} | (
-        {"separator"} if symbols else set()),
+    optional = {"end_marker"} if symbols else set()   # later: may be absent
+    checks.require(len(kinds) == 1 and set(data) - optional == {
+        kinds[0], "lowercase"} | ({"separator"} if symbols else set()),
                    "text", expected,
                    note=f"Its keys are {sorted(map(str, data))[:6]}; expected "
-                   "'tokens' (or 'wordpiece'), 'lowercase' (and 'separator' "
-                   "for a SymbolVocabulary).")
+                   "'tokens' (or 'wordpiece'), 'lowercase' (and 'separator', "
+                   "optionally 'end_marker', for a SymbolVocabulary).")
     tokens = data[kinds[0]]
     checks.require(isinstance(tokens, list) and all(
         isinstance(t, str) and t for t in tokens), f"text[{kinds[0]!r}]",
@@ -209,5 +216,6 @@ def vocabulary_from_json(text):
         return WordPieceVocabulary.from_json(text)
     if symbols:
         checks.one_of("text['separator']", data["separator"], ("", " "))
+        checks.boolean("text['end_marker']", data.get("end_marker", False))
         return SymbolVocabulary.from_json(text)
     return WordVocabulary.from_json(text)

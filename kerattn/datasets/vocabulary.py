@@ -186,6 +186,13 @@ class SymbolVocabulary(WordVocabulary):
         separator: "" (each character a symbol) or " " (symbols separated
             by whitespace).
         lowercase: lowercase text before splitting it.
+        end_marker: end every encoded text with EOS (`encode`'s default,
+            so `encode_batch`, `translation_arrays`, `Translator` and an
+            exported model's tokeniser alike): a model that reads its source
+            left to right on a schedule (a wait-k decoder) then knows when
+            the word has ended, as STACL's source ends in `</s>` (Ma et al.
+            2019). A streaming decoder encodes each piece with
+            `add_eos=False` and reads the EOS at `finish()`.
 
     Example:
 
@@ -195,10 +202,16 @@ class SymbolVocabulary(WordVocabulary):
     >>> phonemes = SymbolVocabulary.build(["R IY D", "L IH V"])
     >>> phonemes.tokens(phonemes.encode("L IY D"))
     ['L', 'IY', 'D']
+    >>> marked = SymbolVocabulary.build(["read"], separator="", end_marker=True)
+    >>> marked.encode("dear"), marked.encode("de", add_eos=False)
+    ([5, 6, 4, 7, 3], [5, 6])
+    >>> marked.display_tokens("dear")
+    ['d', 'e', 'a', 'r', '</s>']
     """
 
-    def __init__(self, tokens, separator=" ", lowercase=False):
+    def __init__(self, tokens, separator=" ", lowercase=False, end_marker=False):
         checks.one_of("separator", separator, ("", " "))
+        checks.boolean("end_marker", end_marker)
         super().__init__(tokens, lowercase=lowercase)
         bad = [t for t in self.itos[4:] if (len(t) != 1 if separator == ""
                                             else t != t.strip() or " " in t)]
@@ -206,6 +219,19 @@ class SymbolVocabulary(WordVocabulary):
                        if separator == "" else "symbols without whitespace",
                        bad[:3])
         self.separator = separator
+        self.end_marker = bool(end_marker)
+
+    def encode(self, text, add_bos=False, add_eos=None):
+        """The ids of `text`'s symbols; `add_eos` None: EOS after them when
+        the vocabulary marks the end (`end_marker`)."""
+        return super().encode(text, add_bos=add_bos, add_eos=(
+            self.end_marker if add_eos is None else add_eos))
+
+    def display_tokens(self, text):
+        """The symbols of `text`, one per id of `encode(text)` (the end
+        marker shown as EOS's token)."""
+        return super().display_tokens(text) + (
+            [self.itos[self.eos_id]] if self.end_marker else [])
 
     def tokenize(self, text, lowercase=False):
         """The symbols of `text`: its characters, or its whitespace-separated
@@ -214,7 +240,7 @@ class SymbolVocabulary(WordVocabulary):
 
     @classmethod
     def build(cls, texts, max_size=None, min_count=1, lowercase=False,
-              separator=" "):
+              separator=" ", end_marker=False):
         """Build from an iterable of strings, most frequent symbols first.
 
         Args:
@@ -222,12 +248,13 @@ class SymbolVocabulary(WordVocabulary):
             max_size: the total size including the 4 special tokens.
             min_count: drop symbols seen fewer times.
             lowercase: lowercase before counting.
-            separator: as the constructor's.
+            separator, end_marker: as the constructor's.
         """
         checks.one_of("separator", separator, ("", " "))
         ranked = _ranked(texts, max_size, min_count,
                          lambda text: _symbols(text, separator, lowercase))
-        return cls(ranked, separator=separator, lowercase=lowercase)
+        return cls(ranked, separator=separator, lowercase=lowercase,
+                   end_marker=end_marker)
 
     def decode(self, ids):
         """Ids to text: stops at EOS, skips PAD and BOS, joins the symbols
@@ -244,10 +271,12 @@ class SymbolVocabulary(WordVocabulary):
 
     def to_json(self):
         return json.dumps({"tokens": self.itos[4:], "lowercase": self.lowercase,
-                           "separator": self.separator})
+                           "separator": self.separator,
+                           "end_marker": self.end_marker})
 
     @classmethod
     def from_json(cls, text):
-        data = json.loads(text)
+        data = json.loads(text)   # one written before end_marker: without
         return cls(data["tokens"], separator=data["separator"],
-                   lowercase=data["lowercase"])
+                   lowercase=data["lowercase"],
+                   end_marker=data.get("end_marker", False))

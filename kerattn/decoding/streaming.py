@@ -26,7 +26,10 @@ that the streamed output stays exactly the offline one, `k` inputs later.
 A model with a wait-k decoder (`model.reads(i)`: `luong_nmt(wait_k=k)`,
 Ma et al. 2019) attends at step `i` only to the first `reads(i)` inputs,
 whatever its attention: its output `i` is committed once `reads(i) +
-lookahead()` inputs are read, and equals the offline one.
+lookahead()` inputs are read, and equals the offline one. Trained on
+sources that end in EOS (a `SymbolVocabulary(end_marker=True)`), it
+knows when the word has ended; the decoder reads that EOS at `finish`,
+so an output whose prefix holds it waits for the end, as offline.
 
 Which models can stream, each says itself (`GenerativeModel.can_stream`),
 and how its state grows when more input arrives (`extend_source`): this
@@ -106,23 +109,27 @@ class StreamingDecoder:
         checks.instance("text", text, str, "a string")
         checks.require(not self.done, "text", "input before `finish()` "
                        "(call `reset()` to start another word)")
-        ids = self.source_vocab.encode(text)
+        ids = self.source_vocab.encode(text, add_eos=False)   # a piece
         unk = getattr(self.source_vocab, "unk_id", None)
         if unk is not None and unk in ids:
             unknown = sorted({s for s in (text if getattr(
                 self.source_vocab, "separator", " ") == "" else text.split())
-                if unk in self.source_vocab.encode(s)})
+                if unk in self.source_vocab.encode(s, add_eos=False)})
             checks.fail("text", "symbols of the source vocabulary", text,
                         note=f"Unknown: {unknown}.")
         self.source += ids
         return self._emit(final=False)
 
     def finish(self):
-        """The input is complete: returns the remaining tokens (strings)."""
+        """The input is complete: returns the remaining tokens (strings).
+        A source vocabulary that marks the end (`end_marker`: the model
+        was trained on sources ending in EOS) has its EOS read first."""
         checks.require(not self.done, "finish", "one call per input (call "
                        "`reset()` to start another word)")
         checks.require(bool(self.source), "feed", "at least one known "
                        "character before `finish()`")
+        if getattr(self.source_vocab, "end_marker", False):
+            self.source.append(self.source_vocab.eos_id)
         emitted = self._emit(final=True)
         self.done = True
         return emitted

@@ -83,9 +83,11 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
       alignment history of coverage or location-sensitive attention, ...);
       the cell passes it to the attention's `step` and keeps what comes
       back, without reading it;
-    - `"step"` `(batch, 1)`: each row's own count of its real (unpadded)
-      steps, the `position` the attention gets (local-m's `p_t = t`),
-      whatever the other rows of its batch do.
+    - `"step"` `(batch, 1)` float32 (whatever the dtype policy: bfloat16
+      counts exactly only to 256): each row's own count of its real
+      (unpadded) steps, the `position` the attention gets (local-m's
+      `p_t = t`) and a wait-k schedule reads, whatever the other rows of its
+      batch do.
 
     Being state, all of it is kept at padded steps and reordered by beam
     search.
@@ -249,7 +251,8 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
             state["feed"] = ops.zeros((batch_size, self.attentional_units),
                                       dtype)
         state["attention"] = self.attention.initial_state(cache, batch_size)
-        state["step"] = ops.zeros((batch_size, 1), dtype)
+        # float32 whatever the policy: bfloat16 counts exactly to 256 only.
+        state["step"] = ops.zeros((batch_size, 1), "float32")
         return state
 
     def recur(self, x_proj, state, weights):
@@ -810,7 +813,7 @@ class AttentionRNN(keras.layers.Layer):
                 final["feed"] = keras.KerasTensor(
                     (b, self.cell.attentional_units), dtype=dtype)
             final["attention"] = attention_state
-            final["step"] = keras.KerasTensor((b, 1), dtype=dtype)
+            final["step"] = keras.KerasTensor((b, 1), dtype="float32")
             result += (final,)
         if return_attention_scores:
             result += (keras.KerasTensor((b, t, s), dtype=dtype),)

@@ -38,7 +38,8 @@ MAX_TOKENS = 24
 MAX_LENGTH = MAX_TOKENS + 8
 
 
-def prepare(splits=None, stress=False, max_train=None, max_test=None):
+def prepare(splits=None, stress=False, max_train=None, max_test=None,
+            end_marker=False):
     """The data of the recipe: vocabularies, training arrays, test words.
 
     Args:
@@ -48,6 +49,9 @@ def prepare(splits=None, stress=False, max_train=None, max_test=None):
         stress: keep the stress digits (CMUdict only).
         max_train, max_test: keep the first words of a split (a user's
             file: by the hash of its split).
+        end_marker: every word's letters end in EOS (the letter
+            vocabulary's `end_marker`), so that a wait-k decoder knows when
+            a word has ended (Ma et al. 2019's source `</s>`).
 
     Returns:
         A dict with `source_vocab` (letters), `target_vocab` (phonemes),
@@ -66,11 +70,14 @@ def prepare(splits=None, stress=False, max_train=None, max_test=None):
 
     train = pairs(splits["train"])
     checks.some("splits['train']", train, "one word with a pronunciation")
-    source_vocab = SymbolVocabulary.build([w for w, _ in train], separator="")
+    source_vocab = SymbolVocabulary.build([w for w, _ in train], separator="",
+                                          end_marker=end_marker)
     target_vocab = SymbolVocabulary.build([p for _, p in train])
-    x, y, kept = translation_arrays(train, source_vocab, target_vocab, MAX_TOKENS)
+    # The marker is one more source position: the same words are kept.
+    longest = MAX_TOKENS + end_marker
+    x, y, kept = translation_arrays(train, source_vocab, target_vocab, longest)
     vx, vy, _ = translation_arrays(pairs(splits["valid"]) or train[:1],
-                                   source_vocab, target_vocab, MAX_TOKENS)
+                                   source_vocab, target_vocab, longest)
     return {"source_vocab": source_vocab, "target_vocab": target_vocab,
             "train": (x, y), "valid": (vx, vy), "train_kept": kept,
             "train_pairs": len(kept), "train_words": len(splits["train"]),

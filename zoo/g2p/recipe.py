@@ -12,9 +12,10 @@
     python zoo/g2p/recipe.py --attention hard-monotonic \
         --preset g2p-streaming --lookahead 2
     # a wait-k decoder: phoneme i attends to the first 3 + floor(1.2 i)
-    # letters, and is written once they are read
+    # letters, and is written once they are read; EOS ends each word's
+    # letters, so that it knows when the word has ended
     python zoo/g2p/recipe.py --attention global --preset g2p-streaming \
-        --wait-k 3 --wait-rate 1.2
+        --wait-k 3 --wait-rate 1.2 --end-marker
 
 Writes RESULTS.md, results.json and alignments_<attention>[_<preset>]
 [_<settings>].png next to this file. Each `--attention` is one run (its
@@ -42,7 +43,7 @@ DEFAULTS = {"attention": "global", "preset": "g2p", "epochs": 2,
 # Settings added later: part of a run's name only when not at their
 # default, so that runs recorded before them keep their names.
 LATER = {"patience": None, "lr_decay": None, "beam_width": 1, "lookahead": 0,
-         "wait_k": None, "wait_rate": 1.0}
+         "wait_k": None, "wait_rate": 1.0, "end_marker": False}
 ATTENTIONS = ("global", "location-sensitive", "hard-monotonic", "mocha")
 SOFT = ("global", "location-sensitive")   # a softmax over every letter
 NAMES = {"global": "global (Luong, general score)",
@@ -100,6 +101,10 @@ def options(p):
     p.add_argument("--wait-rate", type=float,
                    help="the letters read per phoneme written under --wait-k "
                         "(1.0; CMUdict's training words have 1.18)")
+    p.add_argument("--end-marker", action="store_true",
+                   help="end every word's letters with EOS (STACL's source "
+                        "</s>): a wait-k decoder then knows when the word has "
+                        "ended")
     p.add_argument("--backup", default=None,
                    help="a folder to back training up into after every "
                         "epoch; the same command resumes from it (one seed)")
@@ -137,7 +142,8 @@ def prepare(args):
     from kerattn.recipes import g2p
 
     splits = cmudict_g2p(stress=args.stress, path=args.dict)
-    data = g2p.prepare(splits, max_train=args.max_train, max_test=args.max_test)
+    data = g2p.prepare(splits, max_train=args.max_train, max_test=args.max_test,
+                       end_marker=args.end_marker)
     print(f"{data['train_words']} training words ({data['train_pairs']} "
           f"pronunciations), {len(data['test'])} test words")
     return data
@@ -296,7 +302,9 @@ beside it, per seed), `lookahead k` puts a `LookaheadConvolution` of k \
 letters over the encoder, `wait_k k` (with `wait_rate r`, 1 if not given) \
 is a wait-k decoder (Ma et al. 2019): phoneme i (from 0) attends only to \
 the first k + floor(r i) letters, in training and decoding, so that it \
-can be written once they are read.
+can be written once they are read, and `end_marker True` ends every \
+word's letters with EOS (STACL's source `</s>`), read by a streaming \
+decoder at the end of the word.
 
 ## Published results
 
@@ -311,8 +319,8 @@ $paper
 $streaming## Alignments
 
 `alignments_<attention>[_<preset>][_<settings>].png` (`patience`, \
-`lr_decay`, `beam_width`, `lookahead`, `wait_k` and `wait_rate` where not \
-at their defaults, \
+`lr_decay`, `beam_width`, `lookahead`, `wait_k`, `wait_rate` and \
+`end_marker` (1) where not at their defaults, \
 e.g. `_patience3-lr_decay0.5`): each output phoneme's attention \
 over the letters of three words, first seed of each row (hard monotonic \
 and MoChA: the hard alignment they decode with).
