@@ -55,6 +55,10 @@ and `attention.png`:
         --output-dir outputs/g2p
     python -c "import kerattn; d = kerattn.load_run('outputs/g2p')\
         .streaming_decoder(); print(d.feed('pho'), d.feed('ne'), d.finish())"
+    # a soft attention that streams on a wait-k schedule (Ma et al. 2019),
+    # each word's letters ended by EOS
+    python examples/fit.py g2p --size g2p-streaming --wait-k 3 \
+        --wait-rate 1.2 --end-marker --output-dir outputs/g2p-wait3
 """
 
 import argparse
@@ -120,6 +124,17 @@ def parse_args(argv=None):
                         "(default), location-sensitive, hard-monotonic or mocha")
     p.add_argument("--beam-width", type=int, default=5,
                    help="translation and g2p: the test split's beam (1: greedy)")
+    p.add_argument("--wait-k", type=int, default=None,
+                   help="g2p only: a wait-k decoder (Ma et al. 2019): phoneme i "
+                        "attends to the first k + floor(rate * i) letters, so "
+                        "that a soft attention streams (with --size "
+                        "g2p-streaming)")
+    p.add_argument("--wait-rate", type=float, default=None,
+                   help="g2p only: the letters read per phoneme under --wait-k "
+                        "(default 1)")
+    p.add_argument("--end-marker", action="store_true",
+                   help="g2p only: end every word's letters with EOS, so that "
+                        "a wait-k decoder knows when the word has ended")
     p.add_argument("--pipeline", choices=("python", "tf.data"), default="python",
                    help="translation only: batches tokenised in Python "
                         "(LengthBucketedBatches) or in a tf.data graph with "
@@ -153,6 +168,15 @@ def parse_args(argv=None):
                 f"{args.model} takes one of {', '.join(choices)}" if choices
                 else f"{args.model} has no attention variants (show_attend_tell "
                      "and g2p do)"))
+    for name in ("wait_k", "wait_rate", "end_marker"):
+        if getattr(args, name) not in (None, False) and args.model != "g2p":
+            p.error(f"--{name.replace('_', '-')}: g2p only (its wait-k decoder); "
+                    f"got {args.model}")
+    if args.wait_k is not None and args.wait_k < 1:
+        p.error(f"--wait-k must be a positive integer; got {args.wait_k}")
+    if args.wait_rate is not None and (args.wait_k is None or not args.wait_rate > 0):
+        p.error(f"--wait-rate: a positive rate of a wait-k schedule (with "
+                f"--wait-k); got {args.wait_rate}")
     if args.data and args.model == "show_attend_tell":
         p.error("--data: show_attend_tell trains on the digit strips only")
     return args
@@ -191,7 +215,8 @@ def fit(args):
         return captioning.fit(attention, **common)
     if args.model == "g2p":
         return g2p.fit(args.data, attention=attention, beam_width=args.beam_width,
-                       **common)
+                       wait_k=args.wait_k, wait_rate=args.wait_rate or 1.0,
+                       end_marker=args.end_marker, **common)
     if args.model == "pointer_generator":
         return summarisation.fit(args.data, **common)
     recipe = classification if args.model == "han_classifier" else reading
@@ -262,13 +287,23 @@ def beside_baselines(results):
     per word kind where the data has kinds; a summariser's ROUGE beside
     the lead baselines'."""
     if "wer" in results:
-        return [f"{results['model']} word error rate {results['wer']:.2f}%, phoneme "
+        lines = [f"{results['model']} word error rate {results['wer']:.2f}%, phoneme "
                 f"error rate {results['per']:.2f}% on {results['test_words']} "
                 "test words (the phoneme rate counts edits to the closest "
                 "pronunciation over its length, so it can pass 100%)",
                 f"attended nowhere: {results['attended_nowhere']:.4f} (the share "
                 "of phonemes a hard monotonic attention wrote from no letter; 0 "
                 "for a soft attention)"]
+        streamed = results.get("streaming")
+        if streamed:   # a model that streams
+            lag = streamed["lagging"]   # None: no phoneme written at all
+            lines.append(
+                f"streamed a letter at a time: {streamed['early']:.1%} of the "
+                "phonemes committed before the word's last letter, " + (
+                    "none written" if lag is None else f"{lag:.2f} letters "
+                    "behind on average (average lagging)")
+                + f", {streamed['same_as_offline']:.1%} of the words as offline")
+        return lines
     if "baselines" not in results:
         return []
     if "rouge" in results:

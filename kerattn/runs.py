@@ -120,7 +120,8 @@ class Run:
 
     def streaming_decoder(self, **options):
         """A `kerattn.decoding.StreamingDecoder` over a G2P run whose model
-        can stream (`model.can_stream()`: `fit.py g2p --size streaming`)."""
+        can stream (`model.can_stream()`: `fit.py g2p --size g2p-streaming`,
+        with a hard monotonic attention or `--wait-k`)."""
         from kerattn.decoding import StreamingDecoder
 
         checks.require(self.task == "g2p", "task",

@@ -55,8 +55,10 @@ RUNS = {  # --backend -> [(model, flags)]: every model, each recipe's method
               ("transformer_nmt", ["--max-train", "200", "--max-test", "10",
                                    *TWO_HOSTS]),
               ("luong_nmt", ["--data", TSV]),
-              ("g2p", ["--attention", "mocha", "--data", CMUDICT,
-                       "--size", "g2p-streaming"])],
+              # A soft attention that streams on a wait-k schedule, the
+              # end of each word marked (the run folder keeps the marker).
+              ("g2p", ["--data", CMUDICT, "--size", "g2p-streaming",
+                       "--wait-k", "2", "--wait-rate", "1.2", "--end-marker"])],
 }
 # The runs whose folder a fresh process loads and uses (tests/use_run.py).
 USED = ("seq2seq", "pointer_generator", "g2p", "han_classifier")
@@ -118,6 +120,10 @@ def test_fit_script_trains_evaluates_and_writes(backend, model, extra, tmp_path)
         assert results["test_words"] == len(cmudict_g2p(path=CMUDICT)["test"])
         assert (f"g2p word error rate {results['wer']:.2f}%, phoneme error rate "
                 f"{results['per']:.2f}%") in result.stdout
+        streamed = results["streaming"]   # a model that streams says how
+        assert streamed["words"] == results["test_words"]
+        assert 0 <= streamed["early"] <= 1 and 0 <= streamed["same_as_offline"] <= 1
+        assert f"{streamed['early']:.1%} of the phonemes committed" in result.stdout
     else:
         metric = ("bleu_beam5" if model.endswith(("nmt", "seq2seq", "decoder")) else
                   {"show_attend_tell": "exact_caption_accuracy"}.get(model, "accuracy"))
@@ -157,7 +163,7 @@ def _use_the_run(model, backend, folder, tmp_path):
         assert got["task"] == "summarisation" and not got["known"]
         assert got["outputs"][0].split()[0] == got["oov"], got
     elif model == "g2p":   # streams as offline decoding does, before the end
-        assert got["can_stream"] == [True, ""]
+        assert got["can_stream"] == [True, ""] and got["end_marker"]
         chunks = got["chunks"]
         assert " ".join(sum(chunks, [])) == got["offline"]
         assert any(chunks[:len("phoneme") - 1]), chunks
@@ -172,7 +178,11 @@ BAD_FLAGS = [(["no_such_model"], "invalid choice"),
              (["han_classifier", "--distribute", "model"],
               "only transformer_nmt and seq2seq"),
              (["han_classifier", "--virtual-devices", "0"],
-              "--virtual-devices must be a positive")]
+              "--virtual-devices must be a positive"),
+             (["han_classifier", "--wait-k", "2"], "--wait-k: g2p only"),
+             (["han_classifier", "--end-marker"], "--end-marker: g2p only"),
+             (["g2p", "--wait-k", "0"], "--wait-k must be a positive"),
+             (["g2p", "--wait-rate", "1.2"], "--wait-rate: a positive rate")]
 
 
 def _script():
@@ -191,7 +201,8 @@ def _script():
 # selects none, so this process' Keras serves; the runs above start the
 # command itself.
 @pytest.mark.parametrize("args,message", BAD_FLAGS, ids=[
-    "model", "epochs", "backend", "distribute", "virtual-devices"])
+    "model", "epochs", "backend", "distribute", "virtual-devices", "wait-k-elsewhere",
+    "end-marker-elsewhere", "wait-k-zero", "wait-rate-alone"])
 def test_fit_script_rejects_bad_flags(capsys, args, message):
     script = _script()
     with pytest.raises(SystemExit) as exit_:
@@ -230,6 +241,17 @@ def test_fit_script_rejects_bad_flags(capsys, args, message):
       "length, so it can pass 100%)",
       "attended nowhere: 0.2500 (the share of phonemes a hard monotonic "
       "attention wrote from no letter; 0 for a soft attention)"]),
+    ({"model": "g2p", "wer": 40.0, "per": 10.0, "test_words": 20,
+      "attended_nowhere": 0.0, "streaming": {
+          "words": 20, "early": 0.6631, "lagging": 2.6385, "same_as_offline": 1.0}},
+     ["g2p word error rate 40.00%, phoneme error rate 10.00% on 20 test words "
+      "(the phoneme rate counts edits to the closest pronunciation over its "
+      "length, so it can pass 100%)",
+      "attended nowhere: 0.0000 (the share of phonemes a hard monotonic "
+      "attention wrote from no letter; 0 for a soft attention)",
+      "streamed a letter at a time: 66.3% of the phonemes committed before the "
+      "word's last letter, 2.64 letters behind on average (average lagging), "
+      "100.0% of the words as offline"]),
 ])
 def test_fit_script_prints_the_baselines_beside_the_result(results, expected):
     """The interval is the normal approximation, 1.96 sqrt(p (1 - p) / n)."""

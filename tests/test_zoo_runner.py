@@ -652,6 +652,20 @@ def test_summarisation_recipe_tiny_run(tmp_path, monkeypatch):
     assert (tmp_path / "RESULTS.md").read_text() == text
 
 
+def test_each_recorded_g2p_run_is_retrained_by_its_command():
+    """The command RESULTS.md shows for each run of zoo/g2p/results.json
+    parses back to that run's settings (a switch such as --end-marker
+    written as its name alone, a rate as its number)."""
+    g2p = recipe("g2p")
+    with open(os.path.join(ZOO, "g2p", "results.json")) as f:
+        runs = json.load(f)["runs"]
+    assert any(r["settings"].get("end_marker") for r in runs)
+    p = runner.parser(g2p.TASK, ".")
+    for run in runs:
+        command = runner.command_for(g2p.TASK, run["settings"], [1])
+        assert g2p.settings(p.parse_args(command.split()[2:])) == run["settings"], command
+
+
 def test_g2p_recipe_tiny_run(tmp_path, monkeypatch):
     """`zoo/g2p/recipe.py --preset tiny` on the committed CMUdict sample: two
     seeds of MoChA, then a global-attention run beside it trained the

@@ -19,6 +19,8 @@ import numpy as np
 
 
 def main(folder, export_dir=None):
+    import keras
+
     import kerattn
 
     run = kerattn.load_run(folder)
@@ -47,9 +49,16 @@ def main(folder, export_dir=None):
         out["outputs"] = run.translator(max_length=3)([word])
     elif run.task == "g2p":
         layer = run.model.get_layer("decoder").attention
-        # r = 10: p = sigmoid(e + r) >= 0.5 wherever it reads, so the
-        # attention stops at once and phonemes come before the word ends.
-        layer.score_bias.assign(10.0)
+        if run.model.reads(0) is None:   # a hard monotonic attention
+            # r = 10: p = sigmoid(e + r) >= 0.5 wherever it reads, so the
+            # attention stops at once and phonemes come before the word ends.
+            layer.score_bias.assign(10.0)
+        else:   # a wait-k schedule: EOS unlikely, phonemes on the schedule
+            bias = run.model.get_layer("output_projection").bias
+            values = keras.ops.convert_to_numpy(bias)
+            values[run.target_vocab.eos_id] = -10.0
+            bias.assign(values)
+        out["end_marker"] = getattr(run.source_vocab, "end_marker", False)
         word = "phoneme"
         decoder = run.streaming_decoder(max_length=12)
         chunks = [decoder.feed(c) for c in word] + [decoder.finish()]

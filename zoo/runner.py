@@ -135,9 +135,14 @@ def command_for(task, settings, seeds):
     """The one command that trains `seeds` with `settings` (flag -> value):
     each flag, `--seed` and `--seeds` left out at the parser's default."""
     p = parser(task, ".")
-    flags = [f"--{k.replace('_', '-')} {v:g}" if isinstance(v, float)
-             else f"--{k.replace('_', '-')} {v}"
-             for k, v in settings.items() if v != p.get_default(k)]
+
+    def flag(key, value):   # a switch (store_true) is its name alone
+        name = f"--{key.replace('_', '-')}"
+        if isinstance(value, bool):
+            return name
+        return f"{name} {value:g}" if isinstance(value, float) else f"{name} {value}"
+
+    flags = [flag(k, v) for k, v in settings.items() if v != p.get_default(k)]
     if seeds[0] != p.get_default("seed"):
         flags.append(f"--seed {seeds[0]}")
     if len(seeds) > 1:

@@ -331,7 +331,8 @@ def draw(model, data, path, words=("phoneme", "thoughtful", "xylophone")):
 
 def fit(data=None, attention="global", preset="small", epochs=40, batch_size=64,
         learning_rate=None, max_train=None, max_test=None, seed=0, strategy=None,
-        verbose=2, stress=False, patience=3, decay=0.5, beam_width=5):
+        verbose=2, stress=False, patience=3, decay=0.5, beam_width=5,
+        wait_k=None, wait_rate=1.0, end_marker=False):
     """`examples/fit.py g2p`: the recipe's method on any word list.
 
     Args:
@@ -353,10 +354,16 @@ def fit(data=None, attention="global", preset="small", epochs=40, batch_size=64,
             converged rows) train; None and None train `epochs` epochs at
             one rate.
         beam_width: the test words' beam (1: greedy).
+        wait_k, wait_rate: `luong_nmt`'s wait-k schedule (None: none), a
+            decoder that streams with a soft attention (the
+            "g2p-streaming" preset).
+        end_marker: every word's letters end in EOS (`prepare`'s).
 
     Returns:
         `(model, summary, results, draw)`: `results` holds `wer` and `per`
-        (percent) on the test words; `draw(path)` writes alignments.
+        (percent) on the test words, and for a model that can stream
+        `streaming` (`streaming`'s figures on the first 100 test words);
+        `draw(path)` writes alignments.
     """
     from kerattn.datasets import read_cmudict
     from kerattn.recipes.common import fitted, split
@@ -366,9 +373,12 @@ def fit(data=None, attention="global", preset="small", epochs=40, batch_size=64,
     splits = split(list(read_cmudict(data, stress).items()),
                    key=lambda item: item[0], valid_share=0.05,
                    test_share=0.05) if data else None
-    prepared = prepare(splits, stress=stress, max_train=max_train, max_test=max_test)
+    prepared = prepare(splits, stress=stress, max_train=max_train, max_test=max_test,
+                       end_marker=end_marker)
+    schedule = {} if wait_k is None else {"wait_k": wait_k, "wait_rate": wait_rate}
     with strategy.scope():
-        model = build(prepared, attention, "g2p" if preset == "small" else preset)
+        model = build(prepared, attention, "g2p" if preset == "small" else preset,
+                      **schedule)
         summary = train(model, prepared, patience=patience, decay=decay,
                         epochs=epochs, batch_size=batch_size,
                         learning_rate=learning_rate or 2e-3, strategy=strategy,
@@ -378,6 +388,9 @@ def fit(data=None, attention="global", preset="small", epochs=40, batch_size=64,
     if not strategy.is_chief:
         return fitted(model, summary, None, None, "g2p", vocabularies)
     results = evaluate(model, prepared, beam_width=beam_width)
+    streamed = streaming(model, prepared, examples=())
+    if streamed is not None:   # how early, how far behind, the same as offline
+        results["streaming"] = {k: v for k, v in streamed.items() if k != "examples"}
     words = [w for w, _ in prepared["test"][:3]]
     return fitted(model, summary, results,
                   lambda path: draw(model, prepared, path, words), "g2p",
