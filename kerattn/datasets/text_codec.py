@@ -124,12 +124,16 @@ class TextCodec:
         return ids
 
     def encode(self, texts, length):
-        """`(N,)` strings -> `(N, length)` int32 ids, PAD after, truncated.
+        """`(N,)` strings -> `(N, length)` int32 ids, PAD after, truncated
+        (where the vocabulary marks the end, before the EOS, which stays
+        last: the model reads where the text ends).
 
         A text without tokens becomes `[UNK]`, as in `Translator`.
         """
         tf = self.tf
         ids = self.encode_ragged(texts)
+        if getattr(self.vocab, "end_marker", False):
+            ids = tf.concat([ids[:, :-1][:, :length - 1], ids[:, -1:]], axis=1)
         dense = ids.to_tensor(default_value=self.vocab.pad_id,
                               shape=[None, length])
         empty = tf.equal(ids.row_lengths(), 0)[:, None]
