@@ -1,5 +1,5 @@
-"""Losses for the zoo: masked sparse cross-entropy with label smoothing, and
-See et al.'s coverage loss."""
+"""Losses for the zoo: masked sparse cross-entropy with label smoothing,
+See et al.'s coverage loss and MILk's latency loss."""
 
 import keras
 from keras import ops
@@ -8,8 +8,9 @@ from kerattn import checks
 # Defined beside its layer, `CoverageRegularization` (as Xu et al.'s penalty
 # is beside `DoublyStochasticRegularization`); public here, with the losses.
 from kerattn.layers.coverage_regularization import coverage_loss
+from kerattn.layers.latency_regularization import latency_loss
 
-__all__ = ["MaskedSparseCrossentropy", "coverage_loss"]
+__all__ = ["MaskedSparseCrossentropy", "coverage_loss", "latency_loss"]
 
 
 @keras.saving.register_keras_serializable(package="kerattn")

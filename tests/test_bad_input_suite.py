@@ -482,6 +482,19 @@ case("CoverageRegularization", "location_mask of the wrong shape",
      lambda: layers.CoverageRegularization()(x(2, 3, 4), location_mask=np.ones((2, 3), bool)),
      "`location_mask` must have shape")
 
+case("LatencyRegularization", "negative weight",
+     lambda: layers.LatencyRegularization(-0.1), "`weight`")
+case("LatencyRegularization", "weight a string",
+     lambda: layers.LatencyRegularization("1"), "`weight`")
+case("LatencyRegularization", "alphas of rank 2",
+     lambda: layers.LatencyRegularization()(x(2, 3)), "`alphas` must have rank 3")
+case("LatencyRegularization", "step_mask of the wrong shape",
+     lambda: layers.LatencyRegularization()(x(2, 3, 4), step_mask=np.ones((2, 4), bool)),
+     "`step_mask` must have shape")
+case("LatencyRegularization", "location_mask of the wrong shape",
+     lambda: layers.LatencyRegularization()(x(2, 3, 4), location_mask=np.ones((2, 3), bool)),
+     "`location_mask` must have shape")
+
 _HAR = layers.HardAttentionReinforce
 case("HardAttentionReinforce", "negative lambda_r", lambda: _HAR(lambda_r=-1.0), "`lambda_r`")
 case("HardAttentionReinforce", "logits of rank 2",
@@ -564,6 +577,12 @@ case("luong_nmt", "lookahead negative",
 case("luong_nmt", "wait_k with a hard monotonic attention",
      lambda: zoo.luong_nmt(20, 20, preset="tiny", attention="mocha", wait_k=2),
      "`wait_k`")
+case("luong_nmt", "latency_loss_weight negative",
+     lambda: zoo.luong_nmt(20, 20, preset="tiny", attention="hard-monotonic",
+                           latency_loss_weight=-0.1), "`latency_loss_weight`")
+case("luong_nmt", "latency_loss_weight with a soft attention",
+     lambda: zoo.luong_nmt(20, 20, preset="tiny", latency_loss_weight=0.1),
+     "`latency_loss_weight`")
 case("luong_nmt", "wait_k negative",
      lambda: zoo.luong_nmt(20, 20, preset="tiny", wait_k=-1), "`wait_k`")
 case("luong_nmt", "wait_rate a string",

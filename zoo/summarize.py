@@ -84,7 +84,8 @@ def _g2p_rows(r):
             [f"lookahead {s['lookahead']}"] if s.get("lookahead") else []) + (
             [f"wait-{s['wait_k']} at {s.get('wait_rate', 1.0):g} letters a phoneme"]
             if s.get("wait_k") else []) + (
-            ["the word's end marked"] if s.get("end_marker") else [])
+            ["the word's end marked"] if s.get("end_marker") else []) + (
+            [f"latency loss {s['latency_weight']:g}"] if s.get("latency_weight") else [])
         name = G2P_NAMES[s["attention"]] + (f" ({', '.join(tags)})" if tags else "")
         seeds = len(run.get("seeds", [run.get("seed")]))
         parts.append(f"{name} {shown(run, 'wer', 2)} / {shown(run, 'per', 2)}"

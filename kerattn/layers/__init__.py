@@ -12,6 +12,7 @@ from kerattn.layers.hierarchical_attention import (
     AttentionPooling,
     HierarchicalAttention,
 )
+from kerattn.layers.latency_regularization import LatencyRegularization
 from kerattn.layers.local_attention import LocalAttention
 from kerattn.layers.lookahead_convolution import LookaheadConvolution
 from kerattn.layers.learned_state import LearnedInitialState
@@ -72,6 +73,7 @@ __all__ = [
     "monotonic_alignment",
     "chunkwise_weights",
     "CoverageRegularization",
+    "LatencyRegularization",
     "RestrictedSelfAttention",
     "ScaledDotProductAttention",
     "MultiHeadAttention",

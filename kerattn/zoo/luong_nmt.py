@@ -39,7 +39,7 @@ from keras import ops
 from kerattn import checks
 from kerattn import keras_fixes
 from kerattn.layers import (LSTM, AttentionRNN, HardMonotonicAttention,
-                            LocalAttention, LocationSensitiveAttention,
+                            LatencyRegularization, LocalAttention, LocationSensitiveAttention,
                             LookaheadConvolution, LuongAttention,
                             MonotonicChunkwiseAttention, ReverseSequence)
 from kerattn.zoo.model import (GenerativeModel, from_preset, initialize_uniform,
@@ -76,6 +76,7 @@ def luong_nmt(
     lookahead=0,
     wait_k=None,
     wait_rate=1.0,
+    latency_loss_weight=0.0,
     preset="paper",
     name="luong_nmt",
 ):
@@ -165,6 +166,15 @@ def luong_nmt(
             then stream (`kerattn.decoding.StreamingDecoder`): output `i`
             is written once those letters (and `lookahead` more) are read
             (the model's `reads(i)`).
+        latency_loss_weight: 0, or MILk's latency loss (Arivazhagan et
+            al. 2019) with this weight `lambda`, for
+            `attention="hard-monotonic"`: the differentiable average
+            lagging of the expected alignment's stops
+            (`kerattn.losses.latency_loss`, a `LatencyRegularization` layer
+            in the graph) is added to the likelihood, so that the attention
+            learns to stop before the end of the source where it can (on
+            the likelihood alone a one-way model may read the whole source
+            before its first output, and then streams nothing).
         preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
             "paper", and the grapheme-to-phoneme sizes "g2p",
             "g2p-streaming" and "g2p-paper"); a size given above overrides
@@ -214,6 +224,12 @@ def luong_nmt(
         "stop, and streams without a schedule)", wait_k,
         note=f"attention={attention!r} would take the window's edge for the "
         "word's end and attend nowhere past it.")
+    checks.nonnegative_number("latency_loss_weight", latency_loss_weight)
+    checks.require(
+        not latency_loss_weight or attention == "hard-monotonic",
+        "latency_loss_weight", "0 unless attention='hard-monotonic' (the "
+        "loss reads the expected alignment's stops)", latency_loss_weight,
+        note=f"attention={attention!r} has no stopping distribution.")
     if attention == "coverage":
         checks.require(score in (None, "concat"), "score",
                        "'concat' (or None) with attention='coverage'", score,
@@ -289,9 +305,15 @@ def luong_nmt(
     y = get("dropout")(get("target_embedding")(target_in_ids))   # (B, T, e)
     if options["decoder_init"] == "zeros":   # the graph's decoder takes no state
         states = None
-    h_tilde = get("decoder")(y, h_s, memory_mask=mask,
-                             initial_state=states)               # (B, T, n)
+    latency = latency_loss_weight > 0
+    decoded = get("decoder")(y, h_s, memory_mask=mask, initial_state=states,
+                             return_attention_scores=latency)
+    h_tilde = decoded[0] if latency else decoded                 # (B, T, n)
     logits = get("output_projection")(get("dropout")(h_tilde))   # (B, T, V_y)
+    if latency:   # + lambda DAL(g), g_i = sum_j j alpha_ij (B, T, S)
+        logits = LatencyRegularization(latency_loss_weight, name="latency_loss")(
+            decoded[1], step_mask=ops.not_equal(target_in_ids, 0),
+            location_mask=mask, passthrough=logits)
     model = LuongNMT(
         {"source_ids": source_ids, "target_in_ids": target_in_ids},
         logits, name=name)

@@ -11,6 +11,9 @@
     # a streaming model that reads two letters ahead
     python zoo/g2p/recipe.py --attention hard-monotonic \
         --preset g2p-streaming --lookahead 2
+    # ... that learns to stop early (MILk's latency loss)
+    python zoo/g2p/recipe.py --attention hard-monotonic \
+        --preset g2p-streaming --lookahead 3 --latency-weight 0.005
     # a wait-k decoder: phoneme i attends to the first 3 + floor(1.2 i)
     # letters, and is written once they are read; EOS ends each word's
     # letters, so that it knows when the word has ended
@@ -43,7 +46,8 @@ DEFAULTS = {"attention": "global", "preset": "g2p", "epochs": 2,
 # Settings added later: part of a run's name only when not at their
 # default, so that runs recorded before them keep their names.
 LATER = {"patience": None, "lr_decay": None, "beam_width": 1, "lookahead": 0,
-         "wait_k": None, "wait_rate": 1.0, "end_marker": False}
+         "wait_k": None, "wait_rate": 1.0, "end_marker": False,
+         "latency_weight": 0.0}
 ATTENTIONS = ("global", "location-sensitive", "hard-monotonic", "mocha")
 SOFT = ("global", "location-sensitive")   # a softmax over every letter
 NAMES = {"global": "global (Luong, general score)",
@@ -105,6 +109,12 @@ def options(p):
                    help="end every word's letters with EOS (STACL's source "
                         "</s>): a wait-k decoder then knows when the word has "
                         "ended")
+    p.add_argument("--latency-weight", type=float,
+                   help="MILk's latency loss with this weight (luong_nmt's "
+                        "latency_loss_weight; Arivazhagan et al. 2019), for "
+                        "--attention hard-monotonic: the average lagging of "
+                        "the expected stops is added to the loss, so that the "
+                        "attention learns to stop before the word ends")
     p.add_argument("--backup", default=None,
                    help="a folder to back training up into after every "
                         "epoch; the same command resumes from it (one seed)")
@@ -127,6 +137,10 @@ def check(args, parser):
     checks.nonnegative_int("lookahead", args.lookahead)
     checks.positive_int("wait_k", args.wait_k, allow_none=True)
     checks.positive_number("wait_rate", args.wait_rate)
+    checks.nonnegative_number("latency_weight", args.latency_weight)
+    if args.latency_weight and args.attention != "hard-monotonic":
+        parser.error("--latency-weight: a loss on a hard monotonic "
+                     "attention's stops (give --attention hard-monotonic)")
     if args.wait_rate != LATER["wait_rate"] and args.wait_k is None:
         parser.error("--wait-rate: a rate of the wait-k schedule (give --wait-k)")
     checks.positive_int("patience", args.patience, allow_none=True)
@@ -155,6 +169,8 @@ def train_seed(args, data, seed, strategy, keep):
     with strategy.scope():
         later = {k: getattr(args, k) for k in ("lookahead", "wait_k", "wait_rate")
                  if getattr(args, k) != LATER[k]}
+        if args.latency_weight:
+            later["latency_loss_weight"] = args.latency_weight
         model = g2p.build(data, args.attention, args.preset, **later)
         summary = g2p.train(model, data, epochs=args.epochs, minutes=args.minutes,
                             batch_size=args.batch_size,
@@ -302,9 +318,12 @@ beside it, per seed), `lookahead k` puts a `LookaheadConvolution` of k \
 letters over the encoder, `wait_k k` (with `wait_rate r`, 1 if not given) \
 is a wait-k decoder (Ma et al. 2019): phoneme i (from 0) attends only to \
 the first k + floor(r i) letters, in training and decoding, so that it \
-can be written once they are read, and `end_marker True` ends every \
+can be written once they are read, `end_marker True` ends every \
 word's letters with EOS (STACL's source `</s>`), read by a streaming \
-decoder at the end of the word.
+decoder at the end of the word, and `latency_weight w` adds MILk's \
+latency loss (Arivazhagan et al. 2019) with weight w to a hard monotonic \
+attention's training: the differentiable average lagging of its expected \
+stops, so that it learns to stop before the word ends.
 
 ## Published results
 
@@ -319,8 +338,8 @@ $paper
 $streaming## Alignments
 
 `alignments_<attention>[_<preset>][_<settings>].png` (`patience`, \
-`lr_decay`, `beam_width`, `lookahead`, `wait_k`, `wait_rate` and \
-`end_marker` (1) where not at their defaults, \
+`lr_decay`, `beam_width`, `lookahead`, `wait_k`, `wait_rate`, \
+`end_marker` (1) and `latency_weight` where not at their defaults, \
 e.g. `_patience3-lr_decay0.5`): each output phoneme's attention \
 over the letters of three words, first seed of each row (hard monotonic \
 and MoChA: the hard alignment they decode with).
