@@ -59,6 +59,10 @@ and `attention.png`:
     # each word's letters ended by EOS
     python examples/fit.py g2p --size g2p-streaming --wait-k 3 \
         --wait-rate 1.2 --end-marker --output-dir outputs/g2p-wait3
+    # a hard monotonic attention that reads three letters ahead and learns
+    # to stop early (MILk's latency loss, Arivazhagan et al. 2019)
+    python examples/fit.py g2p --size g2p-streaming --attention hard-monotonic \
+        --lookahead 3 --latency-weight 0.005 --output-dir outputs/g2p-milk
 """
 
 import argparse
@@ -135,6 +139,13 @@ def parse_args(argv=None):
     p.add_argument("--end-marker", action="store_true",
                    help="g2p only: end every word's letters with EOS, so that "
                         "a wait-k decoder knows when the word has ended")
+    p.add_argument("--lookahead", type=int, default=None,
+                   help="g2p only: a lookahead convolution of this many letters "
+                        "over the encoder (a streaming decoder waits for them)")
+    p.add_argument("--latency-weight", type=float, default=None,
+                   help="g2p only: MILk's latency loss with this weight (with "
+                        "--attention hard-monotonic), so that the attention "
+                        "learns to stop before the word ends")
     p.add_argument("--pipeline", choices=("python", "tf.data"), default="python",
                    help="translation only: batches tokenised in Python "
                         "(LengthBucketedBatches) or in a tf.data graph with "
@@ -168,10 +179,18 @@ def parse_args(argv=None):
                 f"{args.model} takes one of {', '.join(choices)}" if choices
                 else f"{args.model} has no attention variants (show_attend_tell "
                      "and g2p do)"))
-    for name in ("wait_k", "wait_rate", "end_marker"):
+    for name in ("wait_k", "wait_rate", "end_marker", "lookahead", "latency_weight"):
         if getattr(args, name) not in (None, False) and args.model != "g2p":
-            p.error(f"--{name.replace('_', '-')}: g2p only (its wait-k decoder); "
-                    f"got {args.model}")
+            p.error(f"--{name.replace('_', '-')}: g2p only (its streaming "
+                    f"decoders); got {args.model}")
+    if args.lookahead is not None and args.lookahead < 0:
+        p.error(f"--lookahead must be a non-negative integer; got {args.lookahead}")
+    if args.latency_weight is not None and (
+            not args.latency_weight >= 0 or args.attention != "hard-monotonic"):
+        p.error("--latency-weight: a non-negative weight of the latency loss on "
+                "a hard monotonic attention's stops (with --attention "
+                f"hard-monotonic); got {args.latency_weight} with --attention "
+                f"{args.attention or 'global'}")
     if args.wait_k is not None and args.wait_k < 1:
         p.error(f"--wait-k must be a positive integer; got {args.wait_k}")
     if args.wait_rate is not None and (args.wait_k is None or not args.wait_rate > 0):
@@ -216,7 +235,8 @@ def fit(args):
     if args.model == "g2p":
         return g2p.fit(args.data, attention=attention, beam_width=args.beam_width,
                        wait_k=args.wait_k, wait_rate=args.wait_rate or 1.0,
-                       end_marker=args.end_marker, **common)
+                       end_marker=args.end_marker, lookahead=args.lookahead or 0,
+                       latency_weight=args.latency_weight or 0.0, **common)
     if args.model == "pointer_generator":
         return summarisation.fit(args.data, **common)
     recipe = classification if args.model == "han_classifier" else reading

@@ -182,7 +182,13 @@ BAD_FLAGS = [(["no_such_model"], "invalid choice"),
              (["han_classifier", "--wait-k", "2"], "--wait-k: g2p only"),
              (["han_classifier", "--end-marker"], "--end-marker: g2p only"),
              (["g2p", "--wait-k", "0"], "--wait-k must be a positive"),
-             (["g2p", "--wait-rate", "1.2"], "--wait-rate: a positive rate")]
+             (["g2p", "--wait-rate", "1.2"], "--wait-rate: a positive rate"),
+             (["han_classifier", "--lookahead", "2"], "--lookahead: g2p only"),
+             (["g2p", "--lookahead", "-1"], "--lookahead must be a non-negative"),
+             (["g2p", "--latency-weight", "0.01"],
+              "--latency-weight: a non-negative weight"),
+             (["g2p", "--attention", "hard-monotonic", "--latency-weight", "-1"],
+              "--latency-weight: a non-negative weight")]
 
 
 def _script():
@@ -202,13 +208,33 @@ def _script():
 # command itself.
 @pytest.mark.parametrize("args,message", BAD_FLAGS, ids=[
     "model", "epochs", "backend", "distribute", "virtual-devices", "wait-k-elsewhere",
-    "end-marker-elsewhere", "wait-k-zero", "wait-rate-alone"])
+    "end-marker-elsewhere", "wait-k-zero", "wait-rate-alone", "lookahead-elsewhere",
+    "lookahead-negative", "latency-soft-attention", "latency-negative"])
 def test_fit_script_rejects_bad_flags(capsys, args, message):
     script = _script()
     with pytest.raises(SystemExit) as exit_:
         script.parse_args(args)
     assert exit_.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_fit_script_passes_the_streaming_flags_to_the_recipe(monkeypatch):
+    """`--lookahead` and `--latency-weight` reach `g2p.fit` (and from there
+    `luong_nmt`'s `lookahead` and `latency_loss_weight`)."""
+    from kerattn.recipes import g2p
+
+    script = _script()
+    seen = {}
+    monkeypatch.setattr(g2p, "fit", lambda data, **kwargs: seen.update(kwargs))
+    for flags in (["--size", "g2p-streaming", "--attention", "hard-monotonic",
+                   "--lookahead", "3", "--latency-weight", "0.005"], []):
+        args = script.parse_args(["g2p", *flags])
+        args.strategy = None   # main's, from the distribution flags
+        script.fit(args)
+        if flags:
+            assert (seen["attention"], seen["lookahead"],
+                    seen["latency_weight"]) == ("hard-monotonic", 3, 0.005)
+    assert (seen["lookahead"], seen["latency_weight"]) == (0, 0.0)
 
 
 @pytest.mark.parametrize("results, expected", [

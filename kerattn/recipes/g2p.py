@@ -332,7 +332,8 @@ def draw(model, data, path, words=("phoneme", "thoughtful", "xylophone")):
 def fit(data=None, attention="global", preset="small", epochs=40, batch_size=64,
         learning_rate=None, max_train=None, max_test=None, seed=0, strategy=None,
         verbose=2, stress=False, patience=3, decay=0.5, beam_width=5,
-        wait_k=None, wait_rate=1.0, end_marker=False):
+        wait_k=None, wait_rate=1.0, end_marker=False, lookahead=0,
+        latency_weight=0.0):
     """`examples/fit.py g2p`: the recipe's method on any word list.
 
     Args:
@@ -358,6 +359,10 @@ def fit(data=None, attention="global", preset="small", epochs=40, batch_size=64,
             decoder that streams with a soft attention (the
             "g2p-streaming" preset).
         end_marker: every word's letters end in EOS (`prepare`'s).
+        lookahead: `luong_nmt`'s lookahead (letters each encoder state
+            also reads; a streaming decoder waits for them).
+        latency_weight: `luong_nmt`'s `latency_loss_weight` (MILk's
+            latency loss, for `attention="hard-monotonic"`; 0: none).
 
     Returns:
         `(model, summary, results, draw)`: `results` holds `wer` and `per`
@@ -376,6 +381,10 @@ def fit(data=None, attention="global", preset="small", epochs=40, batch_size=64,
     prepared = prepare(splits, stress=stress, max_train=max_train, max_test=max_test,
                        end_marker=end_marker)
     schedule = {} if wait_k is None else {"wait_k": wait_k, "wait_rate": wait_rate}
+    if lookahead:
+        schedule["lookahead"] = lookahead
+    if latency_weight:
+        schedule["latency_loss_weight"] = latency_weight
     with strategy.scope():
         model = build(prepared, attention, "g2p" if preset == "small" else preset,
                       **schedule)
