@@ -226,8 +226,11 @@ def record(saved, run):
     """One run a setting; this command's seeds join those of its settings."""
     runs = saved["runs"] if saved else []
     same = next((r for r in runs if r["settings"] == run.settings), {})
+    # The budget (epochs, minutes, patience) is in the settings; the epochs
+    # a seed trained are not (early stopping and a time cap end seeds at
+    # different epochs), so they do not keep seeds apart.
     rows = runner.join_seeds(same.get("per_seed", []), run.rows,
-                             match=("test_words", "epochs"))
+                             match=("test_words",))
     figures = {"parameters": rows[0]["parameters"], "test_words": rows[0]["test_words"],
                "examples": rows[0]["examples"]}
     if "streaming" in rows[0]:   # how early a left-to-right model commits
