@@ -666,6 +666,35 @@ def test_each_recorded_g2p_run_is_retrained_by_its_command():
         assert g2p.settings(p.parse_args(command.split()[2:])) == run["settings"], command
 
 
+def test_g2p_seeds_stopped_at_different_epochs_join_one_run():
+    """Early stopping and a time cap end seeds at different epochs: the
+    seeds of one run's settings still join (the budget is a setting), and
+    a row scored on other test words starts afresh."""
+    import types
+
+    g2p = recipe("g2p")
+    settings = dict(g2p.DEFAULTS, attention="hard-monotonic", epochs=40,
+                    minutes=25.0, patience=3)
+    data = {"train_words": 9, "train_pairs": 10, "valid_words": 2,
+            "source_vocab": [0] * 30, "target_vocab": [0] * 43}
+
+    def row(seed, wer, epochs, test_words=100):
+        return {"seed": seed, "wer": wer, "per": wer / 4, "attended_nowhere": 0.0,
+                "minutes": 25.0, "steps": 1900 * epochs, "epochs": epochs,
+                "parameters": 7, "test_words": test_words, "examples": []}
+
+    def run(*rows):
+        return types.SimpleNamespace(rows=list(rows), settings=settings, data=data,
+                                     command="python zoo/g2p/recipe.py ...")
+
+    first = g2p.record(None, run(row(1, 33.0, 15)))
+    both = g2p.record(first, run(row(2, 31.0, 14)))["runs"][0]
+    assert both["seeds"] == [1, 2] and both["wer"] == 32.0
+    assert [r["epochs"] for r in both["per_seed"]] == [15, 14]
+    other = g2p.record({"runs": [both]}, run(row(3, 30.0, 14, test_words=50)))
+    assert other["runs"][0]["seed"] == 3 and "seeds" not in other["runs"][0]
+
+
 def test_g2p_recipe_tiny_run(tmp_path, monkeypatch):
     """`zoo/g2p/recipe.py --preset tiny` on the committed CMUdict sample: two
     seeds of MoChA, then a global-attention run beside it trained the
