@@ -185,8 +185,8 @@ def parse_args(argv=None):
                     f"decoders); got {args.model}")
     if args.lookahead is not None and args.lookahead < 0:
         p.error(f"--lookahead must be a non-negative integer; got {args.lookahead}")
-    if args.latency_weight is not None and (
-            not args.latency_weight >= 0 or args.attention != "hard-monotonic"):
+    if args.latency_weight is not None and (not args.latency_weight >= 0 or (
+            args.latency_weight and args.attention != "hard-monotonic")):
         p.error("--latency-weight: a non-negative weight of the latency loss on "
                 "a hard monotonic attention's stops (with --attention "
                 f"hard-monotonic); got {args.latency_weight} with --attention "

@@ -80,8 +80,9 @@ def test_latency_loss_matches_the_recursion():
 
 
 def test_waiting_once_is_paid_once():
-    """DAL's `g'`: an output that waits lets the next ones follow at the
-    ideal pace without paying again (average lagging would charge each)."""
+    """DAL's `g'`: outputs bunched behind a wait cannot catch up (each is
+    at least the ideal pace behind the one before): 3, where the delays'
+    plain mean minus the ideal pace would give 2."""
     eye = np.eye(4, dtype="float32")
     waits_first = eye[[2, 2, 3, 3]][None]      # g = (3, 3, 4, 4), |x| = |y| = 4
     # g' = (3, 4, 5, 6); g' - (i - 1) = (3, 3, 3, 3)

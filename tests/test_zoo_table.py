@@ -144,20 +144,23 @@ def test_the_g2p_cell_names_each_run_its_preset_training_and_seeds():
              "seed": 1, "wer": 30.1, "per": 7.25},
             # Two more one-seed runs of a kind shown: the best of the three.
             {"settings": {"attention": "mocha", "preset": "g2p-streaming",
-                          "patience": 3, "wait_k": 3, "end_marker": True},
+                          "patience": 3, "end_marker": True},
              "seed": 1, "wer": 40.0, "per": 9.0},
             {"settings": {"attention": "mocha", "preset": "g2p-streaming",
-                          "latency_weight": 0.01}, "seed": 1, "wer": 35.0,
-             "per": 8.0}]
+                          "lookahead": 1}, "seed": 1, "wer": 35.0, "per": 8.0},
+            # A latency loss (hard monotonic attention only) says so.
+            {"settings": {"attention": "hard-monotonic", "preset": "g2p-streaming",
+                          "lookahead": 3, "latency_weight": 0.005},
+             "seeds": [1, 2], "wer": 33.0, "wer_sd": 0.3, "per": 8.0, "per_sd": 0.1}]
     assert s.result_cell("g2p", {"runs": runs}) == (
         "WER / PER % global 41.05 ± 0.43 / 10.13 ± 0.19 (3 seeds); "
         "hard monotonic (g2p-streaming) 44.20 / 11.50; MoChA (g2p-streaming, "
-        "to convergence, beam 5, lookahead 2) 30.10 / 7.25; "
-        "2 more one-seed runs in RESULTS.md")
+        "to convergence, beam 5, lookahead 2) 30.10 / 7.25; hard monotonic "
+        "(g2p-streaming, lookahead 3, latency loss 0.005) 33.00 ± 0.30 / 8.00 "
+        "± 0.10 (2 seeds); 2 more one-seed runs in RESULTS.md")
     runs[2]["wer"] = 50.0
-    assert s.result_cell("g2p", {"runs": runs}).endswith(
-        "MoChA (g2p-streaming, latency loss 0.01) 35.00 / 8.00; "
-        "2 more one-seed runs in RESULTS.md")
+    assert "MoChA (g2p-streaming, lookahead 1) 35.00 / 8.00; " in s.result_cell(
+        "g2p", {"runs": runs})
     assert s.readme_cell("g2p", None) == "not measured yet"
 
 

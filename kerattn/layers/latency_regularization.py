@@ -33,8 +33,10 @@ def latency_loss(alphas, weight=1.0, step_mask=None, location_mask=None):
     adds `lambda C(g)` to a sentence's negative log-likelihood; the zoo's
     cross-entropy is a mean over tokens, so the same pull on the stops
     takes a `lambda` about MILk's divided by the mean target length. A
-    lookahead of `L` inputs (`LookaheadConvolution`) delays every output
-    by `L` more: a constant, left out.
+    lookahead of `L` inputs (`LookaheadConvolution`) delays an output by
+    up to `L` more (capped at the source's end), left out. In a model, the
+    term is in the validation loss too (Keras adds a model's losses in
+    evaluation): early stopping on it weighs the latency as training does.
 
     Args:
         alphas: `(batch, T, S)`, a monotonic attention's expected alignment
