@@ -1,10 +1,28 @@
-"""The coverage loss of See et al. (2017), and the same as a layer loss."""
+"""The coverage loss of See et al. (2017), and the same as a layer loss;
+the checks and the layer that every loss on an alignment history shares."""
 
 import keras
 from keras import ops
 
 from kerattn import checks
 from kerattn.layers import attention_utils as utils
+
+
+def alignment_loss_inputs(alphas, weight, step_mask, location_mask):
+    """The arguments of a loss on an alignment history, checked: `alphas`
+    `(batch, T, S)` in float32 (a loss term: Keras adds the losses in
+    float32) with padded source positions zeroed, and the location mask in
+    float32 (None without one)."""
+    checks.rank("alphas", getattr(alphas, "shape", ()), (3,), "(batch, T, S)")
+    checks.nonnegative_number("weight", weight)
+    checks.mask("step_mask", step_mask, tuple(alphas.shape[:2]))
+    checks.mask("location_mask", location_mask,
+                (alphas.shape[0], alphas.shape[2]))
+    alphas = ops.cast(ops.convert_to_tensor(alphas), "float32")
+    if location_mask is None:
+        return alphas, None
+    location = utils.mask_as(location_mask, "float32")
+    return alphas * ops.expand_dims(location, 1), location
 
 
 def coverage_loss(alphas, weight=1.0, step_mask=None, location_mask=None):
@@ -39,16 +57,7 @@ def coverage_loss(alphas, weight=1.0, step_mask=None, location_mask=None):
     >>> float(coverage_loss(alphas))     # (0 + min(0.5, 1) + 0) / 2 steps
     0.25
     """
-    checks.rank("alphas", getattr(alphas, "shape", ()), (3,), "(batch, T, S)")
-    checks.nonnegative_number("weight", weight)
-    checks.mask("step_mask", step_mask, tuple(alphas.shape[:2]))
-    checks.mask("location_mask", location_mask,
-                (alphas.shape[0], alphas.shape[2]))
-    # float32: a loss term (Keras adds the losses in float32).
-    alphas = ops.cast(ops.convert_to_tensor(alphas), "float32")
-    if location_mask is not None:
-        alphas = alphas * ops.expand_dims(
-            utils.mask_as(location_mask, "float32"), 1)
+    alphas, _ = alignment_loss_inputs(alphas, weight, step_mask, location_mask)
     coverage = ops.cumsum(alphas, axis=1) - alphas            # c^t, (b, T, S)
     per_step = ops.sum(ops.minimum(alphas, coverage), axis=-1)  # (b, T)
     if step_mask is None:
@@ -58,8 +67,39 @@ def coverage_loss(alphas, weight=1.0, step_mask=None, location_mask=None):
     return weight * total / ops.maximum(ops.sum(keep), 1.0)
 
 
+class AlignmentRegularization(keras.layers.Layer):
+    """Adds `loss(alphas, weight, step_mask, location_mask)` to the model's
+    losses and returns its input unchanged, or `passthrough` when given (a
+    functional model keeps only the layers on the path to its outputs). A
+    subclass sets `alignment_loss`; its docstring is the user's."""
+
+    alignment_loss = None   # a subclass' loss function
+
+    def __init__(self, weight=1.0, **kwargs):
+        super().__init__(**kwargs)
+        checks.nonnegative_number("weight", weight)
+        self.weight = weight
+        self.supports_masking = True
+
+    def call(self, alphas, step_mask=None, location_mask=None,
+             passthrough=None):
+        self.add_loss(type(self).alignment_loss(alphas, self.weight, step_mask,
+                                                location_mask))
+        return alphas if passthrough is None else passthrough
+
+    def compute_output_spec(self, alphas, step_mask=None, location_mask=None,
+                            passthrough=None):
+        out = alphas if passthrough is None else passthrough
+        return keras.KerasTensor(out.shape, dtype=out.dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"weight": self.weight})
+        return config
+
+
 @keras.saving.register_keras_serializable(package="kerattn")
-class CoverageRegularization(keras.layers.Layer):
+class CoverageRegularization(AlignmentRegularization):
     """Adds `kerattn.losses.coverage_loss(alphas)` to the model's losses.
 
     See, Liu and Manning (2017), eq. 12-13: `lambda * sum_i min(a_i^t,
@@ -90,24 +130,4 @@ class CoverageRegularization(keras.layers.Layer):
     0.6667
     """
 
-    def __init__(self, weight=1.0, **kwargs):
-        super().__init__(**kwargs)
-        checks.nonnegative_number("weight", weight)
-        self.weight = weight
-        self.supports_masking = True
-
-    def call(self, alphas, step_mask=None, location_mask=None,
-             passthrough=None):
-        self.add_loss(coverage_loss(alphas, self.weight, step_mask,
-                                    location_mask))
-        return alphas if passthrough is None else passthrough
-
-    def compute_output_spec(self, alphas, step_mask=None, location_mask=None,
-                            passthrough=None):
-        out = alphas if passthrough is None else passthrough
-        return keras.KerasTensor(out.shape, dtype=out.dtype)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"weight": self.weight})
-        return config
+    alignment_loss = staticmethod(coverage_loss)

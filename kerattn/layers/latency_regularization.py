@@ -3,8 +3,9 @@
 import keras
 from keras import ops
 
-from kerattn import checks
 from kerattn.layers import attention_utils as utils
+from kerattn.layers.coverage_regularization import (AlignmentRegularization,
+                                                    alignment_loss_inputs)
 
 
 def latency_loss(alphas, weight=1.0, step_mask=None, location_mask=None):
@@ -61,20 +62,13 @@ def latency_loss(alphas, weight=1.0, step_mask=None, location_mask=None):
     >>> float(latency_loss(streams))    # g = g' = (1, 2): (1 + 1) / 2
     1.0
     """
-    checks.rank("alphas", getattr(alphas, "shape", ()), (3,), "(batch, T, S)")
-    checks.nonnegative_number("weight", weight)
-    checks.mask("step_mask", step_mask, tuple(alphas.shape[:2]))
-    checks.mask("location_mask", location_mask,
-                (alphas.shape[0], alphas.shape[2]))
-    # float32: a loss term (Keras adds the losses in float32).
-    alphas = ops.cast(ops.convert_to_tensor(alphas), "float32")
+    alphas, location = alignment_loss_inputs(alphas, weight, step_mask,
+                                             location_mask)
     shape = ops.shape(alphas)
     steps, sources = shape[1], shape[2]
-    if location_mask is None:
+    if location is None:
         source_length = ops.cast(ops.full((shape[0],), sources), "float32")
     else:
-        location = utils.mask_as(location_mask, "float32")
-        alphas = alphas * ops.expand_dims(location, 1)
         source_length = ops.sum(location, axis=-1)                   # |x|, (b,)
     if step_mask is None:
         keep = ops.ones((shape[0], steps), "float32")
@@ -98,7 +92,7 @@ def latency_loss(alphas, weight=1.0, step_mask=None, location_mask=None):
 
 
 @keras.saving.register_keras_serializable(package="kerattn")
-class LatencyRegularization(keras.layers.Layer):
+class LatencyRegularization(AlignmentRegularization):
     """Adds `kerattn.losses.latency_loss(alphas)` to the model's losses.
 
     MILk's latency-augmented training (Arivazhagan et al., 2019): `lambda`
@@ -130,24 +124,4 @@ class LatencyRegularization(keras.layers.Layer):
     0.2
     """
 
-    def __init__(self, weight=1.0, **kwargs):
-        super().__init__(**kwargs)
-        checks.nonnegative_number("weight", weight)
-        self.weight = weight
-        self.supports_masking = True
-
-    def call(self, alphas, step_mask=None, location_mask=None,
-             passthrough=None):
-        self.add_loss(latency_loss(alphas, self.weight, step_mask,
-                                   location_mask))
-        return alphas if passthrough is None else passthrough
-
-    def compute_output_spec(self, alphas, step_mask=None, location_mask=None,
-                            passthrough=None):
-        out = alphas if passthrough is None else passthrough
-        return keras.KerasTensor(out.shape, dtype=out.dtype)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"weight": self.weight})
-        return config
+    alignment_loss = staticmethod(latency_loss)
