@@ -157,6 +157,27 @@ def test_translation_seeds_of_the_same_config_join_and_others_start_afresh(tmp_p
     assert "| 1-5 | 2 | 33.0 ± 3.0 | 2.5 |" in text
 
 
+def test_translation_seeds_join_on_their_budget_not_the_epochs_they_trained():
+    """A time cap ends seeds at different epochs: seeds given the same
+    budget join; another budget starts afresh; a row recorded before the
+    budget was (no time cap) joins a new seed given its epochs."""
+    capped = {"epochs": 40, "minutes": 25.0}
+    first = translation_task.record("bahdanau_nmt", None, _nmt_run(
+        [_nmt_row(0, 30.0, 33.0, epochs=12, budget=capped)]))
+    both = translation_task.record("bahdanau_nmt", first, _nmt_run(
+        [_nmt_row(1, 32.0, 35.0, epochs=11, budget=capped)]))
+    assert [r["seed"] for r in both["per_seed"]] == [0, 1]
+    assert [r["epochs"] for r in both["per_seed"]] == [12, 11]
+    other = translation_task.record("bahdanau_nmt", both, _nmt_run(
+        [_nmt_row(2, 31.0, 34.0, epochs=12, budget={"epochs": 40, "minutes": 30.0})]))
+    assert "per_seed" not in other and other["config"]["seed"] == 2
+    old = translation_task.record("bahdanau_nmt", None, _nmt_run(
+        [_nmt_row(0, 30.0, 33.0, epochs=6)]))
+    joined = translation_task.record("bahdanau_nmt", old, _nmt_run(
+        [_nmt_row(1, 32.0, 35.0, epochs=6, budget={"epochs": 6, "minutes": None})]))
+    assert [r["seed"] for r in joined["per_seed"]] == [0, 1]
+
+
 def test_the_ablation_table_shows_each_row_and_its_long_bucket(tmp_path):
     assert translation_task.ablation_section(str(tmp_path)) == ""
     row = {"what": "Adam 1e-2", "epochs": 1, "final_loss": 4.5,

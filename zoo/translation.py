@@ -92,6 +92,7 @@ def train_seed(name, args, data, seed, strategy, keep):
 
     return {"backend": keras.backend.backend(),
             "replicas": strategy.num_replicas, "train_pairs": data["train_pairs"],
+            "budget": {"epochs": args.epochs, "minutes": args.minutes},
             **summary, **translation.evaluate(model, data, beam_width=args.beam_width)}
 
 
@@ -114,14 +115,17 @@ def config(name, args):
 
 def record(name, saved, run):
     """results.json: the run's seeds, joined to the recorded seeds of the
-    same config (trained for the same epochs on the same pairs, backend and
-    replicas); a recorded run of another config is replaced."""
+    same config (given the same budget, on the same pairs, backend and
+    replicas); a recorded run of another config is replaced. Seeds join on
+    the budget they were given, not the epochs they trained: a time cap
+    ends seeds at different epochs."""
     earlier, commands = [], []
     if saved and _without_seed(saved["config"]) == run.settings:
         earlier = saved.get("per_seed") or [_only_seed(saved)]
+        earlier = [r for r in earlier if _budget(r) == _budget(run.rows[0])]
         commands = saved.get("commands", [saved["command"]])
     rows = runner.join_seeds(earlier, run.rows,
-                             match=("epochs", "train_pairs", "backend", "replicas"))
+                             match=("train_pairs", "backend", "replicas"))
     results = aggregate(rows) if len(rows) > 1 else dict(rows[0])
     if len(rows) > 1:
         results["per_seed"] = rows
@@ -131,6 +135,13 @@ def record(name, saved, run):
     if len(commands) > 1:
         results["commands"] = commands
     return {"model": name, "config": config, **results}
+
+
+def _budget(row):
+    """The (epochs, minutes) a seed was given; a row recorded before the
+    budget was had no time cap, so its epochs trained were those given."""
+    budget = row.get("budget") or {"epochs": row.get("epochs"), "minutes": None}
+    return budget["epochs"], budget["minutes"]
 
 
 def _without_seed(config):
