@@ -583,6 +583,12 @@ case("luong_nmt", "latency_loss_weight negative",
 case("luong_nmt", "latency_loss_weight with a soft attention",
      lambda: zoo.luong_nmt(20, 20, preset="tiny", latency_loss_weight=0.1),
      "`latency_loss_weight`")
+case("luong_nmt", "coverage_loss_weight negative",
+     lambda: zoo.luong_nmt(20, 20, preset="tiny", attention="coverage",
+                           coverage_loss_weight=-1.0), "`coverage_loss_weight`")
+case("luong_nmt", "coverage_loss_weight without coverage",
+     lambda: zoo.luong_nmt(20, 20, preset="tiny", coverage_loss_weight=1.0),
+     "`coverage_loss_weight`")
 case("luong_nmt", "wait_k negative",
      lambda: zoo.luong_nmt(20, 20, preset="tiny", wait_k=-1), "`wait_k`")
 case("luong_nmt", "wait_rate a string",

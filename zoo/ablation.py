@@ -14,6 +14,20 @@ rendered again with its table (zoo/translation.py, `ablation_section`).
     python zoo/ablation.py luong_nmt --list
 
 A seed other than 0 is part of the row's name (`coverage@1 seed 1`).
+
+A *phase* variant (`PHASES`) switches an option on for the last steps of
+training, as See et al. (2017) add coverage and its loss for their last
+3,000 iterations: it starts from its converged variant's weights (a run
+folder under `--runs`, `<model>/<variant>@<epochs>[-seed<N>]`, trained
+and saved there the first time, loaded every time after), builds the
+model with the option on (`kerattn.recipes.translation.with_options`:
+every weight carried, the option's own weights as initialised) and trains
+`--phase-steps` more batches; its control trains the same steps from the
+same weights without the option:
+
+    python zoo/ablation.py bahdanau_nmt --epochs 6 --phase-steps 1000 coverage-phase plain-phase
+
+A phase row is `<phase>@<epochs>+<steps>` (`coverage-phase@6+1000 seed 1`).
 Every row also records how the greedy translations of the 16-20-word
 source bucket attend to their source (`alignment_rates`): the share of
 source words that get less than half a word's worth of attention over the
@@ -35,6 +49,8 @@ import time
 import runner
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The converged variants' run folders (outputs/ is not committed).
+RUNS = os.path.join(os.path.dirname(HERE), "outputs", "ablation")
 
 RECIPE = ("the recipe as it was: its preset and settings", {}, {})
 
@@ -131,6 +147,8 @@ VARIANTS = {"luong_nmt": {**_before({
     "coverage": ("the recipe now with coverage on the concat score (See et "
                  "al., 2017, eq. 11; no coverage loss)",
                  {"attention": "coverage"}, {}),
+    "concat": ("the recipe now with the concat score (section 3.1; what "
+               "coverage-phase starts from)", {"score": "concat"}, {}),
 }, "bahdanau_nmt": {
     "recipe": RECIPE,
     "coverage": ("coverage in the alignment model and the coverage loss, "
@@ -156,45 +174,67 @@ VARIANTS = {"luong_nmt": {**_before({
 }}
 
 
-def alignment_rates(net, data, low=16, high=20):
-    """How greedy translations of `low`-`high`-word sources attend to them.
+# model -> phase variant -> (what it switches on, the converged variant
+# it starts from, builder options switched on for the phase). A phase
+# trains at the rate the converged variant's schedule ended at.
+PHASES = {"bahdanau_nmt": {
+    "coverage-phase": ("+ coverage in the alignment model and its loss, "
+                       "lambda 1 (See et al., 2017, eq. 11-13), for the phase",
+                       "recipe", {"coverage": True}),
+    "plain-phase": ("the same steps without coverage (the control)", "recipe", {}),
+}, "luong_nmt": {
+    "coverage-phase": ("+ coverage on the concat score and its loss, lambda 1 "
+                       "(See et al., 2017, eq. 11-13), for the phase", "concat",
+                       {"attention": "coverage", "coverage_loss_weight": 1.0}),
+    "plain-phase": ("the same steps without coverage (the control)", "concat", {}),
+}}
 
-    Returns `{"sentences", "dropped", "repeated", "repeated_output",
-    "attended_nowhere"}`: the share of source words whose attention, summed
-    over the output words, is below 0.5 (dropped) or above 1.5 (repeated),
-    the share of output words that repeat an earlier word of their sentence
-    beyond the reference's count of it, and the share of output words whose
-    attention sums below 0.5 (a monotonic attention that stopped nowhere:
-    a zero context).
+
+def alignment_rates(net, data, buckets=((16, 20),)):
+    """How greedy translations attend to their sources, by source length.
+
+    Returns `{"low-high": {"sentences", "dropped", "repeated",
+    "repeated_output", "attended_nowhere"}}` for each `(low, high)` of
+    `buckets` (source words; an empty bucket's rates are 0): the share of
+    source words whose attention, summed over the output words, is below
+    0.5 (dropped) or above 1.5 (repeated), the share of output words that
+    repeat an earlier word of their sentence beyond the reference's count
+    of it, and the share of output words whose attention sums below 0.5
+    (a monotonic attention that stopped nowhere: a zero context). The
+    sentences of every bucket are translated in one pass.
     """
     from collections import Counter
 
     from kerattn.decoding import Translator
 
-    pairs = [(s, t) for s, t in data["test_long"]
-             if low <= len(s.split()) <= high]
+    pairs = [(s, t, f"{low}-{high}") for s, t in data["test_long"]
+             for low, high in buckets if low <= len(s.split()) <= high]
     translator = Translator(net, data["source_vocab"], data["target_vocab"])
-    texts, alignments = translator([s for s, _ in pairs],
+    texts, alignments = translator([s for s, _, _ in pairs],
                                    return_alignments=True)
-    words = dropped = repeated = outputs = repeats = steps = nowhere = 0
-    for (_, reference), text, a in zip(pairs, texts, alignments):
+    counts = {}
+    for (_, reference, bucket), text, a in zip(pairs, texts, alignments):
+        c = counts.setdefault(bucket, Counter())
+        c["sentences"] += 1
         if a["weights"] is not None:
             received = a["weights"].sum(axis=0)           # per source word
-            words += len(received)
-            dropped += int((received < 0.5).sum())
-            repeated += int((received > 1.5).sum())
-            steps += len(a["weights"])
-            nowhere += int((a["weights"].sum(axis=1) < 0.5).sum())
+            c["words"] += len(received)
+            c["dropped"] += int((received < 0.5).sum())
+            c["repeated"] += int((received > 1.5).sum())
+            c["steps"] += len(a["weights"])
+            c["nowhere"] += int((a["weights"].sum(axis=1) < 0.5).sum())
         allowed, seen = Counter(reference.split()), Counter()
         for word in text.split():
             seen[word] += 1
-            outputs += 1
-            repeats += seen[word] > max(1, allowed[word])
-    return {"sentences": len(pairs),
-            "dropped": round(dropped / max(words, 1), 4),
-            "repeated": round(repeated / max(words, 1), 4),
-            "repeated_output": round(repeats / max(outputs, 1), 4),
-            "attended_nowhere": round(nowhere / max(steps, 1), 4)}
+            c["outputs"] += 1
+            c["repeats"] += seen[word] > max(1, allowed[word])
+    return {bucket: {"sentences": c["sentences"],
+                     "dropped": round(c["dropped"] / max(c["words"], 1), 4),
+                     "repeated": round(c["repeated"] / max(c["words"], 1), 4),
+                     "repeated_output": round(c["repeats"] / max(c["outputs"], 1), 4),
+                     "attended_nowhere": round(c["nowhere"] / max(c["steps"], 1), 4)}
+            for bucket, c in ((f"{low}-{high}", counts.get(f"{low}-{high}", Counter()))
+                              for low, high in buckets)}
 
 
 def expected_alignment_bleu(net, data):
@@ -220,54 +260,163 @@ def expected_alignment_bleu(net, data):
         del net.step
 
 
-def run(model, names, epochs, seed=0, max_train=None, beam_width=None):
+def run(model, names, epochs, seed=0, max_train=None, beam_width=None,
+        phase_steps=None, runs=RUNS):
     """Train and score each variant `names` of `model` for `epochs` from
     `seed` (greedy, and beam search of `beam_width` when given), writing
     zoo/<model>/ablation.json after each; then the model's RESULTS.md
-    again, with the new rows. Returns ablation.json's table."""
-    import keras
-
+    again, with the new rows. A phase variant (`PHASES`) trains
+    `phase_steps` batches from its converged variant's run folder under
+    `runs` (trained and saved there first where missing). Returns
+    ablation.json's table."""
+    from kerattn import checks
     from kerattn.recipes import translation
 
+    for name in names:
+        checks.one_of("variants", name, [*VARIANTS[model], *PHASES.get(model, {})])
+    if any(name in PHASES.get(model, {}) for name in names):
+        checks.positive_int("phase_steps", phase_steps)
     folder = os.path.join(HERE, model)
     table = runner.load(folder, "ablation.json") or {}
     data = translation.prepare(max_train=max_train)
+    suffix = f" seed {seed}" if seed else ""
     for name in names:
-        what, builder, training, *model_name = VARIANTS[model][name]
-        model_name = model_name[0] if model_name else model
-        config = translation.settings(model_name)
-        keras.utils.set_random_seed(seed)
-        net = translation.build(model_name, data, config["preset"], **builder)
-        settings = {k: config[k] for k in ("learning_rate", "label_smoothing",
-                                           "warmup_steps")}
-        settings.update(training)
-        start = time.time()
-        summary = translation.train(net, data, epochs=epochs, seed=seed,
-                                    verbose=2, **settings)
-        results = translation.evaluate(net, data, beam_width=beam_width)
-        row = {"what": what, "builder": builder, "training": training,
-               "epochs": summary["epochs"], "seed": seed,
-               "final_loss": summary["final_loss"],
-               "final_val_loss": summary["final_val_loss"],
-               "bleu_greedy": results["bleu_greedy"],
-               "bleu_greedy_by_source_length":
-                   results["bleu_greedy_by_source_length"],
-               "minutes": round((time.time() - start) / 60, 2)}
-        if beam_width:
-            row["beam_width"] = beam_width
-            row["bleu_beam"] = results[f"bleu_beam{beam_width}"]
-        row["alignment_rates"] = alignment_rates(net, data)
-        if "decoder" in net.layers_by_name:
-            expected = expected_alignment_bleu(net, data)
-            if expected is not None:
-                row["bleu_greedy_expected_alignment"] = expected
-        print(name, row, flush=True)
-        table[f"{name}@{epochs}" + (f" seed {seed}" if seed else "")] = row
+        if name in PHASES.get(model, {}):
+            net, row = _phase(model, name, data, epochs, seed, phase_steps, runs,
+                              table, beam_width)
+            key = f"{name}@{epochs}+{phase_steps}{suffix}"
+        else:
+            net, row = _variant(model, name, data, epochs, seed, beam_width)
+            key = f"{name}@{epochs}{suffix}"
+            if runs:
+                _save_run(net, data, _run_folder(runs, model, name, epochs, seed))
+        print(key, row, flush=True)
+        table[key] = row
         runner.save(folder, table, "ablation.json")
     if runner.load(folder) is not None:   # RESULTS.md, with the new rows
         recipe = runpy.run_path(os.path.join(folder, "recipe.py"))
         runner.report_only(recipe["TASK"], folder)
     return table
+
+
+def _variant(model, name, data, epochs, seed, beam_width):
+    """A variant trained from scratch: `(net, its ablation row)`."""
+    import keras
+
+    from kerattn.recipes import translation
+
+    what, builder, training, *model_name = VARIANTS[model][name]
+    model_name = model_name[0] if model_name else model
+    keras.utils.set_random_seed(seed)
+    net = translation.build(model_name, data, translation.settings(model_name)["preset"],
+                            **builder)
+    start = time.time()
+    summary = translation.train(net, data, epochs=epochs, seed=seed, verbose=2,
+                                **_training(model_name, training))
+    row = {"what": what, "builder": builder, "training": training,
+           "epochs": summary["epochs"], "seed": seed,
+           **_scores(net, data, summary, beam_width, start)}
+    return net, row
+
+
+def _phase(model, name, data, epochs, seed, steps, runs, table, beam_width):
+    """A phase from its converged variant's weights: `(net, its row)`."""
+    import keras
+
+    from kerattn.recipes import translation
+
+    what, base, options = PHASES[model][name]
+    _, builder, training = VARIANTS[model][base][:3]
+    converged = _converged(model, base, data, epochs, seed, runs, table, beam_width)
+    keras.utils.set_random_seed(seed)
+    net = translation.with_options(converged, model, data,
+                                   translation.settings(model)["preset"],
+                                   **builder, **options)
+    settings = _training(model, training)
+    # Go on at the rate the converged variant's schedule ended at (a
+    # cosine decay ends at a tenth of its peak).
+    rate = settings["learning_rate"] * (0.1 if settings["warmup_steps"] else 1.0)
+    settings.update(learning_rate=rate, warmup_steps=0)
+    start = time.time()
+    summary = translation.train(net, data, steps=steps, seed=seed, verbose=2,
+                                **settings)
+    row = {"what": what, "phase": {"from": f"{base}@{epochs}", "steps": steps,
+                                   "learning_rate": rate},
+           "builder": {**builder, **options}, "training": training,
+           "epochs": epochs, "seed": seed,
+           **_scores(net, data, summary, beam_width, start)}
+    return net, row
+
+
+def _converged(model, base, data, epochs, seed, runs, table, beam_width):
+    """The converged variant `base` a phase starts from: its run folder
+    under `runs`, or trained now (its row recorded) and saved there."""
+    import kerattn
+    from kerattn import checks
+
+    checks.require(runs, "runs", "a folder for the converged variants' run "
+                   "folders (a phase starts from one)", runs)
+    folder = _run_folder(runs, model, base, epochs, seed)
+    if os.path.exists(os.path.join(folder, "run.json")):
+        run = kerattn.load_run(folder)
+        for side in ("source", "target"):
+            checks.require(
+                run.vocabularies[side].to_json() == data[f"{side}_vocab"].to_json(),
+                "runs", f"a run folder trained on this data ({folder}: its "
+                f"{side} vocabulary is another)", folder)
+        return run.model
+    net, row = _variant(model, base, data, epochs, seed, beam_width)
+    table[f"{base}@{epochs}" + (f" seed {seed}" if seed else "")] = row
+    _save_run(net, data, folder)
+    return net
+
+
+def _run_folder(runs, model, name, epochs, seed):
+    return os.path.join(runs, model, f"{name}@{epochs}" + (f"-seed{seed}" if seed else ""))
+
+
+def _save_run(net, data, folder):
+    from kerattn.runs import Run
+
+    Run(net, "translation", {"source": data["source_vocab"],
+                             "target": data["target_vocab"]}).save(folder)
+
+
+def _training(model_name, overrides):
+    """The recipe's training settings of `model_name`, with `overrides`."""
+    from kerattn.recipes import translation
+
+    config = translation.settings(model_name)
+    settings = {k: config[k] for k in ("learning_rate", "label_smoothing",
+                                       "warmup_steps")}
+    settings.update(overrides)
+    return settings
+
+
+def _scores(net, data, summary, beam_width, start):
+    """A trained row's losses, BLEU (overall and by source length), its
+    alignment rates (the 16-20-word bucket, and every bucket) and minutes."""
+    from kerattn.recipes import translation
+
+    results = translation.evaluate(net, data, beam_width=beam_width)
+    row = {"final_loss": summary["final_loss"],
+           "final_val_loss": summary["final_val_loss"],
+           "bleu_greedy": results["bleu_greedy"],
+           "bleu_greedy_by_source_length": results["bleu_greedy_by_source_length"]}
+    if beam_width:
+        row["beam_width"] = beam_width
+        row["bleu_beam"] = results[f"bleu_beam{beam_width}"]
+        row["bleu_beam_by_source_length"] = results[
+            f"bleu_beam{beam_width}_by_source_length"]
+    rates = alignment_rates(net, data, translation.LENGTH_BUCKETS)
+    row["alignment_rates"] = rates["16-20"]
+    row["alignment_rates_by_source_length"] = rates
+    if "decoder" in net.layers_by_name:
+        expected = expected_alignment_bleu(net, data)
+        if expected is not None:
+            row["bleu_greedy_expected_alignment"] = expected
+    row["minutes"] = round((time.time() - start) / 60, 2)
+    return row
 
 
 if __name__ == "__main__":
@@ -279,11 +428,19 @@ if __name__ == "__main__":
     p.add_argument("--max-train", type=int, default=None)
     p.add_argument("--beam-width", type=int, default=None,
                    help="also score beam search of this width (alpha 0.6)")
+    p.add_argument("--phase-steps", type=int, default=None,
+                   help="the batches a phase variant trains (PHASES)")
+    p.add_argument("--runs", default=RUNS,
+                   help="where the converged variants' run folders are kept "
+                        "(a phase starts from one; every variant trained "
+                        "is saved there)")
     p.add_argument("--list", action="store_true")
     args = p.parse_intermixed_args()
     if args.list or not args.variants:
         for name, (what, *_) in VARIANTS[args.model].items():
             print(f"{name:24s} {what}")
+        for name, (what, base, _) in PHASES.get(args.model, {}).items():
+            print(f"{name:24s} from {base}: {what}")
     else:
         run(args.model, args.variants, args.epochs, args.seed, args.max_train,
-            args.beam_width)
+            args.beam_width, args.phase_steps, args.runs)

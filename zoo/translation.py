@@ -309,6 +309,14 @@ ALIGNMENT = ("Alignment on the 16-20-word bucket (greedy; a source word is dropp
              "of the hard one), mean ± standard deviation over the seeds shown:")
 
 
+BY_LENGTH = ("By source length, the rows that recorded it (a phase, `name@E+N`, "
+             "starts from the weights of its converged variant `name@E` of the "
+             "same seed and trains N more batches, with the option on or, "
+             "for the control, without it; zoo/ablation.py's `PHASES`): "
+             "greedy BLEU, beam BLEU where scored, and the alignment rates "
+             "above, mean ± standard deviation over the seeds shown:")
+
+
 def ablation_section(folder, results=None):
     """The tables of `folder`'s ablation.json, or nothing: a row a variant
     (the last, the recipe's own `results`, for comparison at its budget),
@@ -345,7 +353,40 @@ def ablation_section(folder, results=None):
     alignment = _alignment_table(variants)
     if alignment:
         lines += ["", ALIGNMENT, "", alignment]
+    by_length = _by_length_table(variants)
+    if by_length:
+        lines += ["", BY_LENGTH, "", by_length]
     return "\n".join(lines) + "\n"
+
+
+def _by_length_table(variants):
+    """A row per variant (over its seeds) and source-length bucket: BLEU
+    and alignment rates, for the rows that recorded them by length."""
+    groups = {}
+    for name, row in variants.items():
+        if "alignment_rates_by_source_length" in row:
+            groups.setdefault(name.split(" seed ")[0], []).append(row)
+    if not groups:
+        return ""
+    beam = any("bleu_beam_by_source_length" in r
+               for g in groups.values() for r in g)
+    rows = []
+    for name, group in groups.items():
+        for bucket, first in group[0]["alignment_rates_by_source_length"].items():
+            rates = [r["alignment_rates_by_source_length"][bucket] for r in group]
+
+            def bleu(key):
+                values = [r.get(key, {}).get(bucket, {}).get("bleu") for r in group]
+                return "-" if None in values else runner.spread(values, 2)
+
+            rows.append([name, len(group), bucket, first["sentences"],
+                         bleu("bleu_greedy_by_source_length"),
+                         *([bleu("bleu_beam_by_source_length")] if beam else []),
+                         *(runner.spread([a[k] for a in rates], 4)
+                           for k in ("dropped", "repeated", "repeated_output"))])
+    return runner.table(["variant", "seeds", "source words", "sentences",
+                         "greedy BLEU", *(["beam BLEU"] if beam else []),
+                         "dropped", "repeated", "repeated output words"], rows)
 
 
 def _beam(row):

@@ -11,9 +11,11 @@ records in `results.json`.
 
 import hashlib
 import json
+import re
 import time
 
 import keras
+import numpy as np
 
 from kerattn import checks, distribute
 from kerattn.callbacks import TimeBudget
@@ -107,6 +109,68 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
     if history.history.get("val_loss"):
         summary["val_losses"] = [round(float(v), 4) for v in history.history["val_loss"]]
     return history, summary
+
+
+# -----------------------------------------------------------------------------
+# A phase: an option switched on for the last steps of training
+
+
+def carry_weights(source, target):
+    """Copy every weight of `source` into `target`: the start of a phase.
+
+    A phase trains a converged model a few more steps with an option
+    switched on (See et al.'s coverage and its loss for their final 3,000
+    iterations): `target` is the same builder's model with the option on,
+    and holds every weight of `source` at the same path. Paths are matched
+    by the model's own layer names and, inside them, with Keras' numbering
+    of unnamed inner layers left out (a second model's
+    `encoder/forward_lstm_2` is the first's `encoder/forward_lstm_1`). The weights
+    only `target` has (coverage's `w_c`) keep their initial values, as in
+    the paper's phase. The optimizer starts afresh: a control phase
+    without the option (`target` built with the same options as `source`)
+    starts the same way.
+
+    Returns:
+        The paths of `target`'s weights that `source` did not fill.
+
+    Raises:
+        ValueError: a weight of `source` has no place in `target`, or a
+            place of another shape, or two of a model's weights share a
+            path once the numbering is left out.
+    """
+    def by_path(model, name):
+        weights = {_unnumbered(v.path): v for v in model.weights}
+        checks.require(len(weights) == len(model.weights), name,
+                       "a model whose weights' paths differ by more than "
+                       "Keras' numbering of unnamed layers (name its layers)",
+                       note=f"{len(model.weights) - len(weights)} paths collide.")
+        return weights
+
+    sources, targets = by_path(source, "source"), by_path(target, "target")
+    missing = sorted(set(sources) - set(targets))
+    checks.require(not missing, "target", "a model holding every weight of "
+                   "`source` (the same builder and sizes, an option switched "
+                   "on)", note=f"No place for {', '.join(missing[:3])}"
+                   + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+                   + ".")
+    for path, variable in sources.items():
+        checks.same("source", tuple(variable.shape), "target",
+                    tuple(targets[path].shape), f"shape of {path}")
+        targets[path].assign(variable)
+    return [v.path for path, v in targets.items() if path not in sources]
+
+
+def phase_rows(count, steps, batch_size, seed=0):
+    """The training rows of a phase of `steps` batches: a random part of
+    `count` rows, each once (all of them, shuffled, when they are fewer)."""
+    checks.positive_int("steps", steps)
+    return np.random.default_rng(seed).permutation(count)[:steps * batch_size]
+
+
+def _unnumbered(path):
+    """`path` less Keras' numbering below the model's own layer's name."""
+    layer, _, inner = path.partition("/")
+    return layer + "/" + re.sub(r"_\d+(?=/|$)", "", inner)
 
 
 class _KeepAverage(keras.callbacks.Callback):

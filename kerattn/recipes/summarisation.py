@@ -24,7 +24,6 @@ summary)` pairs (`fit`, `examples/fit.py pointer_generator --data`):
 Seeds, results.json and RESULTS.md are zoo/runner.py's.
 """
 
-import re
 
 import keras
 import numpy as np
@@ -34,7 +33,7 @@ from kerattn.datasets import LengthBucketedBatches, WordVocabulary, copy_arrays
 from kerattn.datasets.documents import split_sentences
 from kerattn.decoding import Translator
 from kerattn.losses import MaskedSparseCrossentropy
-from kerattn.recipes.common import compile_and_fit
+from kerattn.recipes.common import carry_weights, compile_and_fit, phase_rows
 
 ROUGE = ("rouge1", "rouge2", "rougeL")
 STEMMER = True   # rouge-score's Porter stemmer, as pyrouge's -m in the paper
@@ -119,7 +118,7 @@ def train(model, data, epochs=2, minutes=None, batch_size=64, learning_rate=2e-3
     copy = bool(getattr(model, "copies", False))
     x, y, _ = copy_arrays(data["train_pairs"], data["vocab"], copy=copy)
     if steps is not None:   # a random part of the training pairs, once
-        rows = np.random.default_rng(seed).permutation(len(y))[:steps * batch_size]
+        rows = phase_rows(len(y), steps, batch_size, seed)
         x, y = {k: v[rows] for k, v in x.items()}, y[rows]
         epochs = 1
     # Two shapes (each compiles once): every source padded to max_source
@@ -141,31 +140,13 @@ def train(model, data, epochs=2, minutes=None, batch_size=64, learning_rate=2e-3
 
 
 def with_coverage(model, data, preset):
-    """A coverage model (`coverage=True`) holding all of `model`'s weights.
-
-    Its new weights, the attention's `w_c` and `b_attn` (eq. 11), start as
-    the layer initialises them, as in the paper's final phase. Weights are
-    matched by path with Keras' numbering of unnamed inner layers left out
-    (the encoder's `forward_lstm_1` is the new model's `forward_lstm_2`).
-    """
+    """A coverage model (`coverage=True`) holding all of `model`'s weights
+    (`common.carry_weights`): the paper's short final phase. Its new
+    weights, the attention's `w_c` and `b_attn` (eq. 11), start as the layer
+    initialises them."""
     covered = build(data, preset, copy=model.copies, coverage=True)
-    source = {_unnumbered(v.path): v for v in model.weights}
-    copied = 0
-    for variable in covered.weights:
-        match = source.get(_unnumbered(variable.path))
-        if match is not None:
-            checks.same("model", tuple(match.shape), "coverage model",
-                        tuple(variable.shape), f"shape of {variable.path}")
-            variable.assign(match)
-            copied += 1
-    checks.require(copied == len(source), "model", "a pointer-generator of the "
-                   "same sizes, every weight of which the coverage model holds",
-                   note=f"{len(source) - copied} of its weights have no place.")
+    carry_weights(model, covered)
     return covered
-
-
-def _unnumbered(path):
-    return re.sub(r"_\d+(?=/|$)", "", path)
 
 
 # -----------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from kerattn.datasets import (LengthBucketedBatches, WordPieceVocabulary,
                               translation_dataset)
 from kerattn.decoding import Translator
 from kerattn.losses import MaskedSparseCrossentropy
-from kerattn.recipes.common import compile_and_fit
+from kerattn.recipes.common import carry_weights, compile_and_fit, phase_rows
 
 # Source-length buckets in words, as in Bahdanau et al.'s Figure 2.
 LENGTH_BUCKETS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, 30), (31, 50))
@@ -110,7 +110,7 @@ def build(name, data, preset="base", **overrides):
 def train(model, data, epochs=10, minutes=None, batch_size=64,
           learning_rate=2e-3, label_smoothing=0.0, warmup_steps=0,
           verbose="auto", strategy=None, pipeline="python", seed=0,
-          callbacks=()):
+          callbacks=(), steps=None):
     """Fit `model` on `data["train"]` (`compile_and_fit`); returns a summary.
 
     With `warmup_steps`, the learning rate rises linearly from 0 to
@@ -121,9 +121,18 @@ def train(model, data, epochs=10, minutes=None, batch_size=64,
     `batch_size` is the global batch. `pipeline="tf.data"` tokenises the
     training pairs inside a `tf.data` graph (`translation_dataset`).
     `callbacks`: more Keras callbacks (early stopping, a learning-rate
-    decay, `BackupAndRestore`).
+    decay, `BackupAndRestore`). `steps` trains that many batches in one
+    epoch instead of `epochs`, on a random part of the training pairs
+    (`common.phase_rows`): a phase (`with_options`).
     """
     pad_id = data["target_vocab"].pad_id
+    if steps is not None:   # a phase: a random part of the training pairs, once
+        checks.require(pipeline == "python", "pipeline", "'python' with steps "
+                       "(a phase samples the encoded training arrays)", pipeline)
+        x, y = data["train"]
+        rows = phase_rows(len(y), steps, batch_size, seed)
+        data = dict(data, train=({k: v[rows] for k, v in x.items()}, y[rows]))
+        epochs = 1
     if pipeline == "tf.data":
         train_batches = translation_dataset(
             data["train_kept"], data["source_vocab"], data["target_vocab"],
@@ -141,6 +150,29 @@ def train(model, data, epochs=10, minutes=None, batch_size=64,
         learning_rate=learning_rate, warmup_steps=warmup_steps, epochs=epochs,
         minutes=minutes, strategy=strategy, verbose=verbose, callbacks=callbacks)
     return summary
+
+
+def with_options(model, name, data, preset="base", **options):
+    """`build(name, data, preset, **options)` holding every weight of
+    `model` (`common.carry_weights`): the model of a phase that switches an
+    option on for the last steps of training (`coverage=True` with its
+    loss for `bahdanau_nmt`; See et al. 2017 train their last 3,000
+    iterations so), or with `model`'s own options, its control (the same
+    steps without the option, from the same weights).
+
+    >>> data = prepare(splits={"train": [("a b", "x y")] * 4,
+    ...                        "valid": [("a", "x")], "test": [("b", "y")]})
+    >>> base = build("bahdanau_nmt", data, "tiny")
+    >>> covered = with_options(base, "bahdanau_nmt", data, "tiny", coverage=True)
+    >>> carry_weights(base, build("bahdanau_nmt", data, "tiny", coverage=True))
+    ['decoder/attention/b', 'decoder/attention/w_c']
+
+    (`carry_weights` returns what the option adds: eq. 11's `w_c` and
+    `b_attn`, starting as initialised.)
+    """
+    switched = build(name, data, preset, **options)
+    carry_weights(model, switched)
+    return switched
 
 
 def fit(name, data=None, preset="small", epochs=6, batch_size=64,

@@ -38,8 +38,9 @@ from keras import ops
 
 from kerattn import checks
 from kerattn import keras_fixes
-from kerattn.layers import (LSTM, AttentionRNN, HardMonotonicAttention,
-                            LatencyRegularization, LocalAttention, LocationSensitiveAttention,
+from kerattn.layers import (LSTM, AttentionRNN, CoverageRegularization,
+                            HardMonotonicAttention, LatencyRegularization,
+                            LocalAttention, LocationSensitiveAttention,
                             LookaheadConvolution, LuongAttention,
                             MonotonicChunkwiseAttention, ReverseSequence)
 from kerattn.zoo.model import (GenerativeModel, from_preset, initialize_uniform,
@@ -77,6 +78,7 @@ def luong_nmt(
     wait_k=None,
     wait_rate=1.0,
     latency_loss_weight=0.0,
+    coverage_loss_weight=0.0,
     preset="paper",
     name="luong_nmt",
 ):
@@ -175,6 +177,11 @@ def luong_nmt(
             learns to stop before the end of the source where it can (on
             the likelihood alone a one-way model may read the whole source
             before its first output, and then streams nothing).
+        coverage_loss_weight: 0, or See et al.'s coverage loss (eq. 12-13)
+            with this weight `lambda`, for `attention="coverage"`:
+            `lambda sum_j min(a_tj, c^t_j)` a step (`kerattn.losses.
+            coverage_loss`, a `CoverageRegularization` layer in the
+            graph), as `bahdanau_nmt(coverage=True)` adds it.
         preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
             "paper", and the grapheme-to-phoneme sizes "g2p",
             "g2p-streaming" and "g2p-paper"); a size given above overrides
@@ -230,6 +237,12 @@ def luong_nmt(
         "latency_loss_weight", "0 unless attention='hard-monotonic' (the "
         "loss reads the expected alignment's stops)", latency_loss_weight,
         note=f"attention={attention!r} has no stopping distribution.")
+    checks.nonnegative_number("coverage_loss_weight", coverage_loss_weight)
+    checks.require(
+        not coverage_loss_weight or attention == "coverage",
+        "coverage_loss_weight", "0 unless attention='coverage' (the loss "
+        "reads the coverage vector the attention keeps)", coverage_loss_weight,
+        note=f"attention={attention!r} keeps no coverage vector.")
     if attention == "coverage":
         checks.require(score in (None, "concat"), "score",
                        "'concat' (or None) with attention='coverage'", score,
@@ -305,15 +318,19 @@ def luong_nmt(
     y = get("dropout")(get("target_embedding")(target_in_ids))   # (B, T, e)
     if options["decoder_init"] == "zeros":   # the graph's decoder takes no state
         states = None
-    latency = latency_loss_weight > 0
+    # A loss on the alignments (B, T, S): MILk's latency, See et al.'s coverage.
+    regularize = (
+        LatencyRegularization(latency_loss_weight, name="latency_loss")
+        if latency_loss_weight > 0 else      # + lambda DAL(g), g_i = sum_j j a_ij
+        CoverageRegularization(coverage_loss_weight, name="coverage_loss")
+        if coverage_loss_weight > 0 else None)   # + lambda sum_j min(a_tj, c^t_j)
     decoded = get("decoder")(y, h_s, memory_mask=mask, initial_state=states,
-                             return_attention_scores=latency)
-    h_tilde = decoded[0] if latency else decoded                 # (B, T, n)
+                             return_attention_scores=regularize is not None)
+    h_tilde = decoded if regularize is None else decoded[0]      # (B, T, n)
     logits = get("output_projection")(get("dropout")(h_tilde))   # (B, T, V_y)
-    if latency:   # + lambda DAL(g), g_i = sum_j j alpha_ij (B, T, S)
-        logits = LatencyRegularization(latency_loss_weight, name="latency_loss")(
-            decoded[1], step_mask=ops.not_equal(target_in_ids, 0),
-            location_mask=mask, passthrough=logits)
+    if regularize is not None:
+        logits = regularize(decoded[1], step_mask=ops.not_equal(target_in_ids, 0),
+                            location_mask=mask, passthrough=logits)
     model = LuongNMT(
         {"source_ids": source_ids, "target_in_ids": target_in_ids},
         logits, name=name)
