@@ -70,6 +70,8 @@ HEAVY = {
         "torch", "zoo/g2p/recipe.py --preset tiny on the CMUdict sample, two attentions (one trained the papers' way: early stopping, a decay, a backup, beam search), then --report-only"),
     "test_zoo_runner.py::test_summarisation_recipe_tiny_run": (
         "torch", "zoo/pointer_generator/recipe.py --preset tiny on the Debian lists sample, then --report-only"),
+    "test_zoo_runner.py::test_an_ablation_phase_starts_from_its_saved_converged_variant": (
+        "torch", "zoo/ablation.py's coverage phase and its control from a saved converged run folder, tiny"),
     f"{_NOTEBOOK}[captioning.ipynb]": ("tensorflow", "the captioning notebook, small size"),
     f"{_NOTEBOOK}[document_classification.ipynb]": (
         "tensorflow", "the document classification notebook, small size"),

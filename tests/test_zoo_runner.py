@@ -178,6 +178,55 @@ def test_translation_seeds_join_on_their_budget_not_the_epochs_they_trained():
     assert [r["seed"] for r in joined["per_seed"]] == [0, 1]
 
 
+def test_an_ablation_phase_starts_from_its_saved_converged_variant(tmp_path, monkeypatch):
+    """zoo/ablation.py's phases on a tiny model: the converged variant is
+    trained once and saved as a run folder; the coverage phase and its
+    control train their steps from it; a second command loads the folder
+    instead of training again; a folder of other data is refused; the
+    page shows the rows by source length."""
+    import ablation
+
+    from kerattn.recipes import translation
+
+    pairs = [("a b c", "x y"), ("b c", "y z w"), ("c a b a", "z x"), ("a", "w x y")]
+    prepare = translation.prepare
+    monkeypatch.setattr(translation, "prepare", lambda **kw: prepare(
+        splits={"train": pairs * 3, "valid": pairs[:2], "test": pairs[1:3]}))
+    monkeypatch.setattr(translation, "settings",
+                        lambda name: dict(translation.DEFAULTS, preset="tiny"))
+    monkeypatch.setattr(ablation, "HERE", str(tmp_path))
+    runs = str(tmp_path / "runs")
+    table = ablation.run("bahdanau_nmt", ["coverage-phase", "plain-phase"], 1,
+                         phase_steps=2, runs=runs)
+    assert sorted(table) == ["coverage-phase@1+2", "plain-phase@1+2", "recipe@1"]
+    assert (tmp_path / "runs" / "bahdanau_nmt" / "recipe@1" / "run.json").exists()
+    covered = table["coverage-phase@1+2"]
+    assert covered["builder"] == {"coverage": True}
+    assert covered["phase"] == {"from": "recipe@1", "steps": 2, "learning_rate": 2e-3}
+    assert table["plain-phase@1+2"]["builder"] == {}
+    assert list(covered["alignment_rates_by_source_length"]) == [
+        f"{low}-{high}" for low, high in translation.LENGTH_BUCKETS]
+    assert covered["alignment_rates_by_source_length"]["1-5"]["sentences"] == 2
+
+    def retrained(*args):
+        raise AssertionError("the converged variant was trained again")
+
+    monkeypatch.setattr(ablation, "_variant", retrained)
+    again = ablation.run("bahdanau_nmt", ["plain-phase"], 1, phase_steps=1, runs=runs)
+    assert again["plain-phase@1+1"]["phase"]["steps"] == 1
+    monkeypatch.setattr(translation, "prepare", lambda **kw: prepare(
+        splits={"train": [("d e", "u v")] * 4, "valid": pairs[:1], "test": pairs[:1]}))
+    with pytest.raises(ValueError, match="`runs`.*source vocabulary is another"):
+        ablation.run("bahdanau_nmt", ["plain-phase"], 1, phase_steps=1, runs=runs)
+    with pytest.raises(ValueError, match="`phase_steps`"):
+        ablation.run("bahdanau_nmt", ["plain-phase"], 1, runs=runs)
+    with pytest.raises(ValueError, match="`variants`"):
+        ablation.run("bahdanau_nmt", ["no-such-phase"], 1, runs=runs)
+    text = translation_task.ablation_section(str(tmp_path / "bahdanau_nmt"))
+    assert "| coverage-phase@1+2 | 1 | 1-5 | 2 |" in text
+    assert "By source length" in text
+
+
 def test_the_ablation_table_shows_each_row_and_its_long_bucket(tmp_path):
     assert translation_task.ablation_section(str(tmp_path)) == ""
     row = {"what": "Adam 1e-2", "epochs": 1, "final_loss": 4.5,

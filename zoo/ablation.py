@@ -277,6 +277,7 @@ def run(model, names, epochs, seed=0, max_train=None, beam_width=None,
     if any(name in PHASES.get(model, {}) for name in names):
         checks.positive_int("phase_steps", phase_steps)
     folder = os.path.join(HERE, model)
+    os.makedirs(folder, exist_ok=True)
     table = runner.load(folder, "ablation.json") or {}
     data = translation.prepare(max_train=max_train)
     suffix = f" seed {seed}" if seed else ""

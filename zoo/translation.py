@@ -373,6 +373,8 @@ def _by_length_table(variants):
     rows = []
     for name, group in groups.items():
         for bucket, first in group[0]["alignment_rates_by_source_length"].items():
+            if not first["sentences"]:
+                continue
             rates = [r["alignment_rates_by_source_length"][bucket] for r in group]
 
             def bleu(key):
@@ -430,8 +432,8 @@ def _alignment_table(variants):
                      runner.spread([r["bleu_greedy"] for r in group], 2),
                      *([optional([r.get("bleu_greedy_expected_alignment")
                                   for r in group], 2)] if expected else []),
-                     runner.spread([r["bleu_greedy_by_source_length"]["16-20"]["bleu"]
-                                    for r in group], 2),
+                     optional([r["bleu_greedy_by_source_length"].get("16-20", {})
+                               .get("bleu") for r in group], 2),
                      *(runner.spread([a[k] for a in rates], 4)
                        for k in ("dropped", "repeated", "repeated_output")),
                      *([optional([a.get("attended_nowhere") for a in rates], 4)]

@@ -121,10 +121,11 @@ def carry_weights(source, target):
     A phase trains a converged model a few more steps with an option
     switched on (See et al.'s coverage and its loss for their final 3,000
     iterations): `target` is the same builder's model with the option on,
-    and holds every weight of `source` at the same path. Paths are matched
-    by the model's own layer names and, inside them, with Keras' numbering
-    of unnamed inner layers left out (a second model's
-    `encoder/forward_lstm_2` is the first's `encoder/forward_lstm_1`). The weights
+    and holds every weight of `source` at the same place: the same layer
+    of the model (by name) and the same path inside it, with Keras'
+    numbering of unnamed inner layers left out (a second model's
+    `encoder/forward_lstm_2` is the first's `encoder/forward_lstm_1`), so
+    `source` may be a model loaded from a file (`kerattn.load_run`). The weights
     only `target` has (coverage's `w_c`) keep their initial values, as in
     the paper's phase. The optimizer starts afresh: a control phase
     without the option (`target` built with the same options as `source`)
@@ -136,28 +137,36 @@ def carry_weights(source, target):
     Raises:
         ValueError: a weight of `source` has no place in `target`, or a
             place of another shape, or two of a model's weights share a
-            path once the numbering is left out.
+            place.
     """
-    def by_path(model, name):
-        weights = {_unnumbered(v.path): v for v in model.weights}
-        checks.require(len(weights) == len(model.weights), name,
-                       "a model whose weights' paths differ by more than "
-                       "Keras' numbering of unnamed layers (name its layers)",
-                       note=f"{len(model.weights) - len(weights)} paths collide.")
+    def by_place(model, name):
+        weights, held = {}, set()
+        for layer in model.layers:
+            for variable in layer.weights:
+                place = _place(layer.name, variable.path)
+                checks.require(
+                    weights.get(place, variable) is variable, name, "a model "
+                    "whose weights' paths differ by more than Keras' numbering "
+                    "of unnamed inner layers (name its layers)",
+                    note=f"Two weights at {place}.")
+                weights[place] = variable
+                held.add(id(variable))
+        checks.require(len(held) == len(model.weights), name, "a model whose "
+                       "weights each belong to one of its layers")
         return weights
 
-    sources, targets = by_path(source, "source"), by_path(target, "target")
+    sources, targets = by_place(source, "source"), by_place(target, "target")
     missing = sorted(set(sources) - set(targets))
     checks.require(not missing, "target", "a model holding every weight of "
                    "`source` (the same builder and sizes, an option switched "
                    "on)", note=f"No place for {', '.join(missing[:3])}"
                    + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
                    + ".")
-    for path, variable in sources.items():
+    for place, variable in sources.items():
         checks.same("source", tuple(variable.shape), "target",
-                    tuple(targets[path].shape), f"shape of {path}")
-        targets[path].assign(variable)
-    return [v.path for path, v in targets.items() if path not in sources]
+                    tuple(targets[place].shape), f"shape of {place}")
+        targets[place].assign(variable)
+    return [v.path for place, v in targets.items() if place not in sources]
 
 
 def phase_rows(count, steps, batch_size, seed=0):
@@ -167,9 +176,12 @@ def phase_rows(count, steps, batch_size, seed=0):
     return np.random.default_rng(seed).permutation(count)[:steps * batch_size]
 
 
-def _unnumbered(path):
-    """`path` less Keras' numbering below the model's own layer's name."""
-    layer, _, inner = path.partition("/")
+def _place(layer, path):
+    """A weight's place: its model's layer `layer` and its path inside it,
+    less Keras' numbering of unnamed inner layers. A model loaded from a
+    file names an inner layer's weights without the outer layer's name
+    (`attention/W_a` for a built model's `decoder/attention/W_a`)."""
+    inner = path[len(layer) + 1:] if path.startswith(layer + "/") else path
     return layer + "/" + re.sub(r"_\d+(?=/|$)", "", inner)
 
 
