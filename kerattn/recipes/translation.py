@@ -10,7 +10,10 @@ French catalogs (`kerattn.datasets.gettext_pairs`) or a user's pairs
   pair up to 50 source words for BLEU by source length.
 - `train`: `model.fit` on length-bucketed batches with Adam, gradient
   clipping and a masked cross-entropy, for a number of epochs (and an
-  optional wall-clock cap).
+  optional wall-clock cap), or for a phase's steps.
+- `with_options`: a phase's model, a converged model's weights in the same
+  builder with an option switched on (coverage and its loss for the last
+  steps, as See et al. 2017 train), or its control.
 - `evaluate`: sacreBLEU of greedy and beam-search translations, and BLEU by
   source-length bucket (Bahdanau et al. 2014, Figure 2).
 - `draw`: attention heatmaps.
