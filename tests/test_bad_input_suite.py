@@ -803,6 +803,8 @@ case("beam_search", "beam_width 0", lambda: _SEARCH["beam_search"](beam_width=0)
      "`beam_width`")
 case("beam_search", "num_return > beam_width",
      lambda: _SEARCH["beam_search"](beam_width=2, num_return=3), "`num_return`")
+case("beam_search", "length_penalty a string other than 'average'",
+     lambda: _SEARCH["beam_search"](length_penalty="mean"), "`length_penalty`")
 case("sample", "temperature 0", lambda: _SEARCH["sample"](temperature=0.0), "`temperature`")
 case("sample", "top_p 1.5", lambda: _SEARCH["sample"](top_p=1.5), "`top_p`")
 

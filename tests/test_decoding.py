@@ -57,6 +57,14 @@ def sequence_log_prob(table, seq):
     return total
 
 
+def length_norm(length, alpha):
+    """The divisor of a hypothesis' log-probability: GNMT's lp(Y) =
+    ((5 + |Y|) / 6)^alpha (Wu et al. 2016, section 7), or for "average" See
+    et al.'s average per token, their start token counted (|Y| + 1:
+    abisee/pointer-generator, beam_search.py, `Hypothesis.avg_log_prob`)."""
+    return length + 1 if alpha == "average" else ((5 + length) / 6) ** alpha
+
+
 def brute_force_best(table, max_length, alpha, vocab):
     """The best hypothesis over every sequence, by GNMT's length-normalised
     score (hypotheses end at EOS or at max_length)."""
@@ -66,7 +74,7 @@ def brute_force_best(table, max_length, alpha, vocab):
         for seq in itertools.product(tokens, repeat=length):
             if EOS in seq[:-1] or (length < max_length and seq[-1] != EOS):
                 continue
-            score = sequence_log_prob(table, seq) / (((5 + length) / 6) ** alpha)
+            score = sequence_log_prob(table, seq) / length_norm(length, alpha)
             if score > best_score:
                 best, best_score = seq, score
     return best, best_score
@@ -117,7 +125,7 @@ TIE = 1e-6
 
 def gnmt_score(table, seq, alpha):
     """GNMT's length-normalised score of a hypothesis, in float64."""
-    return sequence_log_prob(table, seq) / (((5 + len(seq)) / 6) ** alpha)
+    return sequence_log_prob(table, seq) / length_norm(len(seq), alpha)
 
 
 def assert_same_or_tied(table, got, expected, expected_score, alpha, max_length):
@@ -144,7 +152,7 @@ def numpy_beam_search(table, width, max_length, alpha):
     and last token and both finished or not, so that the Markov table scores
     their futures alike and either choice leads to the same scores."""
     def score(hyp):
-        return hyp[1] / (((5 + len(hyp[0])) / 6) ** alpha)
+        return hyp[1] / length_norm(len(hyp[0]), alpha)
 
     def alike(a, b):
         return (abs(score(a) - score(b)) < TIE and len(a[0]) == len(b[0])
@@ -174,7 +182,7 @@ def numpy_beam_search(table, width, max_length, alpha):
     return [(tokens, score((tokens, log_p))) for tokens, log_p, _ in beams], ambiguous
 
 
-@pytest.mark.parametrize("alpha", [0.0, 0.6, 1.0])
+@pytest.mark.parametrize("alpha", [0.0, 0.6, 1.0, "average"])
 def test_wide_beam_finds_the_brute_force_optimum(alpha):
     """Pure beam search (the greedy fallback off) as wide as every prefix is
     exact: it finds the best of all sequences, enumerated in NumPy."""
@@ -308,19 +316,23 @@ def test_beam_reorders_the_alignment_state():
     assert sum(w > 1e-3 for w in wrong) >= 5, wrong
 
 
+@pytest.mark.parametrize("alpha", [0.6, "average"])
 @pytest.mark.parametrize("width", [2, 3])
-def test_narrow_beam_matches_a_numpy_beam_search(width):
+def test_narrow_beam_matches_a_numpy_beam_search(width, alpha):
     """A narrow pure beam search keeps what the NumPy reference keeps, step by
     step: same n-best hypotheses, same scores (where it differs from the
     brute-force optimum, it differs the same way). Table 85 holds exact ties
     ((1, 4, 1, 1) and (1, 1, 4, 1) score alike), which round-off may break
     either way: a hypothesis may differ from the reference's only where their
     scores tie, and the tables hold no tie at a cut that would change what
-    the search keeps afterwards."""
-    vocab, max_length, alpha = 6, 5, 0.6
-    # Tables 85 and 94 are ones where widths 2 and 3 miss the optimum.
+    the search keeps afterwards. Ranked by GNMT's score, or by See et
+    al.'s average log-probability per token."""
+    vocab, max_length = 6, 5
+    # Tables 85 and 94 (26 and 128 by the average) are ones where widths 2
+    # and 3 miss the optimum.
+    misses = (26, 128) if alpha == "average" else (85, 94)
     tables = np.stack([random_table(seed, vocab, scale=2.0)
-                       for seed in (20, 85, 21, 22, 94, 23)])
+                       for seed in (20, misses[0], 21, 22, misses[1], 23)])
     beam = beam_search(batch_markov_step(tables), row_state(6), 6, BOS, EOS,
                        PAD, beam_width=width, max_length=max_length,
                        length_penalty=alpha, num_return=width,

@@ -310,8 +310,12 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
 
     with the length penalty `lp` (`length_penalty` = alpha) and the coverage
     penalty `cp` (`coverage_penalty` = beta, needs a step function that
-    returns attention). A finished hypothesis stays in the beam and extends
-    with PAD at zero cost, so its score is frozen while it competes with the
+    returns attention). `length_penalty="average"` ranks by See et al.'s
+    (2017) average log-probability per token instead: `lp(Y) = |Y| + 1`,
+    as their code's `Hypothesis.avg_log_prob` divides by its tokens, the
+    start token (log-probability 0) and the end token included
+    (github.com/abisee/pointer-generator, `beam_search.py`). A finished
+    hypothesis stays in the beam and extends with PAD at zero cost, so its score is frozen while it competes with the
     live ones. `beam_width=1` (with both penalties at 0) is greedy decoding
     exactly. By default this is pure beam search, which can end below the
     greedy hypothesis: a prefix greedy keeps can fall out of the beam. With
@@ -323,7 +327,8 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
         step_fn, state, batch_size, bos_id, eos_id, pad_id, max_length,
             min_length: as `greedy_search`.
         beam_width: int `K >= 1`.
-        length_penalty: GNMT's alpha (0 = raw log-probability).
+        length_penalty: GNMT's alpha (0 = raw log-probability), or
+            "average" (See et al.'s average per token, above).
         coverage_penalty: GNMT's beta (0 = none): a decode-time term of
             every hypothesis's score, live or finished, while searching
             and at the end (as `s(Y, X)` above), with any attention model. Not the
@@ -374,7 +379,10 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
     checks.require(isinstance(num_return, int) and 1 <= num_return <= k,
                    "num_return", f"an int in [1, beam_width={k}]", num_return)
     checks.nonnegative_int("no_repeat_ngram_size", no_repeat_ngram_size)
-    checks.nonnegative_number("length_penalty", length_penalty)
+    if length_penalty != "average":
+        checks.require(not isinstance(length_penalty, str), "length_penalty",
+                       "a number >= 0 (GNMT's alpha) or 'average'", length_penalty)
+        checks.nonnegative_number("length_penalty", length_penalty)
     checks.nonnegative_number("coverage_penalty", coverage_penalty)
 
     initial_state = state
@@ -431,7 +439,9 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
     def score_of(raw, lengths, coverage):
         """GNMT's s(Y, X) for (B, K) or (B, K, V) raw log-probabilities."""
         score = raw
-        if length_penalty:
+        if length_penalty == "average":   # See et al.: |Y| tokens + the start
+            score = score / (ops.cast(lengths, "float32") + 1.0)
+        elif length_penalty:
             score = score / gnmt_length_penalty(lengths, length_penalty)
         if coverage_penalty:
             mask = None if cov_mask is None else ops.expand_dims(cov_mask, 1)
