@@ -689,8 +689,23 @@ def test_reading_recipe_tiny_run(tmp_path, monkeypatch):
 
 def test_summarisation_recipe_tiny_run(tmp_path, monkeypatch):
     """`zoo/pointer_generator/recipe.py --preset tiny` on the committed sample
-    of apt's lists: the three rows of Table 1 and the lead baselines; then
-    `--report-only` writes the same RESULTS.md again."""
+    of apt's lists: the three rows of Table 1, the phase's control and the
+    lead baselines, each model's test summaries decoded with the length
+    settings it recorded (chosen on validation); then `--report-only`
+    writes the same RESULTS.md again."""
+    from kerattn.recipes import summarisation
+
+    searches, summarise = [], summarisation.summarise
+
+    def spy(model, data, texts, *args, **kwargs):   # what reaches the search
+        test = list(texts) == [cut for _, cut, _ in data["test"]]
+        searches.append((test, kwargs.get("min_length", 0),
+                         kwargs.get("length_penalty", 0.0)))
+        return summarise(model, data, texts, *args, **kwargs)
+
+    monkeypatch.setattr(summarisation, "summarise", spy)
+    monkeypatch.setattr(summarisation, "LENGTH_GRID",
+                        {"min_length": (0, 3), "length_penalty": (0.0, "average")})
     run_recipe("pointer_generator", [
         "--preset", "tiny", "--epochs", "1", "--coverage-steps", "2",
         "--beam-width", "2", "--lists-dir", os.path.join(DATA, "debian_lists"),
@@ -698,7 +713,20 @@ def test_summarisation_recipe_tiny_run(tmp_path, monkeypatch):
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["seed"] == 1 and results["settings"]["preset"] == "tiny"
     models = results["models"]
-    assert list(models) == ["attention", "pointer_generator", "coverage"]
+    assert list(models) == ["attention", "pointer_generator", "plain_phase",
+                            "coverage"]
+    decoded = [(m, p) for test, m, p in searches if test]
+    for key in models:
+        length = results["per_seed"][0][key]["length"]
+        assert len(length["valid_rougeL"]) == 4 and length["valid_pairs"] > 0
+        best = max(length["valid_rougeL"].values())
+        assert length["valid_rougeL"][
+            f"{length['min_length']}/{length['length_penalty']}"] == best
+        # The chosen settings decode the test summaries (then the plain
+        # search, for the comparison).
+        assert decoded.pop(0) == (length["min_length"], length["length_penalty"])
+        if (length["min_length"], length["length_penalty"]) != (0, 0.0):
+            assert decoded.pop(0) == (0, 0.0)
     for figures in models.values():
         assert all(0 <= figures[k] <= 100 for k in ("rouge1", "rouge2", "rougeL"))
         assert all(0 <= figures[k] <= 1 for k in ("copied", "oov", "repeated_trigrams"))
@@ -834,8 +862,11 @@ def test_summarisation_seeds_join_with_mean_sd_and_interval():
                  "copied": 0.5, "oov": 0.01, "unk": 0.02, "repeated_trigrams": 0.0,
                  "tokens_per_summary": 5.0, "minutes": 1.0, "epochs": 2,
                  "steps": 10, "parameters": 100, "examples": []}
+        model.update({f"plain_{k}": model[k] - 1 for k in
+                      ("rouge1", "rouge2", "rougeL", "tokens_per_summary")})
         return {"seed": s, "attention": dict(model),
                 "pointer_generator": dict(model, rouge1=base + 2),
+                "plain_phase": dict(model, rouge1=base + 2.5),
                 "coverage": dict(model, rouge1=base + 3),
                 "reference_figures": dict(model), "test_pairs": 40}
 

@@ -12,6 +12,10 @@ summary)` pairs (`fit`, `examples/fit.py pointer_generator --data`):
   clipping and a masked cross-entropy over the model's log-probabilities.
 - `with_coverage`: the pointer-generator's weights in a model with coverage,
   for the paper's short final training phase with the coverage loss.
+- `tune_length`: the decoder's minimum length and length normalisation
+  (GNMT's alpha, or See et al.'s average log-probability per token),
+  chosen by ROUGE-L on the validation split, as See et al.'s decoder has
+  both.
 - `evaluate`: ROUGE-1/2/L F1 (Google's `rouge-score`, Porter stemmer on) of
   beam-search summaries, beside the figures of the paper's section 7: the
   share of summary words found in the source, the words written from
@@ -38,6 +42,13 @@ from kerattn.recipes.common import carry_weights, compile_and_fit, phase_rows
 ROUGE = ("rouge1", "rouge2", "rougeL")
 STEMMER = True   # rouge-score's Porter stemmer, as pyrouge's -m in the paper
 LEAD_WORDS = tuple(range(2, 21))   # the k of the first-k-words baseline
+# What `tune_length` tries, on the first TUNE_PAIRS validation pairs: the
+# fewest tokens before the end (beam search's `min_length`; See et al.'s
+# decoder has 35 for 56-token summaries, the references here have about 8)
+# and the ranking (GNMT's alpha, 0 the raw log-probability, or "average").
+LENGTH_GRID = {"min_length": (0, 2, 4, 6),
+               "length_penalty": (0.0, 0.6, 1.2, "average")}
+TUNE_PAIRS = 500
 SPACE = WordVocabulary.SPACE   # "a space came before"; also a copied OOV's mark
 
 
@@ -92,6 +103,7 @@ def prepare(splits=None, vocab_size=10000, max_source=72, max_summary=20,
         "valid_pairs": kept(splits["valid"]),
         "test": [(s, cut(s), t) for s, t in splits["test"]],   # full, cut, summary
         "valid": splits["valid"],
+        "valid_cut": [(cut(s), t) for s, t in splits["valid"][:TUNE_PAIRS]],
         "max_source": max_source,
         "max_summary": max_summary,
         "report": report,
@@ -139,12 +151,13 @@ def train(model, data, epochs=2, minutes=None, batch_size=64, learning_rate=2e-3
     return summary
 
 
-def with_coverage(model, data, preset):
+def with_coverage(model, data, preset, coverage=True):
     """A coverage model (`coverage=True`) holding all of `model`'s weights
     (`common.carry_weights`): the paper's short final phase. Its new
     weights, the attention's `w_c` and `b_attn` (eq. 11), start as the layer
-    initialises them."""
-    covered = build(data, preset, copy=model.copies, coverage=True)
+    initialises them. `coverage=False` gives a copy of `model` instead: the
+    same phase without coverage, its control."""
+    covered = build(data, preset, copy=model.copies, coverage=coverage)
     carry_weights(model, covered)
     return covered
 
@@ -225,16 +238,25 @@ def figures(vocab, sources, outputs):
             "tokens_per_summary": round(tokens / max(len(outputs), 1), 2)}
 
 
-def summarise(model, data, texts, beam_width=4, batch_size=256):
+def summarise(model, data, texts, beam_width=4, batch_size=256, min_length=0,
+              length_penalty=0.0):
     """Beam-search summaries of `texts` (already cut), in order, as token
     lists (`Translator`'s: a copied word outside the vocabulary is "▁" and
-    the word)."""
+    the word). `min_length` and `length_penalty` go to the search
+    (`kerattn.decoding.beam_search`; greedy search, `beam_width=1`, takes
+    `min_length` only)."""
     vocab = data["vocab"]
     translator = Translator(model, vocab, vocab, max_length=data["max_summary"] + 4)
     order = np.argsort([len(t.split()) for t in texts], kind="stable")
     out = [None] * len(texts)
-    kwargs = ({"beam_width": beam_width, "never_worse_than_greedy": False}
-              if beam_width > 1 else {})
+    kwargs = {"min_length": min_length}
+    if beam_width > 1:
+        kwargs.update(beam_width=beam_width, never_worse_than_greedy=False,
+                      length_penalty=length_penalty)
+    else:
+        checks.require(length_penalty == 0.0, "length_penalty",
+                       "0 with beam_width=1 (greedy search ranks nothing)",
+                       length_penalty)
     for start in range(0, len(order), batch_size):
         rows = order[start:start + batch_size]
         _, alignments = translator([texts[i] for i in rows],
@@ -244,19 +266,57 @@ def summarise(model, data, texts, beam_width=4, batch_size=256):
     return out
 
 
-def evaluate(model, data, beam_width=4):
-    """ROUGE of beam-search summaries of the test split, and the section 7
+def tune_length(model, data, beam_width=4, grid=None):
+    """The search's `min_length` and `length_penalty` that give the best
+    ROUGE-L on the validation split (`data["valid_cut"]`, its first
+    `TUNE_PAIRS` pairs), over `grid` (`LENGTH_GRID`; greedy search,
+    `beam_width=1`, tries the minimum lengths only). Ties go to the
+    earlier setting of the grid (the shorter minimum, then the plainer
+    ranking).
+
+    Returns:
+        `{"min_length", "length_penalty"}` chosen, `"valid_rougeL"` of
+        each setting tried (keyed "min_length/length_penalty") and
+        `"valid_pairs"`; with no validation pairs, the plain search
+        (0, 0.0) and `valid_pairs` 0.
+    """
+    grid = dict(LENGTH_GRID, **(grid or {}))
+    penalties = grid["length_penalty"] if beam_width > 1 else (0.0,)
+    pairs = data.get("valid_cut", [])
+    if not pairs:
+        return {"min_length": 0, "length_penalty": 0.0, "valid_rougeL": {},
+                "valid_pairs": 0}
+    texts, references = [c for c, _ in pairs], [t for _, t in pairs]
+    scores, best = {}, None
+    for min_length in grid["min_length"]:
+        for penalty in penalties:
+            outputs = summarise(model, data, texts, beam_width,
+                                min_length=min_length, length_penalty=penalty)
+            score = rouge([words_of(o, " ") for o in outputs],
+                          references)["rougeL"]
+            scores[f"{min_length}/{penalty}"] = score
+            if best is None or score > best[0]:
+                best = (score, min_length, penalty)
+    return {"min_length": best[1], "length_penalty": best[2],
+            "valid_rougeL": scores, "valid_pairs": len(pairs)}
+
+
+def evaluate(model, data, beam_width=4, min_length=0, length_penalty=0.0):
+    """ROUGE of beam-search summaries of the test split (decoded with
+    `min_length` and `length_penalty`, as `summarise`), and the section 7
     figures of the summaries (and of the references, for comparison)."""
     vocab = data["vocab"]
     cut = [c for _, c, _ in data["test"]]
     references = [t for _, _, t in data["test"]]
-    outputs = summarise(model, data, cut, beam_width)
+    outputs = summarise(model, data, cut, beam_width, min_length=min_length,
+                        length_penalty=length_penalty)
     hypotheses = [words_of(o, " ") for o in outputs]
     return {"rouge": rouge(hypotheses, references),
             "figures": figures(vocab, cut, outputs),
             "reference_figures": figures(
                 vocab, cut, [vocab.tokenize(t, True) for t in references]),
             "test_pairs": len(references), "beam_width": beam_width,
+            "min_length": min_length, "length_penalty": length_penalty,
             "examples": [{"text": data["test"][i][0], "reference": references[i],
                           "summary": hypotheses[i]}
                          for i in range(min(3, len(references)))]}
@@ -348,7 +408,9 @@ def fit(data=None, preset="small", epochs=2, batch_size=64, learning_rate=None,
 
     Returns:
         `(model, summary, results, draw)`: `results` holds the model's
-        `rouge` beside the lead baselines' (`baselines`); `draw(path)`
+        `rouge` beside the lead baselines' (`baselines`), the test
+        summaries decoded with the minimum length and length normalisation
+        `tune_length` chose on the validation split (`length`); `draw(path)`
         writes the attention and p_gen picture. On a worker other than
         rank 0, `results` and `draw` are None.
     """
@@ -367,7 +429,11 @@ def fit(data=None, preset="small", epochs=2, batch_size=64, learning_rate=None,
     vocabularies = {"vocab": prepared["vocab"]}
     if not strategy.is_chief:
         return fitted(model, summary, None, None, "summarisation", vocabularies)
-    results = evaluate(model, prepared, beam_width=beam_width)
+    length = tune_length(model, prepared, beam_width)
+    results = evaluate(model, prepared, beam_width=beam_width,
+                       min_length=length["min_length"],
+                       length_penalty=length["length_penalty"])
+    results["length"] = length
     baselines = lead(prepared)
     results["baselines"] = {"lead_sentence": baselines["lead_sentence"],
                             "lead_words": baselines["lead_words"]}

@@ -26,13 +26,23 @@ import runner  # noqa: E402  (zoo/runner.py)
 # The settings that name a run, at the recipe's defaults: each model trains
 # `epochs` epochs (`minutes` caps them, off by default); coverage then
 # trains `coverage_steps` batches from the pointer-generator's weights.
+# Each model's summaries are decoded with the minimum length and length
+# normalisation it scores best with on the validation split ("tuned",
+# `summarisation.tune_length`), or with the ones given.
 DEFAULTS = {"preset": "small", "epochs": 2, "minutes": None, "coverage_steps": 200,
             "vocab_size": 10000, "max_source": 72, "beam_width": 4,
-            "learning_rate": 2e-3}
-# The rows of Table 1, in order: results.json key, name, builder flags.
+            "learning_rate": 2e-3, "min_length": "tuned",
+            "length_penalty": "tuned"}
+# The rows of Table 1, in order: results.json key, name, builder flags;
+# and the control of the coverage phase: the pointer-generator trained the
+# phase's batches without coverage (the phase's own rows, from the same
+# seed), which separates coverage's gain from that of the extra batches.
 MODELS = (("attention", "attention baseline (`copy=False`)", {"copy": False}),
           ("pointer_generator", "+ pointer-generator", {"copy": True}),
-          ("coverage", "+ pointer-generator + coverage", {"copy": True}))
+          ("plain_phase", "+ pointer-generator, the phase without coverage",
+           {"copy": True, "coverage": False}),
+          ("coverage", "+ pointer-generator + coverage",
+           {"copy": True, "coverage": True}))
 # See et al. (2017), Table 1: ROUGE F1 on CNN/Daily Mail (test).
 PAPER = {"lead-3 baseline": (40.34, 17.70, 36.57),
          "seq2seq + attention baseline (50k vocabulary)": (31.33, 11.81, 28.83),
@@ -48,6 +58,12 @@ def options(p):
     p.add_argument("--max-source", type=int,
                    help="descriptions keep their first tokens, this many")
     p.add_argument("--beam-width", type=int, help="the test summaries' beam")
+    p.add_argument("--min-length", type=_tuned(int),
+                   help="the fewest tokens a summary (default: tuned on the "
+                   "validation split)")
+    p.add_argument("--length-penalty", type=_tuned(float, "average"),
+                   help="GNMT's alpha or 'average' (default: tuned on the "
+                   "validation split)")
     p.add_argument("--learning-rate", type=float, help="Adam's rate")
     p.add_argument("--max-train", type=int, default=None,
                    help="train on the first pairs of the split, this many")
@@ -57,12 +73,23 @@ def options(p):
                    help="apt's list directory (default: the system's)")
 
 
+def _tuned(kind, *words):
+    """An argparse type: "tuned", one of `words`, or a `kind` number."""
+    def parse(text):
+        return text if text in ("tuned", *words) else kind(text)
+    return parse
+
+
 def check(args, parser):
     from kerattn import checks
 
     for name in ("coverage_steps", "vocab_size", "max_source", "beam_width"):
         checks.positive_int(name, getattr(args, name))
     checks.positive_number("learning_rate", args.learning_rate)
+    if args.min_length != "tuned":
+        checks.nonnegative_int("min_length", args.min_length)
+    if args.length_penalty not in ("tuned", "average"):
+        checks.nonnegative_number("length_penalty", args.length_penalty)
 
 
 def prepare(args):
@@ -84,9 +111,10 @@ def train_seed(args, data, seed, strategy, keep):
     row, models = {}, {}
     for key, _, flags in MODELS:
         with strategy.scope():
-            if key == "coverage":   # the final phase, from the pointer-generator
+            if "coverage" in flags:   # the final phase, from the pointer-generator
                 model = summarisation.with_coverage(models["pointer_generator"],
-                                                    data, args.preset)
+                                                    data, args.preset,
+                                                    coverage=flags["coverage"])
                 summary = summarisation.train(
                     model, data, steps=args.coverage_steps,
                     learning_rate=args.learning_rate, strategy=strategy,
@@ -100,15 +128,27 @@ def train_seed(args, data, seed, strategy, keep):
         models[key] = model
         if not strategy.is_chief:
             continue
-        evaluated = summarisation.evaluate(model, data, args.beam_width)
+        length = search_settings(args, model, data)
+        evaluated = summarisation.evaluate(model, data, args.beam_width,
+                                           min_length=length["min_length"],
+                                           length_penalty=length["length_penalty"])
+        plain = evaluated   # the search as before: no minimum, raw log-prob
+        if (length["min_length"], length["length_penalty"]) != (0, 0.0):
+            plain = summarisation.evaluate(model, data, args.beam_width)
         row[key] = {**evaluated["rouge"], **evaluated["figures"],
+                    **{f"plain_{k}": v for k, v in plain["rouge"].items()},
+                    "plain_tokens_per_summary":
+                        plain["figures"]["tokens_per_summary"],
+                    "length": length,
                     "epochs": summary["epochs"], "steps": summary["steps"],
                     "minutes": summary["train_minutes"],
                     "parameters": summary["parameters"],
                     "examples": evaluated["examples"]}
         row.setdefault("reference_figures", evaluated["reference_figures"])
         row.setdefault("test_pairs", evaluated["test_pairs"])
-        print(key, evaluated["rouge"], evaluated["figures"], flush=True)
+        print(key, length["min_length"], length["length_penalty"],
+              evaluated["rouge"], evaluated["figures"], "plain", plain["rouge"],
+              flush=True)
     if not strategy.is_chief:
         return None
     if keep:
@@ -122,6 +162,20 @@ def train_seed(args, data, seed, strategy, keep):
         except ImportError:   # no matplotlib
             pass
     return row
+
+
+def search_settings(args, model, data):
+    """The `min_length` and `length_penalty` a model's test summaries are
+    decoded with: those given, and `tune_length`'s choice on the
+    validation split for those left "tuned" (with what it tried)."""
+    from kerattn.recipes import summarisation
+
+    given = {"min_length": args.min_length, "length_penalty": args.length_penalty}
+    tuned = {k: v for k, v in given.items() if v == "tuned"}
+    if not tuned:
+        return dict(given, valid_rougeL={}, valid_pairs=0)
+    grid = {k: (v,) for k, v in given.items() if v != "tuned"}
+    return summarisation.tune_length(model, data, args.beam_width, grid)
 
 
 def settings(args):
@@ -167,7 +221,9 @@ def _backend():
 T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447,
          7: 2.365, 8: 2.306, 9: 2.262}
 FIGURES = ("rouge1", "rouge2", "rougeL", "copied", "oov", "unk",
-           "repeated_trigrams", "tokens_per_summary", "minutes", "epochs", "steps")
+           "repeated_trigrams", "tokens_per_summary", "minutes", "epochs", "steps",
+           "plain_rouge1", "plain_rouge2", "plain_rougeL",
+           "plain_tokens_per_summary")
 
 
 def aggregate(rows):
@@ -204,12 +260,13 @@ Leakage left: $leak of test synopses are also a training synopsis \
 (case aside).
 
 ROUGE F1 x 100 (Google's `rouge-score`, Porter stemmer on) on the \
-$test_pairs test synopses, beam $beam; $seeds_text.
+$test_pairs test synopses, beam $beam; $seeds_text. $decoding \
+The reference synopses have $reference_tokens tokens on average.
 
-| model | ROUGE-1 | ROUGE-2 | ROUGE-L |
-|---|---|---|---|
-| lead: first sentence of the description | $lead_sentence |
-| lead: first $k words ($k chosen by ROUGE-L on validation) | $lead_words |
+| model | ROUGE-1 | ROUGE-2 | ROUGE-L | tokens a summary | min length / ranking | plain search: ROUGE-L, tokens |
+|---|---|---|---|---|---|---|
+| lead: first sentence of the description | $lead_sentence | | | |
+| lead: first $k words ($k chosen by ROUGE-L on validation) | $lead_words | $k | | |
 $rows
 
 $intervals
@@ -233,9 +290,11 @@ Each model trains under the same budget: $epochs epochs$minutes on \
 length-bucketed batches of 64, Adam \
 $learning_rate with clipping; the coverage row then trains $coverage_steps \
 more batches with the coverage loss (lambda 1) from the \
-pointer-generator's weights, as the paper's short final phase (so it \
-has trained those batches more than the pointer-generator row: part of \
-its gain may be theirs; the paper's row has 3,000 more steps). \
+pointer-generator's weights, as the paper's short final phase (the \
+paper's has 3,000 steps), and the row "the phase without coverage" \
+trains the same batches from the same weights without it: coverage's \
+gain is the difference between those two rows, not between the coverage \
+row and the pointer-generator. \
 Preset `$preset` ($parameters parameters with copying), one vocabulary \
 of $vocabulary words for both sides, descriptions cut to their first \
 $max_source tokens. Steps and minutes a seed: $budget.
@@ -258,6 +317,30 @@ generated from the vocabulary, 0: copied).
 """)
 
 
+DECODING = {
+    True: ("Each model's summaries are decoded with the minimum length and "
+           "ranking (GNMT's length penalty alpha, or See et al.'s average "
+           "log-probability per token) that gave it the best ROUGE-L on the "
+           "first 500 validation pairs (`summarisation.tune_length`; per "
+           "seed where they differ), beside the plain search's (no minimum, "
+           "raw log-probability)."),
+    False: "Summaries are decoded with the minimum length and ranking given."}
+
+
+def decoded_with(rows):
+    """'min length / ranking' of each seed's row, once where all agree."""
+    def one(x):
+        length = x.get("length")
+        if not length:
+            return "0 / raw"
+        penalty = length["length_penalty"]
+        ranking = ("average" if penalty == "average" else
+                   "raw" if not penalty else f"alpha {penalty:g}")
+        return f"{length['min_length']} / {ranking}"
+    each = [one(x) for x in rows]
+    return each[0] if len(set(each)) == 1 else ", ".join(each)
+
+
 def render(r, folder=None):
     m, settings = r["meta"], r["settings"]
     seeds = r.get("seeds", [r.get("seed")])
@@ -270,8 +353,17 @@ def render(r, folder=None):
     def plain(x):
         return " | ".join(f"{x[k]:.2f}" for k in ("rouge1", "rouge2", "rougeL"))
 
-    rows = "\n".join(f"| {name} | {triple(models[key])} |"
-                     for key, name, _ in MODELS)
+    def plain_search(x):
+        if "plain_rougeL" not in x:
+            return ""
+        return (f"{runner.shown(x, 'plain_rougeL', 2)}, "
+                f"{x['plain_tokens_per_summary']:.2f}")
+
+    rows = "\n".join(
+        f"| {name} | {triple(models[key])} | "
+        f"{runner.shown(models[key], 'tokens_per_summary', 2)} | "
+        f"{decoded_with([x[key] for x in r['per_seed']])} | "
+        f"{plain_search(models[key])} |" for key, name, _ in MODELS)
     n = len(seeds)
     t = T_975.get(n - 1, 1.96)
     intervals = "One seed: no interval over seeds."
@@ -313,6 +405,9 @@ def render(r, folder=None):
         test=f"{pairs['test']:,}", max_summary=m["max_summary"],
         leak=share(rep.get("test_summaries_in_train", 0.0)),
         test_pairs=f"{r['test_pairs']:,}", beam=settings["beam_width"],
+        decoding=DECODING[(settings.get("min_length"),
+                           settings.get("length_penalty")) == ("tuned", "tuned")],
+        reference_tokens=f"{ref['tokens_per_summary']:.2f}",
         seeds_text=(f"mean ± sd of {n} seeds" if n > 1 else f"one seed ({seeds[0]})"),
         lead_sentence=plain(lead["lead_sentence"]),
         k=lead["lead_words"]["k"], lead_words=plain(lead["lead_words"]),
