@@ -12,7 +12,8 @@ The layout (format 1), every file in the folder itself:
 
     run.json             {"format": 1, "task": ..., "model": "model.keras",
                           "vocabularies": {"source": "source_vocab.json", ...},
-                          "labels": [...] or null}
+                          "labels": [...] or null,
+                          "search": {"beam_width": 4, ...}}
     model.keras          the model (`kerattn.load_model` reads it)
     vocab.json           the one vocabulary's `to_json()` (or
     source_vocab.json, target_vocab.json, for two)
@@ -22,8 +23,10 @@ The folder is untrusted input, as a `.keras` file is: `run.json` is
 bounded JSON of exactly these keys, its file names plain names inside the
 folder (no path, no link), the model goes through `kerattn.load_model`'s
 checks, each vocabulary through `vocabulary_from_json` (JSON only, nothing
-evaluated), and the labels must be strings; anything else is a ValueError
-naming the file.
+evaluated), the labels must be strings or numbers, and `search` a few
+named options of plain values; anything else is a ValueError naming the
+file. A run.json without `search` (written before it existed) loads with
+none.
 """
 
 import json
@@ -38,7 +41,7 @@ MODEL_FILE = "model.keras"
 TASKS = ("translation", "summarisation", "g2p", "captioning", "classification",
          "reading")
 MAX_RUN_JSON = 1 << 20          # bytes of run.json (labels included)
-_KEYS = {"format", "task", "model", "vocabularies", "labels"}
+_KEYS = {"format", "task", "model", "vocabularies", "labels", "search"}
 # The vocabularies a run may name: a pair, or one shared.
 _VOCABULARIES = ({"source", "target"}, {"vocab"})
 
@@ -59,6 +62,10 @@ class Run:
             (summarisation, captioning, classification, reading).
         labels: a classifier's label names (strings, or numbers such as
             star ratings), in the order of its outputs.
+        search: how the recipe decoded the model it scored (`beam_width`,
+            `min_length`, `length_penalty`, ...: `kerattn.decoding.
+            translator.SEARCH_OPTIONS`): the default search of
+            `translator()`, so that a reloaded run writes what was scored.
 
     Example:
 
@@ -71,8 +78,11 @@ class Run:
     True
     """
 
-    def __init__(self, model, task, vocabularies=None, labels=None):
+    def __init__(self, model, task, vocabularies=None, labels=None, search=None):
+        from kerattn.decoding.translator import search_options
+
         checks.one_of("task", task, TASKS)
+        self.search = search_options("search", search)
         vocabularies = dict(vocabularies or {})
         checks.require(set(vocabularies) in _VOCABULARIES, "vocabularies",
                        "{'source': ..., 'target': ...} or {'vocab': ...}",
@@ -101,14 +111,15 @@ class Run:
 
     def translator(self, **options):
         """A `kerattn.decoding.Translator` over this run (translation,
-        summarisation, G2P); `options` are its own (`max_length`, ...)."""
+        summarisation, G2P), searching as the run's `search` says;
+        `options` are its own (`max_length`, `search`, ...)."""
         from kerattn.decoding import Translator
 
         checks.require(self.task in ("translation", "summarisation", "g2p"),
                        "task", "translation, summarisation or g2p for a "
                        "Translator", self.task)
         return Translator(self.model, self.source_vocab, self.target_vocab,
-                          **options)
+                          **dict({"search": self.search}, **options))
 
     def captioner(self, **options):
         """A `kerattn.decoding.Captioner` over a captioning run."""
@@ -147,7 +158,8 @@ class Run:
         with atomic_path(os.path.join(folder, MODEL_FILE)) as path:
             self.model.save(path)
         record = {"format": FORMAT, "task": self.task, "model": MODEL_FILE,
-                  "vocabularies": names, "labels": self.labels}
+                  "vocabularies": names, "labels": self.labels,
+                  "search": self.search}
         with atomic_path(os.path.join(folder, RUN_FILE)) as path, \
                 open(path, "w", encoding="utf-8") as f:
             json.dump(record, f, indent=1)
@@ -227,6 +239,8 @@ def load_run(folder, compile=False):
     except (ValueError, RecursionError) as error:
         checks.fail(where, "JSON (a run's description)",
                     note=f"It does not parse: {error}.")
+    if isinstance(record, dict):   # written before runs had a search
+        record.setdefault("search", {})
     checks.require(isinstance(record, dict) and set(record) == _KEYS, where,
                    f"a JSON object with exactly the keys {sorted(_KEYS)}",
                    sorted(record) if isinstance(record, dict) else type(record).__name__)
@@ -253,6 +267,9 @@ def load_run(folder, compile=False):
             vocabularies[name] = vocabulary_from_json(text)
         except ValueError as error:
             checks.fail(vocab_path, "a vocabulary's JSON", note=str(error))
+    from kerattn.decoding.translator import search_options
+
+    search = search_options(f"{where}: search", record["search"])
     model = load_model(_member(folder, record["model"], "the model"),
                        compile=compile)
-    return Run(model, record["task"], vocabularies, labels)
+    return Run(model, record["task"], vocabularies, labels, search)

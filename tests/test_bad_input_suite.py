@@ -127,6 +127,18 @@ case("bahdanau_nmt", "unknown attention",
 case("bahdanau_nmt", "coverage with hard monotonic attention",
      lambda: zoo.bahdanau_nmt(9, 9, preset="tiny", attention="hard-monotonic",
                               coverage=True), "`coverage`")
+case("bahdanau_nmt", "attention_options with the soft attention",
+     lambda: zoo.bahdanau_nmt(9, 9, preset="tiny",
+                              attention_options={"noise_std": 0.0}),
+     "`attention_options`")
+case("bahdanau_nmt", "an attention option the layers do not take",
+     lambda: zoo.bahdanau_nmt(9, 9, preset="tiny", attention="mocha",
+                              attention_options={"name": "x"}),
+     "`attention_options`")
+case("bahdanau_nmt", "a negative noise in attention_options",
+     lambda: zoo.bahdanau_nmt(9, 9, preset="tiny", attention="hard-monotonic",
+                              attention_options={"noise_std": -1.0}),
+     "`noise_std`")
 case("SoftVisualAttention", "gating not a bool",
      lambda: layers.SoftVisualAttention(3, gating="yes"), "`gating`")
 case("HardVisualAttention", "unknown inference",
@@ -869,6 +881,12 @@ case("Translator", "max_length 0", lambda: _translator(max_length=0), "`max_leng
 case("Translator", "a copying model with two vocabularies",
      lambda: decoding.Translator(_PG_MODEL(), _VOCAB, WordVocabulary(["x", "▁y"])),
      "`target_vocab` must be the source vocabulary for a model that copies")
+case("Translator", "a search option it does not know",
+     lambda: _translator(search={"beam": 4}), "`search` must be a dict of search options")
+case("Translator", "a search value that is not plain",
+     lambda: _translator(search={"beam_width": [4]}), r"`search\['beam_width'\]`")
+case("Translator", "a default search the search refuses",
+     lambda: _translator(search={"length_penalty": "mean"})(["a b"]), "`length_penalty`")
 case("Translator", "export of a copying model",
      lambda tmp: decoding.Translator(_PG_MODEL(), _VOCAB, _VOCAB).export(tmp + "/saved"),
      "`model` must be a model that writes no extended ids")

@@ -120,3 +120,20 @@ def test_a_phase_trains_exactly_its_steps():
     assert summary["epochs"] == 1 and summary["steps"] == 3
     with pytest.raises(ValueError, match="`steps`"):
         translation.train(model, data, steps=0)
+
+
+def test_two_phases_start_from_one_converged_model():
+    """The phase and its control both start from the same converged model:
+    training the first must leave that model whole (under JAX an assigned
+    array was shared, and training donated, so deleted, the source's)."""
+    data = _data()
+    converged = _randomised(translation.build("bahdanau_nmt", data, "tiny"))
+    before = [w.copy() for w in converged.get_weights()]
+    control = translation.with_options(converged, "bahdanau_nmt", data, "tiny")
+    translation.train(control, data, steps=2, batch_size=2, verbose=0)
+    for got, expected in zip(converged.get_weights(), before):
+        np.testing.assert_array_equal(got, expected)
+    phase = translation.with_options(converged, "bahdanau_nmt", data, "tiny",
+                                     coverage=True)
+    translation.train(phase, data, steps=2, batch_size=2, verbose=0)
+    assert not np.allclose(control.get_weights()[0], before[0])   # it trained

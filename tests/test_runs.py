@@ -39,6 +39,32 @@ def test_a_run_round_trips_and_translates_the_same(tmp_path):
         loaded.captioner()
 
 
+def test_a_run_decodes_with_the_search_it_was_scored_with(tmp_path):
+    """A run's `search` (as the summarisation recipe writes it) survives the
+    folder and is its translator's default; a call's own arguments win;
+    a run.json written before `search` existed loads with none."""
+    from kerattn.decoding import Translator
+
+    run = _translation_run()
+    search = {"beam_width": 3, "min_length": 2, "length_penalty": "average"}
+    folder = Run(run.model, run.task, run.vocabularies, search=search).save(
+        str(tmp_path / "run"))
+    loaded = load_run(folder)
+    assert loaded.search == search
+    texts = ["Permission denied found", "File not found"]
+    plain = Translator(run.model, run.source_vocab, run.target_vocab, max_length=5)
+    assert loaded.translator(max_length=5)(texts) == plain(texts, **search)
+    assert (loaded.translator(max_length=5)(texts, beam_width=1, min_length=0,
+                                            length_penalty=0.0)
+            == plain(texts))
+    _edit(folder)   # drop the key, as an older kerattn wrote run.json
+    with open(os.path.join(folder, "run.json")) as f:
+        record = json.load(f)
+    del record["search"]
+    _write(folder, "run.json", json.dumps(record))
+    assert load_run(folder).search == {}
+
+
 def test_labels_and_one_vocabulary(tmp_path):
     """Label names as a file gave them: strings, or numbers (star ratings);
     saving again over a run replaces it whole."""
@@ -82,6 +108,12 @@ TAMPERED = {
     "a model that is not a .keras file": (
         lambda f: _write(f, "model.keras", "not a zip"), "model.keras"),
     "a newer format": (lambda f: _edit(f, format=2), "format 1"),
+    "a search option it does not know": (
+        lambda f: _edit(f, search={"beam_width": 2, "step_fn": "os.system"}),
+        "search.*search options among"),
+    "a search value that is not plain": (
+        lambda f: _edit(f, search={"beam_width": [2]}),
+        "a number, a string or a boolean"),
     "a vocabulary it does not take": (
         lambda f: _edit(f, vocabularies={"source": "source_vocab.json",
                                          "target": "target_vocab.json",

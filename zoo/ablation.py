@@ -36,6 +36,17 @@ the failures that coverage (Tu et al., 2016; See et al., 2017) is meant
 to cure; and the share of output words that repeat an earlier word of
 their sentence more often than the reference has it (`repeated_output`).
 
+The monotonic study asks why `bahdanau_nmt`'s hard monotonic attention
+never decides on translation (no `p` reaches 0.5 past the first source
+word): its variants change one thing at a time (`r`'s initial value, the
+noise, the rate; `monotonic-from-soft` starts the attention from the
+converged soft model's energy), and every row with that attention records
+how it decides before training and at each epoch's end (`SelectionWatch`:
+the `p` where the alignment's mass arrives, the steps that would decide,
+the mass that stops), drawn in zoo/bahdanau_nmt/selection.png:
+
+    python zoo/ablation.py bahdanau_nmt --epochs 6 --beam-width 5 hard-monotonic hard-monotonic-r-1
+
 The Luong study asks what makes the stacked LSTMs learn at CPU size; the
 others measure a paper's own choice where it differs from Keras' default
 (the GRU's reset gate, the Transformer's tied embeddings).
@@ -45,6 +56,9 @@ import argparse
 import os
 import runpy
 import time
+
+import keras
+import numpy as np
 
 import runner
 
@@ -163,6 +177,21 @@ VARIANTS = {"luong_nmt": {**_before({
     "mocha": ("MoChA (Chiu and Raffel, 2018): a softmax over the 2 "
               "annotations ending where the monotonic attention stops",
               {"attention": "mocha"}, {}),
+    # Why the hard decisions never come on translation: one variable at a
+    # time from "hard-monotonic" (r starts at -4, noise sd 1, Adam 2e-3).
+    "hard-monotonic-r-1": ("hard-monotonic with r initialised to -1",
+                           {"attention": "hard-monotonic",
+                            "attention_options": {"score_bias_init": -1.0}}, {}),
+    "hard-monotonic-r0": ("hard-monotonic with r initialised to 0 (tfa's "
+                          "default)", {"attention": "hard-monotonic",
+                                       "attention_options": {"score_bias_init": 0.0}},
+                          {}),
+    "hard-monotonic-no-noise": ("hard-monotonic without the pre-sigmoid noise",
+                                {"attention": "hard-monotonic",
+                                 "attention_options": {"noise_std": 0.0}}, {}),
+    "hard-monotonic-lr5e-4": ("hard-monotonic with Adam 5e-4",
+                              {"attention": "hard-monotonic"},
+                              {"learning_rate": 5e-4}),
 }, "cho_encoder_decoder": {
     "recipe": RECIPE,
     "paper-gru": ("the paper's GRU (reset_after=False)", {"reset_after": False},
@@ -175,13 +204,20 @@ VARIANTS = {"luong_nmt": {**_before({
 
 
 # model -> phase variant -> (what it switches on, the converged variant
-# it starts from, builder options switched on for the phase). A phase
-# trains at the rate the converged variant's schedule ended at.
+# it starts from, builder options switched on for the phase[, the weights
+# the option moves: `carry_weights`'s `moved`]). A phase trains at the
+# rate the converged variant's schedule ended at.
 PHASES = {"bahdanau_nmt": {
     "coverage-phase": ("+ coverage in the alignment model and its loss, "
                        "lambda 1 (See et al., 2017, eq. 11-13), for the phase",
                        "recipe", {"coverage": True}),
     "plain-phase": ("the same steps without coverage (the control)", "recipe", {}),
+    "monotonic-from-soft": ("hard monotonic attention for the phase, its "
+                            "energy's W, U and v the converged soft model's "
+                            "(r, g and b new)", "recipe",
+                            {"attention": "hard-monotonic"},
+                            {f"decoder/attention/{w}": f"decoder/attention/energy/{w}"
+                             for w in ("W_a", "U_a", "v_a")}),
 }, "luong_nmt": {
     "coverage-phase": ("+ coverage on the concat score and its loss, lambda 1 "
                        "(See et al., 2017, eq. 11-13), for the phase", "concat",
@@ -235,6 +271,152 @@ def alignment_rates(net, data, buckets=((16, 20),)):
                      "attended_nowhere": round(c["nowhere"] / max(c["steps"], 1), 4)}
             for bucket, c in ((f"{low}-{high}", counts.get(f"{low}-{high}", Counter()))
                               for low, high in buckets)}
+
+
+def selection_probabilities(alignments, initial, floor=1e-3):
+    """Raffel et al.'s stopping probabilities `p_ij`, recovered from the
+    expected alignments they gave (NumPy, float64). With `q_ij`, the mass
+    that reaches source position `j` at output step `i`,
+
+        q_ij = (1 - p_{i,j-1}) q_{i,j-1} + a_{i-1,j},    a_ij = p_ij q_ij
+
+    (`kerattn.layers.monotonic_alignment`'s recursion), so `p_ij = a_ij /
+    q_ij`, reported where `q_ij > floor` and NaN where less mass reaches
+    `j` (a `p` there decides nothing training sees).
+
+    Args:
+        alignments: `(B, T, S)`, `a_1 ... a_T` (the decoder's attention
+            weights in "parallel" mode).
+        initial: `(B, S)`, `a_0`.
+
+    Returns:
+        `(p, q)`, each `(B, T, S)`.
+    """
+    a = np.asarray(alignments, "float64")
+    previous = np.asarray(initial, "float64")
+    p = np.full(a.shape, np.nan)
+    q = np.zeros(a.shape)
+    for i in range(a.shape[1]):
+        reach, p_before = np.zeros(a.shape[0]), np.zeros(a.shape[0])
+        for j in range(a.shape[2]):
+            reach = (1.0 - p_before) * reach + previous[:, j]
+            q[:, i, j] = reach
+            exact = np.clip(a[:, i, j] / np.maximum(reach, 1e-300), 0.0, 1.0)
+            p_before = np.where(reach > 0, exact, 0.0)
+            p[:, i, j] = np.where(reach > floor, exact, np.nan)
+        previous = a[:, i]
+    return p, q
+
+
+def selection_statistics(net, inputs, floor=0.01):
+    """How a `bahdanau_nmt` hard monotonic attention decides, teacher-forced
+    over `inputs` (`{"source_ids", "target_in_ids"}`) in its training
+    mode ("parallel", the expected alignment, without the noise).
+
+    Returns `{"r", "p_quantiles", "p_at_least_half", "decides",
+    "stops_somewhere"}`: the bias `r`; the 10/50/90/99th percentiles of
+    `p_ij` over the real (step, position) pairs that at least `floor` of
+    the mass reaches; the share of that mass arriving where `p_ij >= 0.5`
+    (where a hard decision would stop); the share of real steps with some
+    such position (steps that would decide at all, from the expected
+    state); and the mean expected mass that stops somewhere a step
+    (`sum_j a_ij`; the rest is a zero context).
+    """
+    from kerattn.zoo.bahdanau_nmt import encode_source
+
+    get = net.get_layer
+    source = np.asarray(inputs["source_ids"])
+    target_in = np.asarray(inputs["target_in_ids"])
+    h, s0, mask = encode_source(get, source)
+    y = get("target_embedding")(target_in)
+    _, alphas = get("decoder")(y, h, memory_mask=mask, initial_state=[s0],
+                               return_attention_scores=True)
+    attention = get("decoder").attention
+    a0 = attention.initial_alignment(mask)
+    alphas = np.asarray(keras.ops.convert_to_numpy(alphas), "float64")
+    p, q = selection_probabilities(alphas, keras.ops.convert_to_numpy(a0))
+    steps = target_in != 0
+    reached = steps[:, :, None] & (source != 0)[:, None, :] & (q > floor)
+    values, mass = p[reached], q[reached]
+    half = np.where(reached, np.nan_to_num(p) >= 0.5, False)
+    return {"r": round(float(keras.ops.convert_to_numpy(attention.score_bias)), 4),
+            "p_quantiles": {str(k): round(float(np.percentile(values, k)), 4)
+                            for k in (10, 50, 90, 99)},
+            "p_at_least_half": round(float((mass * (values >= 0.5)).sum()
+                                           / max(mass.sum(), 1e-12)), 4),
+            "decides": round(float(half.any(-1)[steps].mean()), 4),
+            "stops_somewhere": round(float(alphas.sum(-1)[steps].mean()), 4)}
+
+
+class SelectionWatch(keras.callbacks.Callback):
+    """`selection_statistics` on a fixed validation batch before training
+    and at each epoch's end (where every backend has written the trained
+    weights back into the model): `rows`, each with its `"epoch"`."""
+
+    def __init__(self, inputs):
+        super().__init__()
+        self.inputs, self.rows = inputs, []
+
+    def on_train_begin(self, logs=None):
+        self.rows.append({"epoch": 0, **selection_statistics(self.model, self.inputs)})
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.rows.append({"epoch": epoch + 1,
+                          **selection_statistics(self.model, self.inputs)})
+
+
+WATCHED = 256   # the validation pairs SelectionWatch reads
+
+
+def _watch(net, data):
+    """`[SelectionWatch]` for a bahdanau_nmt with a hard monotonic
+    attention (the only one whose weights are its alignment), else []."""
+    decoder = net.layers_by_name.get("decoder")
+    attention = getattr(decoder, "attention", None)
+    if (type(net).__name__ != "BahdanauNMT"
+            or type(attention).__name__ != "HardMonotonicAttention"):
+        return []
+    x, _ = data["valid"]
+    return [SelectionWatch({k: v[:WATCHED] for k, v in x.items()})]
+
+
+def selection_figure(table, path):
+    """The stopping probabilities over training of each row of `table`
+    that recorded them (`"selection"`): the median and 90th percentile of
+    `p` where the mass arrives, the share of steps that would decide, and
+    the expected mass that stops somewhere, by epoch. Returns `path`, or
+    None with no such row."""
+    rows = {k: r["selection"] for k, r in table.items() if r.get("selection")}
+    if not rows:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = (("p (median, dashed: 90th percentile) where the mass arrives",
+               lambda r: r["p_quantiles"]["50"], lambda r: r["p_quantiles"]["90"]),
+              ("share of steps with a p >= 0.5 (would decide)",
+               lambda r: r["decides"], None),
+              ("expected mass that stops somewhere", lambda r: r["stops_somewhere"],
+               None),
+              ("r (the energy's bias)", lambda r: r["r"], None))
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4))
+    for ax, (title, solid, dashed) in zip(axes, panels):
+        for i, (name, points) in enumerate(rows.items()):
+            epochs = [r["epoch"] for r in points]
+            line, = ax.plot(epochs, [solid(r) for r in points], marker="o",
+                            markersize=3, label=name)
+            if dashed:
+                ax.plot(epochs, [dashed(r) for r in points], linestyle="--",
+                        color=line.get_color())
+        ax.set_title(title, fontsize=8)
+        ax.set_xlabel("epoch")
+    axes[0].legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def expected_alignment_bleu(net, data):
@@ -294,6 +476,11 @@ def run(model, names, epochs, seed=0, max_train=None, beam_width=None,
         print(key, row, flush=True)
         table[key] = row
         runner.save(folder, table, "ablation.json")
+        if row.get("selection"):
+            try:
+                selection_figure(table, os.path.join(folder, "selection.png"))
+            except ImportError:   # no matplotlib
+                pass
     if runner.load(folder) is not None:   # RESULTS.md, with the new rows
         recipe = runpy.run_path(os.path.join(folder, "recipe.py"))
         runner.report_only(recipe["TASK"], folder)
@@ -312,11 +499,14 @@ def _variant(model, name, data, epochs, seed, beam_width):
     net = translation.build(model_name, data, translation.settings(model_name)["preset"],
                             **builder)
     start = time.time()
+    watch = _watch(net, data)
     summary = translation.train(net, data, epochs=epochs, seed=seed, verbose=2,
-                                **_training(model_name, training))
+                                callbacks=watch, **_training(model_name, training))
     row = {"what": what, "builder": builder, "training": training,
            "epochs": summary["epochs"], "seed": seed,
            **_scores(net, data, summary, beam_width, start)}
+    if watch:
+        row["selection"] = watch[0].rows
     return net, row
 
 
@@ -326,12 +516,13 @@ def _phase(model, name, data, epochs, seed, steps, runs, table, beam_width):
 
     from kerattn.recipes import translation
 
-    what, base, options = PHASES[model][name]
+    what, base, options, *moved = PHASES[model][name]
     _, builder, training = VARIANTS[model][base][:3]
     converged = _converged(model, base, data, epochs, seed, runs, table, beam_width)
     keras.utils.set_random_seed(seed)
     net = translation.with_options(converged, model, data,
                                    translation.settings(model)["preset"],
+                                   moved=moved[0] if moved else None,
                                    **builder, **options)
     settings = _training(model, training)
     # Go on at the rate the converged variant's schedule ended at (a
@@ -339,13 +530,16 @@ def _phase(model, name, data, epochs, seed, steps, runs, table, beam_width):
     rate = settings["learning_rate"] * (0.1 if settings["warmup_steps"] else 1.0)
     settings.update(learning_rate=rate, warmup_steps=0)
     start = time.time()
+    watch = _watch(net, data)
     summary = translation.train(net, data, steps=steps, seed=seed, verbose=2,
-                                **settings)
+                                callbacks=watch, **settings)
     row = {"what": what, "phase": {"from": f"{base}@{epochs}", "steps": steps,
                                    "learning_rate": rate},
            "builder": {**builder, **options}, "training": training,
            "epochs": epochs, "seed": seed,
            **_scores(net, data, summary, beam_width, start)}
+    if watch:
+        row["selection"] = watch[0].rows
     return net, row
 
 

@@ -117,8 +117,11 @@ def _rouge_rows(r):
     models = r["models"]
     lead = r["meta"]["lead"]["lead_sentence"]
     seeds = f" ({plural(len(r['seeds']), 'seed')})" if "seeds" in r else ""
+    control = ([f"+ the phase without coverage {triple(models['plain_phase'])}"]
+               if "plain_phase" in models else [])
     return "; ".join([f"ROUGE-1 / 2 / L attention {triple(models['attention'])}",
                      f"+ pointer-generator {triple(models['pointer_generator'])}",
+                     *control,
                      f"+ coverage {triple(models['coverage'])}{seeds}",
                      "lead sentence " + " / ".join(
                          f"{lead[k]:.2f}" for k in ("rouge1", "rouge2", "rougeL"))])

@@ -317,6 +317,17 @@ BY_LENGTH = ("By source length, the rows that recorded it (a phase, `name@E+N`, 
              "above, mean ± standard deviation over the seeds shown:")
 
 
+SELECTION = ("How the hard monotonic attention decides over training "
+             "(`selection.png`; zoo/ablation.py's `SelectionWatch`, on 256 "
+             "validation pairs teacher-forced in the training mode, the "
+             "expected alignment without noise): the stopping probabilities "
+             "`p` where the alignment's mass arrives (median, and 90th "
+             "percentile dashed), the share of output steps with some "
+             "`p >= 0.5` (a hard decision would stop there), the expected "
+             "mass that stops somewhere a step (the rest is a zero context), "
+             "and the bias `r`, before training and at each epoch's end.")
+
+
 def ablation_section(folder, results=None):
     """The tables of `folder`'s ablation.json, or nothing: a row a variant
     (the last, the recipe's own `results`, for comparison at its budget),
@@ -356,6 +367,8 @@ def ablation_section(folder, results=None):
     by_length = _by_length_table(variants)
     if by_length:
         lines += ["", BY_LENGTH, "", by_length]
+    if any(row.get("selection") for row in variants.values()):
+        lines += ["", SELECTION, "", "![p over training](selection.png)"]
     return "\n".join(lines) + "\n"
 
 

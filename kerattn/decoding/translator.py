@@ -7,6 +7,25 @@ from kerattn.datasets import copying
 from kerattn.decoding.generate import Generator, export_decoder, strategy_of
 
 
+# What a Translator's `search` (and a run folder's) may hold.
+SEARCH_OPTIONS = ("beam_width", "min_length", "length_penalty",
+                  "coverage_penalty", "no_repeat_ngram_size",
+                  "never_worse_than_greedy")
+
+
+def search_options(name, search):
+    """`search` checked: a dict of `SEARCH_OPTIONS` keys and plain values
+    (numbers, strings, booleans; the search checks them when it runs)."""
+    search = {} if search is None else search
+    checks.require(isinstance(search, dict) and set(search) <= set(SEARCH_OPTIONS),
+                   name, f"a dict of search options among {SEARCH_OPTIONS}",
+                   sorted(search) if isinstance(search, dict) else search)
+    for key, value in search.items():
+        checks.require(isinstance(value, (int, float, str)), f"{name}[{key!r}]",
+                       "a number, a string or a boolean", value)
+    return dict(search)
+
+
 class Translator:
     """Translate strings with a `kerattn.zoo` translation model.
 
@@ -28,10 +47,17 @@ class Translator:
         max_source_length: a text of more tokens is translated from its
             first `max_source_length` tokens (a power of two, 1024), as the
             exported SavedModel truncates at its own `max_source_length`.
+        search: the default search of every call: a dict of `beam_width`
+            and the beam options below (`SEARCH_OPTIONS`), as a recipe
+            chose them (`kerattn.load_run` gives a run's translator its
+            own); a call's arguments override them (a default
+            `min_length` longer than the call's `max_length` is cut to
+            it), and a call with a `strategy` other than "beam" does not
+            use them.
 
     Call arguments:
         texts: a list of strings.
-        beam_width: int; 1 is greedy decoding.
+        beam_width: int; 1 is greedy decoding (None: `search`'s, else 1).
         max_length: optional int overriding the default.
         return_alignments: bool; if True also return, per sentence, the
             `(target tokens, source tokens)` attention matrix of the chosen
@@ -78,7 +104,9 @@ class Translator:
     """
 
     def __init__(self, model, source_vocab, target_vocab, max_length=40,
-                 jit_compile=True, max_batch=256, max_source_length=1024):
+                 jit_compile=True, max_batch=256, max_source_length=1024,
+                 search=None):
+        self.search = search_options("search", search)
         self.generator = Generator(model, jit_compile, max_batch=max_batch,
                                    max_source_length=max_source_length)
         checks.require(model.inputs_are_ids, "model",
@@ -150,10 +178,12 @@ class Translator:
             return v.tokens(ids)
         return copying.extended_tokens(v, ids, oovs[row], self.vocab_size)
 
-    def __call__(self, texts, beam_width=1, max_length=None,
+    def __call__(self, texts, beam_width=None, max_length=None,
                  return_alignments=False, strategy=None, **options):
         if not texts:
             return ([], []) if return_alignments else []
+        beam_width, options = self._search(beam_width, max_length, strategy,
+                                           options)
         strategy, options = strategy_of(strategy, beam_width, options)
         # No attention history is kept where no alignment is asked for.
         options.setdefault("return_attention", bool(return_alignments))
@@ -181,7 +211,19 @@ class Translator:
             })
         return translations, alignments
 
-    def export(self, path, beam_width=1, max_length=None, max_source_length=64,
+    def _search(self, beam_width, max_length, strategy, options):
+        """A call's `beam_width` and options over the default `search`."""
+        if strategy in (None, "beam"):
+            defaults = dict(self.search)
+            beam_width = defaults.pop("beam_width", 1) if beam_width is None \
+                else beam_width
+            if "min_length" in defaults:   # a default fits a shorter call
+                defaults["min_length"] = min(defaults["min_length"],
+                                             max_length or self.max_length)
+            options = {**defaults, **options}
+        return (1 if beam_width is None else beam_width), options
+
+    def export(self, path, beam_width=None, max_length=None, max_source_length=64,
                batch_size=16, **search_kwargs):
         """Write a TensorFlow SavedModel that translates strings.
 
@@ -197,7 +239,8 @@ class Translator:
 
         Args:
             path: the SavedModel directory to write.
-            beam_width: 1 is greedy decoding.
+            beam_width: 1 is greedy decoding; None (with the other options)
+                the translator's `search`, as a call.
             max_length: output tokens; the translator's default if None.
             max_source_length: sources are truncated to this many tokens.
             batch_size: the compiled chunk; any batch size is served.
@@ -222,6 +265,8 @@ class Translator:
             "the SavedModel's in-graph tokeniser has no such step. Serve the "
             "Translator, or the .keras file.")
         max_length = max_length or self.max_length
+        beam_width, search_kwargs = self._search(beam_width, max_length, None,
+                                                 search_kwargs)
         checks.positive_int("max_source_length", max_source_length)
         checks.positive_int("batch_size", batch_size)
         return export_decoder(

@@ -115,7 +115,7 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
 # A phase: an option switched on for the last steps of training
 
 
-def carry_weights(source, target):
+def carry_weights(source, target, moved=None):
     """Copy every weight of `source` into `target`: the start of a phase.
 
     A phase trains a converged model a few more steps with an option
@@ -129,7 +129,10 @@ def carry_weights(source, target):
     only `target` has (coverage's `w_c`) keep their initial values, as in
     the paper's phase. The optimizer starts afresh: a control phase
     without the option (`target` built with the same options as `source`)
-    starts the same way.
+    starts the same way. `moved` maps a place of `source` to the place it
+    has in `target` where an option moves it (a soft attention's
+    `decoder/attention/W_a` is a monotonic one's
+    `decoder/attention/energy/W_a`).
 
     Returns:
         The paths of `target`'s weights that `source` did not fill.
@@ -156,6 +159,12 @@ def carry_weights(source, target):
         return weights
 
     sources, targets = by_place(source, "source"), by_place(target, "target")
+    checks.require(moved is None or (isinstance(moved, dict)
+                                     and set(moved) <= set(sources)),
+                   "moved", "a dict from places of `source`'s weights to "
+                   "places in `target`", sorted(moved) if isinstance(moved, dict)
+                   else moved, note=f"`source`'s places: {sorted(sources)[:4]} ...")
+    sources = {(moved or {}).get(place, place): v for place, v in sources.items()}
     missing = sorted(set(sources) - set(targets))
     checks.require(not missing, "target", "a model holding every weight of "
                    "`source` (the same builder and sizes, an option switched "
@@ -165,7 +174,9 @@ def carry_weights(source, target):
     for place, variable in sources.items():
         checks.same("source", tuple(variable.shape), "target",
                     tuple(targets[place].shape), f"shape of {place}")
-        targets[place].assign(variable)
+        # A copy: under JAX an assigned array is shared, and training the
+        # target (which donates its buffers) would delete the source's.
+        targets[place].assign(np.array(keras.ops.convert_to_numpy(variable)))
     return [v.path for place, v in targets.items() if place not in sources]
 
 
@@ -302,12 +313,14 @@ class FitResult(tuple):
         return self
 
 
-def fitted(model, summary, results, draw, task, vocabularies, labels=None):
-    """A `FitResult` whose run holds `vocabularies` (and `labels`)."""
+def fitted(model, summary, results, draw, task, vocabularies, labels=None,
+           search=None):
+    """A `FitResult` whose run holds `vocabularies` (and `labels`, and the
+    `search` its results were decoded with)."""
     from kerattn.runs import Run
 
     return FitResult(model, summary, results, draw,
-                     Run(model, task, vocabularies, labels))
+                     Run(model, task, vocabularies, labels, search))
 
 
 def interval95(accuracy, count):

@@ -403,4 +403,4 @@ def fit(data=None, attention="global", preset="small", epochs=40, batch_size=64,
     words = [w for w, _ in prepared["test"][:3]]
     return fitted(model, summary, results,
                   lambda path: draw(model, prepared, path, words), "g2p",
-                  vocabularies)
+                  vocabularies, search={"beam_width": beam_width})

@@ -249,7 +249,7 @@ def summarise(model, data, texts, beam_width=4, batch_size=256, min_length=0,
     translator = Translator(model, vocab, vocab, max_length=data["max_summary"] + 4)
     order = np.argsort([len(t.split()) for t in texts], kind="stable")
     out = [None] * len(texts)
-    kwargs = {"min_length": min_length}
+    kwargs = {"min_length": min_length} if min_length else {}
     if beam_width > 1:
         kwargs.update(beam_width=beam_width, never_worse_than_greedy=False,
                       length_penalty=length_penalty)
@@ -437,6 +437,9 @@ def fit(data=None, preset="small", epochs=2, batch_size=64, learning_rate=None,
     baselines = lead(prepared)
     results["baselines"] = {"lead_sentence": baselines["lead_sentence"],
                             "lead_words": baselines["lead_words"]}
+    search = {"beam_width": beam_width, "min_length": length["min_length"]}
+    if beam_width > 1:
+        search["length_penalty"] = length["length_penalty"]
     return fitted(model, summary, results,
                   lambda path: draw(model, prepared, path), "summarisation",
-                  vocabularies)
+                  vocabularies, search=search)

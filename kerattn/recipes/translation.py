@@ -155,13 +155,14 @@ def train(model, data, epochs=10, minutes=None, batch_size=64,
     return summary
 
 
-def with_options(model, name, data, preset="base", **options):
+def with_options(model, name, data, preset="base", moved=None, **options):
     """`build(name, data, preset, **options)` holding every weight of
     `model` (`common.carry_weights`): the model of a phase that switches an
     option on for the last steps of training (`coverage=True` with its
     loss for `bahdanau_nmt`; See et al. 2017 train their last 3,000
     iterations so), or with `model`'s own options, its control (the same
-    steps without the option, from the same weights).
+    steps without the option, from the same weights). `moved`: the
+    places of weights the option moves (`carry_weights`).
 
     >>> data = prepare(splits={"train": [("a b", "x y")] * 4,
     ...                        "valid": [("a", "x")], "test": [("b", "y")]})
@@ -174,7 +175,7 @@ def with_options(model, name, data, preset="base", **options):
     `b_attn`, starting as initialised.)
     """
     switched = build(name, data, preset, **options)
-    carry_weights(model, switched)
+    carry_weights(model, switched, moved)
     return switched
 
 
@@ -227,9 +228,11 @@ def fit(name, data=None, preset="small", epochs=6, batch_size=64,
     if not strategy.is_chief:
         return fitted(model, summary, None, None, "translation", vocabularies)
     results = evaluate(model, prepared, beam_width=beam_width)
+    search = ({"beam_width": beam_width, "length_penalty": BEAM_LENGTH_PENALTY,
+               "never_worse_than_greedy": False} if beam_width else {})
     return fitted(model, summary, results,
                   lambda path: draw(model, prepared, path), "translation",
-                  vocabularies)
+                  vocabularies, search=search)
 
 
 def translate_all(translator, sources, batch_size=256, **kwargs):
@@ -248,7 +251,10 @@ def translate_all(translator, sources, batch_size=256, **kwargs):
     return hyps
 
 
-def evaluate(model, data, beam_width=5, length_penalty=0.6):
+BEAM_LENGTH_PENALTY = 0.6   # GNMT's alpha of the beam BLEU (Wu et al., 2016)
+
+
+def evaluate(model, data, beam_width=5, length_penalty=BEAM_LENGTH_PENALTY):
     """sacreBLEU of greedy and pure beam search (no greedy fallback), overall
     and by source length; `beam_width=None` scores greedy alone."""
     import sacrebleu

@@ -44,6 +44,8 @@ from kerattn.layers import (GRU, AttentionRNN, BahdanauAttention,
 from kerattn.zoo.model import GenerativeModel, from_preset
 
 ATTENTIONS = ("soft", "hard-monotonic", "mocha")
+# What `attention_options` may set on a monotonic attention.
+MONOTONIC_OPTIONS = ("score_bias_init", "noise_std", "scale", "seed")
 
 
 # === Layers and training graph ===
@@ -61,6 +63,7 @@ def bahdanau_nmt(
     chunk_size=2,
     coverage=False,
     coverage_loss_weight=1.0,
+    attention_options=None,
     preset="paper",
     name="bahdanau_nmt",
 ):
@@ -97,6 +100,10 @@ def bahdanau_nmt(
             `coverage_penalty` is a decode-time rescoring with any model.
         coverage_loss_weight: the coverage loss's `lambda` (1 in See et
             al.); 0 keeps the coverage vector without its loss.
+        attention_options: more keyword arguments of the monotonic
+            attention layer, e.g. `{"score_bias_init": -1.0, "noise_std":
+            0.5}` (the initial `r` and the training noise; the layer checks
+            them). None: the layer's defaults.
         preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
             "paper"); a size given above overrides the preset's.
         name: the model's name.
@@ -126,6 +133,15 @@ def bahdanau_nmt(
                    "False with a monotonic attention (coverage enters the "
                    "soft attention's score)", coverage)
     checks.nonnegative_number("coverage_loss_weight", coverage_loss_weight)
+    checks.require(attention_options is None or (
+        isinstance(attention_options, dict)
+        and set(attention_options) <= set(MONOTONIC_OPTIONS)),
+        "attention_options", f"None or a dict of {MONOTONIC_OPTIONS}",
+        attention_options)
+    attention_options = dict(attention_options or {})
+    checks.require(not attention_options or attention != "soft",
+                   "attention_options", "None with the soft attention (they "
+                   "are the monotonic layers' options)", attention_options)
     checks.sizes(source_vocab_size=source_vocab_size,
                  target_vocab_size=target_vocab_size, **c)
     m, n = c["embedding_dim"], c["units"]
@@ -133,11 +149,12 @@ def bahdanau_nmt(
         align = BahdanauAttention(c["alignment_units"], coverage=coverage,
                                   name="attention")
     elif attention == "hard-monotonic":
-        align = HardMonotonicAttention(c["alignment_units"], name="attention")
+        align = HardMonotonicAttention(c["alignment_units"], name="attention",
+                                       **attention_options)
     else:
         align = MonotonicChunkwiseAttention(c["alignment_units"],
                                             chunk_size=chunk_size,
-                                            name="attention")
+                                            name="attention", **attention_options)
 
     # === Layers ===
     layers = [
