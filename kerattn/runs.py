@@ -10,7 +10,7 @@ Whatever trains a model (`examples/fit.py`, each recipe's `fit`) saves a
 
 The layout (format 1), every file in the folder itself:
 
-    run.json             {"format": 1, "task": ..., "model": "model.keras",
+    run.json             {"format": 2, "task": ..., "model": "model.keras",
                           "vocabularies": {"source": "source_vocab.json", ...},
                           "labels": [...] or null,
                           "search": {"beam_width": 4, ...}}
@@ -25,8 +25,8 @@ folder (no path, no link), the model goes through `kerattn.load_model`'s
 checks, each vocabulary through `vocabulary_from_json` (JSON only, nothing
 evaluated), the labels must be strings or numbers, and `search` a few
 named options of plain values; anything else is a ValueError naming the
-file. A run.json without `search` (written before it existed) loads with
-none.
+file. Format 1 is the same without `search` (a run written before it
+existed): it loads with none; a run without a search is still written so.
 """
 
 import json
@@ -35,7 +35,7 @@ import os
 from kerattn import checks
 from kerattn.saving import atomic_path, load_model
 
-FORMAT = 1
+FORMAT = 2   # 1: the same without `search` (still read)
 RUN_FILE = "run.json"
 MODEL_FILE = "model.keras"
 TASKS = ("translation", "summarisation", "g2p", "captioning", "classification",
@@ -157,9 +157,11 @@ class Run:
                 f.write(vocab.to_json())
         with atomic_path(os.path.join(folder, MODEL_FILE)) as path:
             self.model.save(path)
-        record = {"format": FORMAT, "task": self.task, "model": MODEL_FILE,
-                  "vocabularies": names, "labels": self.labels,
-                  "search": self.search}
+        record = {"format": FORMAT if self.search else 1, "task": self.task,
+                  "model": MODEL_FILE, "vocabularies": names,
+                  "labels": self.labels}
+        if self.search:
+            record["search"] = self.search
         with atomic_path(os.path.join(folder, RUN_FILE)) as path, \
                 open(path, "w", encoding="utf-8") as f:
             json.dump(record, f, indent=1)
@@ -239,13 +241,15 @@ def load_run(folder, compile=False):
     except (ValueError, RecursionError) as error:
         checks.fail(where, "JSON (a run's description)",
                     note=f"It does not parse: {error}.")
-    if isinstance(record, dict):   # written before runs had a search
-        record.setdefault("search", {})
-    checks.require(isinstance(record, dict) and set(record) == _KEYS, where,
+    checks.require(isinstance(record, dict), where, "a JSON object (a run's "
+                   "description)", type(record).__name__)
+    checks.require(record.get("format") in (1, FORMAT), where,
+                   f"format 1 or {FORMAT} (this kerattn's)", record.get("format"))
+    if record["format"] == 1:
+        record.setdefault("search", {})   # format 1: no search
+    checks.require(set(record) == _KEYS, where,
                    f"a JSON object with exactly the keys {sorted(_KEYS)}",
-                   sorted(record) if isinstance(record, dict) else type(record).__name__)
-    checks.require(record["format"] == FORMAT, where,
-                   f"format {FORMAT} (this kerattn's)", record["format"])
+                   sorted(record))
     checks.require(record["task"] in TASKS, where, f"a task among {TASKS}",
                    record["task"])
     names = record["vocabularies"]

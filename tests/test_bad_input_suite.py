@@ -885,8 +885,9 @@ case("Translator", "a search option it does not know",
      lambda: _translator(search={"beam": 4}), "`search` must be a dict of search options")
 case("Translator", "a search value that is not plain",
      lambda: _translator(search={"beam_width": [4]}), r"`search\['beam_width'\]`")
-case("Translator", "a default search the search refuses",
-     lambda: _translator(search={"length_penalty": "mean"})(["a b"]), "`length_penalty`")
+case("Translator", "a length_penalty word it does not know",
+     lambda: _translator(search={"length_penalty": "mean"}),
+     r"`search\['length_penalty'\]` must be a number >= 0 or 'average'")
 case("Translator", "export of a copying model",
      lambda tmp: decoding.Translator(_PG_MODEL(), _VOCAB, _VOCAB).export(tmp + "/saved"),
      "`model` must be a model that writes no extended ids")

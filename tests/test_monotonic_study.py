@@ -109,19 +109,28 @@ def test_the_watch_records_before_training_and_at_each_epoch_end():
 
 
 def test_a_monotonic_attention_starts_from_the_soft_energy():
-    """The `monotonic-from-soft` phase's model holds the soft model's W, U,
-    v in its energy (and the rest of the model), with r, g, b new."""
+    """The `monotonic-from-soft` phase's model computes the converged soft
+    model's energies plus r: its energy holds the soft W, U, v with
+    g = ||v|| and b = 0 (checked on random queries and keys, the soft
+    weights randomised so that ||v|| is not the initial g)."""
     data = _data()
     soft = translation.build("bahdanau_nmt", data, "tiny")
-    _, _, options, moved = ablation.PHASES["bahdanau_nmt"]["monotonic-from-soft"]
+    rng = np.random.default_rng(3)
+    soft.set_weights([rng.normal(0, 0.5, w.shape).astype("float32")
+                      for w in soft.get_weights()])
+    _, _, options, moved, finish = ablation.PHASES["bahdanau_nmt"][
+        "monotonic-from-soft"]
     hard = translation.with_options(soft, "bahdanau_nmt", data, "tiny",
                                     moved=moved, **options)
-    for name in ("W_a", "U_a", "v_a"):
-        soft_weight = [w for w in soft.weights
-                       if w.path == f"decoder/attention/{name}"][0]
-        hard_weight = [w for w in hard.weights
-                       if w.path == f"decoder/attention/energy/{name}"][0]
-        np.testing.assert_array_equal(to_numpy(hard_weight), to_numpy(soft_weight))
+    getattr(ablation, finish)(soft, hard)
+    soft_energy = soft.get_layer("decoder").attention
+    monotonic = hard.get_layer("decoder").attention
+    query = rng.normal(size=(2, 3, soft_energy.W_a.shape[0])).astype("float32")
+    key = rng.normal(size=(2, 5, soft_energy.U_a.shape[0])).astype("float32")
+    expected = to_numpy(soft_energy._calculate_scores(
+        query, soft_energy.project_key(key)))
+    got, _ = monotonic._energies(query, monotonic.project_key(key))
+    np.testing.assert_allclose(to_numpy(got), expected - 4.0, atol=1e-5)
     fresh = carry_weights(soft, translation.build(
         "bahdanau_nmt", data, "tiny", **options), moved)
     assert sorted(fresh) == ["decoder/attention/energy/b",
@@ -129,3 +138,31 @@ def test_a_monotonic_attention_starts_from_the_soft_energy():
                              "decoder/attention/score_bias"]
     with pytest.raises(ValueError, match="`moved`"):
         carry_weights(soft, hard, {"decoder/attention/nothing": "x"})
+
+
+def test_padding_changes_nothing_the_watch_reports():
+    """The statistics of a short row padded inside the batch equal those of
+    the row alone, trimmed: padded steps and positions count nowhere."""
+    data = _data()
+    net = translation.build("bahdanau_nmt", data, "tiny",
+                            attention="hard-monotonic",
+                            attention_options={"score_bias_init": 0.0})
+    rng = np.random.default_rng(5)
+    net.set_weights([rng.normal(0, 0.5, w.shape).astype("float32")
+                     for w in net.get_weights()])
+    for row, (sources, steps) in ((0, (2, 3)), (2, (3, 2))):
+        padded = ablation.selection_statistics(
+            net, {k: v[[row, 1]] for k, v in INPUTS.items()})
+        alone = ablation.selection_statistics(
+            net, {"source_ids": SOURCE[[row]][:, :sources],
+                  "target_in_ids": TARGET_IN[[row]][:, :steps]})
+        with_long = ablation.selection_statistics(
+            net, {k: v[[1]] for k, v in INPUTS.items()})
+        assert alone != with_long   # the rows differ, so the check can fail
+        # The padded row's share of the pooled figures is its own.
+        assert padded["decides"] == pytest.approx(
+            (alone["decides"] * steps + with_long["decides"] * 4) / (steps + 4),
+            abs=3e-4)
+        assert padded["stops_somewhere"] == pytest.approx(
+            (alone["stops_somewhere"] * steps + with_long["stops_somewhere"] * 4)
+            / (steps + 4), abs=3e-4)

@@ -39,28 +39,46 @@ def test_a_run_round_trips_and_translates_the_same(tmp_path):
         loaded.captioner()
 
 
-def test_a_run_decodes_with_the_search_it_was_scored_with(tmp_path):
+def test_a_run_decodes_with_the_search_it_was_scored_with(tmp_path, monkeypatch):
     """A run's `search` (as the summarisation recipe writes it) survives the
-    folder and is its translator's default; a call's own arguments win;
-    a run.json written before `search` existed loads with none."""
+    folder and is what its translator searches with, calls and export
+    alike; a call's own arguments win; a run.json of format 1 (written
+    before `search` existed) loads with none."""
     from kerattn.decoding import Translator
+    from kerattn.decoding.generate import Generator
 
     run = _translation_run()
-    search = {"beam_width": 3, "min_length": 2, "length_penalty": "average"}
+    search = {"beam_width": 3, "min_length": 2, "length_penalty": "average",
+              "max_length": 5}
     folder = Run(run.model, run.task, run.vocabularies, search=search).save(
         str(tmp_path / "run"))
     loaded = load_run(folder)
     assert loaded.search == search
+    seen, generate = [], Generator.__call__
+
+    def spy(self, inputs, max_length=50, strategy="greedy", **options):
+        seen.append(dict(options, max_length=max_length, strategy=strategy))
+        return generate(self, inputs, max_length, strategy, **options)
+
+    monkeypatch.setattr(Generator, "__call__", spy)
     texts = ["Permission denied found", "File not found"]
-    plain = Translator(run.model, run.source_vocab, run.target_vocab, max_length=5)
-    assert loaded.translator(max_length=5)(texts) == plain(texts, **search)
-    assert (loaded.translator(max_length=5)(texts, beam_width=1, min_length=0,
-                                            length_penalty=0.0)
-            == plain(texts))
-    _edit(folder)   # drop the key, as an older kerattn wrote run.json
+    plain = Translator(run.model, run.source_vocab, run.target_vocab)
+    assert loaded.translator()(texts) == plain(texts, **search)
+    assert seen[0]["strategy"] == "beam" and seen[0]["max_length"] == 5
+    assert {k: seen[0][k] for k in ("beam_width", "min_length", "length_penalty")} \
+        == {"beam_width": 3, "min_length": 2, "length_penalty": "average"}
+    overridden = loaded.translator()(texts, beam_width=1, min_length=0,
+                                     length_penalty=0.0, max_length=3)
+    assert seen[-1]["beam_width"] == 1 and seen[-1]["max_length"] == 3
+    assert overridden == plain(texts, max_length=3)
+    # A default minimum longer than a call's maximum is cut to it.
+    loaded.translator()(texts, max_length=1)
+    assert seen[-1]["min_length"] == 1
     with open(os.path.join(folder, "run.json")) as f:
         record = json.load(f)
+    assert record["format"] == 2
     del record["search"]
+    record["format"] = 1   # as an older kerattn wrote it
     _write(folder, "run.json", json.dumps(record))
     assert load_run(folder).search == {}
 
@@ -107,13 +125,17 @@ TAMPERED = {
         "a vocabulary's JSON"),
     "a model that is not a .keras file": (
         lambda f: _write(f, "model.keras", "not a zip"), "model.keras"),
-    "a newer format": (lambda f: _edit(f, format=2), "format 1"),
+    "a newer format": (lambda f: _edit(f, format=3), "format 1 or 2"),
+    "a search option of the wrong kind": (
+        lambda f: _edit(f, search={"min_length": "4"}), r"search\['min_length'\]"),
+    "a beam no machine holds": (
+        lambda f: _edit(f, search={"beam_width": 10 ** 7}), r"search\['beam_width'\]"),
     "a search option it does not know": (
         lambda f: _edit(f, search={"beam_width": 2, "step_fn": "os.system"}),
         "search.*search options among"),
     "a search value that is not plain": (
         lambda f: _edit(f, search={"beam_width": [2]}),
-        "a number, a string or a boolean"),
+        r"search\['beam_width'\]` must be an int in"),
     "a vocabulary it does not take": (
         lambda f: _edit(f, vocabularies={"source": "source_vocab.json",
                                          "target": "target_vocab.json",

@@ -63,7 +63,9 @@ def main(folder, export_dir=None):
         decoder = run.streaming_decoder(max_length=12)
         chunks = [decoder.feed(c) for c in word] + [decoder.finish()]
         out["chunks"] = chunks
-        out["offline"] = run.translator(max_length=12)([word])[0]
+        # Offline greedy, as the streaming decoder decodes (the run's own
+        # search may be a beam).
+        out["offline"] = run.translator(max_length=12)([word], beam_width=1)[0]
         out["can_stream"] = list(run.model.can_stream())
     elif run.task == "classification":
         from kerattn.recipes.classification import arrays

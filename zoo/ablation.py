@@ -205,25 +205,37 @@ VARIANTS = {"luong_nmt": {**_before({
 
 # model -> phase variant -> (what it switches on, the converged variant
 # it starts from, builder options switched on for the phase[, the weights
-# the option moves: `carry_weights`'s `moved`]). A phase trains at the
-# rate the converged variant's schedule ended at.
+# the option moves: `carry_weights`'s `moved`[, the name of a function of
+# this module that finishes the start, `(converged, net)`]]). A phase
+# trains at the rate the converged variant's schedule ended at.
 PHASES = {"bahdanau_nmt": {
     "coverage-phase": ("+ coverage in the alignment model and its loss, "
                        "lambda 1 (See et al., 2017, eq. 11-13), for the phase",
                        "recipe", {"coverage": True}),
     "plain-phase": ("the same steps without coverage (the control)", "recipe", {}),
     "monotonic-from-soft": ("hard monotonic attention for the phase, its "
-                            "energy's W, U and v the converged soft model's "
-                            "(r, g and b new)", "recipe",
-                            {"attention": "hard-monotonic"},
+                            "energy the converged soft model's (W, U, v "
+                            "carried, g = ||v||, b = 0) plus r = -4",
+                            "recipe", {"attention": "hard-monotonic"},
                             {f"decoder/attention/{w}": f"decoder/attention/energy/{w}"
-                             for w in ("W_a", "U_a", "v_a")}),
+                             for w in ("W_a", "U_a", "v_a")},
+                            "_keep_the_soft_energy"),
 }, "luong_nmt": {
     "coverage-phase": ("+ coverage on the concat score and its loss, lambda 1 "
                        "(See et al., 2017, eq. 11-13), for the phase", "concat",
                        {"attention": "coverage", "coverage_loss_weight": 1.0}),
     "plain-phase": ("the same steps without coverage (the control)", "concat", {}),
 }}
+
+
+def _keep_the_soft_energy(converged, net):
+    """The monotonic energy `g v / ||v|| . tanh(W s + U h + b)` with the soft
+    model's `W`, `U`, `v` (carried) and `b = 0` (as initialised) is the
+    soft energy `v . tanh(W s + U h)` when `g = ||v||`: set so, the phase
+    starts from the soft model's energies plus `r`."""
+    v = keras.ops.convert_to_numpy(converged.get_layer("decoder").attention.v_a)
+    net.get_layer("decoder").attention.energy.g.assign(
+        float(np.linalg.norm(v.astype("float64"))))
 
 
 def alignment_rates(net, data, buckets=((16, 20),)):
@@ -516,14 +528,16 @@ def _phase(model, name, data, epochs, seed, steps, runs, table, beam_width):
 
     from kerattn.recipes import translation
 
-    what, base, options, *moved = PHASES[model][name]
+    what, base, options, *start = PHASES[model][name]
     _, builder, training = VARIANTS[model][base][:3]
     converged = _converged(model, base, data, epochs, seed, runs, table, beam_width)
     keras.utils.set_random_seed(seed)
     net = translation.with_options(converged, model, data,
                                    translation.settings(model)["preset"],
-                                   moved=moved[0] if moved else None,
+                                   moved=start[0] if start else None,
                                    **builder, **options)
+    if len(start) > 1:
+        globals()[start[1]](converged, net)
     settings = _training(model, training)
     # Go on at the rate the converged variant's schedule ended at (a
     # cosine decay ends at a tenth of its peak).

@@ -9,10 +9,11 @@ way for every task:
         parse the runner's flags and the task's                  `parser`
         prepare the data once                                    task.prepare
         for each seed: seed Keras, train, evaluate               task.train_seed
-        join the seeds to those results.json holds for the       task.record,
-          same settings (a seed trained again keeps its newest,    `join_seeds`
-          each with the machine it was measured on)
-        write results.json, then RESULTS.md from it alone         task.render
+          join the seed to those results.json holds for the      task.record,
+            same settings (a seed trained again keeps its newest,  `join_seeds`
+            each with the machine it was measured on)
+          write results.json, then RESULTS.md from it alone       task.render
+          (so a command stopped later keeps the seeds it ended)
     python zoo/<model>/recipe.py --report-only
         RESULTS.md again from results.json; nothing is trained
 
@@ -198,10 +199,15 @@ def main(task, recipe_file=None, argv=None, folder=None):
             continue
         rows.append({"seed": seed, **row, "machine": measured_on})
         print(f"seed {seed}: {_headline(row)}", flush=True)
+        # Each seed is recorded as it ends (it joins the run's earlier
+        # seeds), so a command stopped later keeps the seeds it finished.
+        if strategy.is_chief:
+            run = Run(task.settings(args), rows[-1:], command(task, argv), args,
+                      data)
+            save(args.out, task.record(load(args.out), run))
+            report_only(task, args.out)
     if not strategy.is_chief:
         return None
-    run = Run(task.settings(args), rows, command(task, argv), args, data)
-    save(args.out, task.record(load(args.out), run))
     return report_only(task, args.out)
 
 

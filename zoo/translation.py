@@ -367,7 +367,8 @@ def ablation_section(folder, results=None):
     by_length = _by_length_table(variants)
     if by_length:
         lines += ["", BY_LENGTH, "", by_length]
-    if any(row.get("selection") for row in variants.values()):
+    if any(row.get("selection") for row in variants.values()) and \
+            os.path.exists(os.path.join(folder, "selection.png")):
         lines += ["", SELECTION, "", "![p over training](selection.png)"]
     return "\n".join(lines) + "\n"
 

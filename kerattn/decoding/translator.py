@@ -7,22 +7,40 @@ from kerattn.datasets import copying
 from kerattn.decoding.generate import Generator, export_decoder, strategy_of
 
 
-# What a Translator's `search` (and a run folder's) may hold.
-SEARCH_OPTIONS = ("beam_width", "min_length", "length_penalty",
-                  "coverage_penalty", "no_repeat_ngram_size",
-                  "never_worse_than_greedy")
+# What a Translator's `search` (and a run folder's) may hold, each with
+# the values it takes: an int in [low, high], a number >= 0 (or one of the
+# words given), a boolean.
+MAX_BEAM = 1024
+SEARCH_OPTIONS = {"beam_width": (int, 1, MAX_BEAM),
+                  "max_length": (int, 1, 1 << 16),
+                  "min_length": (int, 0, 1 << 16),
+                  "no_repeat_ngram_size": (int, 0, 1 << 16),
+                  "length_penalty": (float, "average"),
+                  "coverage_penalty": (float,),
+                  "never_worse_than_greedy": (bool,)}
 
 
 def search_options(name, search):
-    """`search` checked: a dict of `SEARCH_OPTIONS` keys and plain values
-    (numbers, strings, booleans; the search checks them when it runs)."""
+    """`search` checked: a dict of `SEARCH_OPTIONS` keys, each with a
+    value of its kind (a run folder's is untrusted input)."""
     search = {} if search is None else search
     checks.require(isinstance(search, dict) and set(search) <= set(SEARCH_OPTIONS),
-                   name, f"a dict of search options among {SEARCH_OPTIONS}",
+                   name, f"a dict of search options among {tuple(SEARCH_OPTIONS)}",
                    sorted(search) if isinstance(search, dict) else search)
     for key, value in search.items():
-        checks.require(isinstance(value, (int, float, str)), f"{name}[{key!r}]",
-                       "a number, a string or a boolean", value)
+        kind, *rest = SEARCH_OPTIONS[key]
+        where = f"{name}[{key!r}]"
+        if kind is bool:
+            checks.require(isinstance(value, bool), where, "a boolean", value)
+        elif kind is int:
+            checks.require(not isinstance(value, bool) and isinstance(value, int)
+                           and rest[0] <= value <= rest[1], where,
+                           f"an int in [{rest[0]}, {rest[1]}]", value)
+        else:
+            checks.require(value in rest or (
+                not isinstance(value, (bool, str)) and isinstance(value, (int, float))
+                and 0 <= value < float("inf")), where,
+                "a number >= 0" + "".join(f" or {w!r}" for w in rest), value)
     return dict(search)
 
 
@@ -35,7 +53,8 @@ class Translator:
         source_vocab, target_vocab: the vocabularies the model was trained
             with (`WordVocabulary` or keras-hub based `WordPieceVocabulary`);
             the special ids come from them.
-        max_length: the default maximum output length in tokens.
+        max_length: the default maximum output length in tokens (None:
+            `search`'s, else 40).
         jit_compile: compile "encode, then search" with the backend's
             compiler (XLA under TensorFlow, `jax.jit` under JAX; see
             `kerattn.decoding.compiled`); torch runs eagerly without
@@ -47,18 +66,19 @@ class Translator:
         max_source_length: a text of more tokens is translated from its
             first `max_source_length` tokens (a power of two, 1024), as the
             exported SavedModel truncates at its own `max_source_length`.
-        search: the default search of every call: a dict of `beam_width`
-            and the beam options below (`SEARCH_OPTIONS`), as a recipe
-            chose them (`kerattn.load_run` gives a run's translator its
-            own); a call's arguments override them (a default
-            `min_length` longer than the call's `max_length` is cut to
-            it), and a call with a `strategy` other than "beam" does not
-            use them.
+        search: the default search of every call: a dict of `beam_width`,
+            `max_length` and the beam options below (`SEARCH_OPTIONS`), as
+            a recipe chose them (`kerattn.load_run` gives a run's
+            translator its own); a call's arguments override them (a
+            default `min_length` longer than the call's `max_length` is
+            cut to it; a `max_length` given here wins over `search`'s),
+            and a call with a `strategy` other than "beam" uses only its
+            `max_length`.
 
     Call arguments:
         texts: a list of strings.
         beam_width: int; 1 is greedy decoding (None: `search`'s, else 1).
-        max_length: optional int overriding the default.
+        max_length: optional int overriding the translator's.
         return_alignments: bool; if True also return, per sentence, the
             `(target tokens, source tokens)` attention matrix of the chosen
             hypothesis with both token lists.
@@ -103,7 +123,7 @@ class Translator:
     1
     """
 
-    def __init__(self, model, source_vocab, target_vocab, max_length=40,
+    def __init__(self, model, source_vocab, target_vocab, max_length=None,
                  jit_compile=True, max_batch=256, max_source_length=1024,
                  search=None):
         self.search = search_options("search", search)
@@ -115,6 +135,8 @@ class Translator:
                             "Captioner.")
         checks.vocabulary("source_vocab", source_vocab, ("encode_batch", "unk_id"))
         checks.vocabulary("target_vocab", target_vocab)
+        if max_length is None:
+            max_length = self.search.get("max_length", 40)
         checks.positive_int("max_length", max_length)
         for name, vocab, key in (("source_vocab", source_vocab, "source_ids"),
                                  ("target_vocab", target_vocab, "target_in_ids")):
@@ -182,6 +204,7 @@ class Translator:
                  return_alignments=False, strategy=None, **options):
         if not texts:
             return ([], []) if return_alignments else []
+        max_length = max_length or self.max_length
         beam_width, options = self._search(beam_width, max_length, strategy,
                                            options)
         strategy, options = strategy_of(strategy, beam_width, options)
@@ -212,14 +235,15 @@ class Translator:
         return translations, alignments
 
     def _search(self, beam_width, max_length, strategy, options):
-        """A call's `beam_width` and options over the default `search`."""
+        """A call's `beam_width` and options over the default `search`
+        (`max_length`, the call's, already resolved)."""
         if strategy in (None, "beam"):
             defaults = dict(self.search)
+            defaults.pop("max_length", None)
             beam_width = defaults.pop("beam_width", 1) if beam_width is None \
                 else beam_width
             if "min_length" in defaults:   # a default fits a shorter call
-                defaults["min_length"] = min(defaults["min_length"],
-                                             max_length or self.max_length)
+                defaults["min_length"] = min(defaults["min_length"], max_length)
             options = {**defaults, **options}
         return (1 if beam_width is None else beam_width), options
 
@@ -265,8 +289,8 @@ class Translator:
             "the SavedModel's in-graph tokeniser has no such step. Serve the "
             "Translator, or the .keras file.")
         max_length = max_length or self.max_length
-        beam_width, search_kwargs = self._search(beam_width, max_length, None,
-                                                 search_kwargs)
+        beam_width, search_kwargs = self._search(
+            beam_width, max_length, search_kwargs.get("strategy"), search_kwargs)
         checks.positive_int("max_source_length", max_source_length)
         checks.positive_int("batch_size", batch_size)
         return export_decoder(

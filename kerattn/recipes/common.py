@@ -164,7 +164,12 @@ def carry_weights(source, target, moved=None):
                    "moved", "a dict from places of `source`'s weights to "
                    "places in `target`", sorted(moved) if isinstance(moved, dict)
                    else moved, note=f"`source`'s places: {sorted(sources)[:4]} ...")
-    sources = {(moved or {}).get(place, place): v for place, v in sources.items()}
+    renamed = {(moved or {}).get(place, place): v for place, v in sources.items()}
+    checks.require(len(renamed) == len(sources) and all(
+        isinstance(place, str) for place in renamed), "moved",
+        "places (strings) that no other weight of `source` takes",
+        moved)
+    sources = renamed
     missing = sorted(set(sources) - set(targets))
     checks.require(not missing, "target", "a model holding every weight of "
                    "`source` (the same builder and sizes, an option switched "

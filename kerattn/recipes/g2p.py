@@ -403,4 +403,5 @@ def fit(data=None, attention="global", preset="small", epochs=40, batch_size=64,
     words = [w for w, _ in prepared["test"][:3]]
     return fitted(model, summary, results,
                   lambda path: draw(model, prepared, path, words), "g2p",
-                  vocabularies, search={"beam_width": beam_width})
+                  vocabularies, search={"beam_width": beam_width,
+                                        "max_length": MAX_LENGTH})

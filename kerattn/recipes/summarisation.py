@@ -437,7 +437,8 @@ def fit(data=None, preset="small", epochs=2, batch_size=64, learning_rate=None,
     baselines = lead(prepared)
     results["baselines"] = {"lead_sentence": baselines["lead_sentence"],
                             "lead_words": baselines["lead_words"]}
-    search = {"beam_width": beam_width, "min_length": length["min_length"]}
+    search = {"beam_width": beam_width, "min_length": length["min_length"],
+              "max_length": prepared["max_summary"] + 4}   # as `summarise`
     if beam_width > 1:
         search["length_penalty"] = length["length_penalty"]
     return fitted(model, summary, results,

@@ -45,7 +45,7 @@ from kerattn.zoo.model import GenerativeModel, from_preset
 
 ATTENTIONS = ("soft", "hard-monotonic", "mocha")
 # What `attention_options` may set on a monotonic attention.
-MONOTONIC_OPTIONS = ("score_bias_init", "noise_std", "scale", "seed")
+MONOTONIC_OPTIONS = ("score_bias_init", "noise_std", "seed")
 
 
 # === Layers and training graph ===

@@ -11,9 +11,12 @@ the lead baselines, then for each seed trains the rows of See et al.'s
 Table 1 under one budget: the attention baseline (`copy=False`), the
 pointer-generator, and the pointer-generator + coverage (the
 pointer-generator's weights trained a short final phase with the coverage
-loss, as the paper does). Each is scored with ROUGE on beam-search
-summaries of the test split, beside the copy, OOV and repeated-trigram
-figures of the paper's section 7.
+loss, as the paper does), beside the phase's control (the same batches
+without coverage). Each is scored with ROUGE on beam-search summaries of
+the test split, decoded with the minimum length and length normalisation
+it scores best with on the validation split (and with the plain search),
+beside the copy, OOV and repeated-trigram figures of the paper's section
+7.
 """
 
 import os
@@ -90,6 +93,9 @@ def check(args, parser):
         checks.nonnegative_int("min_length", args.min_length)
     if args.length_penalty not in ("tuned", "average"):
         checks.nonnegative_number("length_penalty", args.length_penalty)
+    checks.require(args.beam_width > 1 or args.length_penalty in ("tuned", 0.0),
+                   "length_penalty", "0 or tuned with beam_width 1 (greedy "
+                   "search ranks nothing)", args.length_penalty)
 
 
 def prepare(args):
@@ -291,10 +297,7 @@ length-bucketed batches of 64, Adam \
 $learning_rate with clipping; the coverage row then trains $coverage_steps \
 more batches with the coverage loss (lambda 1) from the \
 pointer-generator's weights, as the paper's short final phase (the \
-paper's has 3,000 steps), and the row "the phase without coverage" \
-trains the same batches from the same weights without it: coverage's \
-gain is the difference between those two rows, not between the coverage \
-row and the pointer-generator. \
+paper's has 3,000 steps)$control \
 Preset `$preset` ($parameters parameters with copying), one vocabulary \
 of $vocabulary words for both sides, descriptions cut to their first \
 $max_source tokens. Steps and minutes a seed: $budget.
@@ -317,14 +320,27 @@ generated from the vocabulary, 0: copied).
 """)
 
 
-DECODING = {
-    True: ("Each model's summaries are decoded with the minimum length and "
-           "ranking (GNMT's length penalty alpha, or See et al.'s average "
-           "log-probability per token) that gave it the best ROUGE-L on the "
-           "first 500 validation pairs (`summarisation.tune_length`; per "
-           "seed where they differ), beside the plain search's (no minimum, "
-           "raw log-probability)."),
-    False: "Summaries are decoded with the minimum length and ranking given."}
+def decoding_text(settings):
+    """How the test summaries were decoded, in words."""
+    tuned = [what for key, what in (("min_length", "minimum length"),
+                                    ("length_penalty", "ranking"))
+             if settings.get(key, "tuned") == "tuned"]
+    if "min_length" not in settings:   # a run recorded before the tuning
+        return "Summaries are decoded by the plain search (no minimum, raw log-probability)."
+    given = [f"{what} {settings[key]}" for key, what in
+             (("min_length", "minimum length"), ("length_penalty", "ranking"))
+             if settings[key] != "tuned"]
+    text = "Each model's summaries are decoded with "
+    if tuned:
+        text += (f"the {' and '.join(tuned)} (ranking: GNMT's length penalty "
+                 "alpha, or See et al.'s average log-probability per token) "
+                 "that gave it the best ROUGE-L on the first 500 validation "
+                 "pairs (`summarisation.tune_length`; per seed where they "
+                 "differ)")
+        text += f", the {' and '.join(given)} given" if given else ""
+    else:
+        text += f"the {' and '.join(given)} given"
+    return text + ", beside the plain search's (no minimum, raw log-probability)."
 
 
 def decoded_with(rows):
@@ -359,11 +375,13 @@ def render(r, folder=None):
         return (f"{runner.shown(x, 'plain_rougeL', 2)}, "
                 f"{x['plain_tokens_per_summary']:.2f}")
 
+    # The rows this run has (a run recorded before the control row lacks it).
+    present = [(key, name, flags) for key, name, flags in MODELS if key in models]
     rows = "\n".join(
         f"| {name} | {triple(models[key])} | "
         f"{runner.shown(models[key], 'tokens_per_summary', 2)} | "
         f"{decoded_with([x[key] for x in r['per_seed']])} | "
-        f"{plain_search(models[key])} |" for key, name, _ in MODELS)
+        f"{plain_search(models[key])} |" for key, name, _ in present)
     n = len(seeds)
     t = T_975.get(n - 1, 1.96)
     intervals = "One seed: no interval over seeds."
@@ -373,12 +391,12 @@ def render(r, folder=None):
         intervals = f"95% intervals of the mean over the seeds ({dof}): " + "; ".join(
             f"{name.strip('+ ')} ROUGE-L {models[key]['rougeL']:.2f} ± "
             f"{t * models[key].get('rougeL_sd', 0) / n ** 0.5:.2f}"
-            for key, name, _ in MODELS) + "."
+            for key, name, _ in present) + "."
     per_seed = runner.table(
-        ["seed", *[name for _, name, _ in MODELS]],
+        ["seed", *[name for _, name, _ in present]],
         [[x["seed"], *[" / ".join(f"{x[key][k]:.2f}" for k in
                                   ("rouge1", "rouge2", "rougeL"))
-                       for key, _, _ in MODELS]] for x in r["per_seed"]])
+                       for key, _, _ in present]] for x in r["per_seed"]])
     share = lambda v: f"{100 * v:.1f}%"   # noqa: E731
     ref = r["reference_figures"]
     figures = runner.table(
@@ -386,14 +404,14 @@ def render(r, folder=None):
          "UNK tokens", "repeated trigrams", "tokens a summary"],
         [[name, *[share(models[key][k]) for k in ("copied", "oov", "unk",
                                                   "repeated_trigrams")],
-          f"{models[key]['tokens_per_summary']:.2f}"] for key, name, _ in MODELS]
+          f"{models[key]['tokens_per_summary']:.2f}"] for key, name, _ in present]
         + [["the reference synopses", *[share(ref[k]) for k in
                                         ("copied", "oov", "unk",
                                          "repeated_trigrams")],
             f"{ref['tokens_per_summary']:.2f}"]])
     budget = "; ".join(f"{name.strip('+ ')} {models[key]['steps']:g} steps, "
                        f"{models[key]['minutes']:.2f} min"
-                       for key, name, _ in MODELS)
+                       for key, name, _ in present)
     lead = m["lead"]
     return PAGE.substitute(
         command=runner.command_for(TASK, settings, seeds),
@@ -405,8 +423,7 @@ def render(r, folder=None):
         test=f"{pairs['test']:,}", max_summary=m["max_summary"],
         leak=share(rep.get("test_summaries_in_train", 0.0)),
         test_pairs=f"{r['test_pairs']:,}", beam=settings["beam_width"],
-        decoding=DECODING[(settings.get("min_length"),
-                           settings.get("length_penalty")) == ("tuned", "tuned")],
+        decoding=decoding_text(settings),
         reference_tokens=f"{ref['tokens_per_summary']:.2f}",
         seeds_text=(f"mean ± sd of {n} seeds" if n > 1 else f"one seed ({seeds[0]})"),
         lead_sentence=plain(lead["lead_sentence"]),
@@ -420,6 +437,13 @@ def render(r, folder=None):
         parameters=f"{models['pointer_generator']['parameters']:,}",
         vocabulary=f"{m['vocabulary']:,}", max_source=settings["max_source"],
         budget=budget,
+        control=(", and the row \"the phase without coverage\" trains the same "
+                 "batches from the same weights without it: coverage's gain is "
+                 "the difference between those two rows, not between the "
+                 "coverage row and the pointer-generator."
+                 if "plain_phase" in models else
+                 "; this run has no control row, so part of the coverage "
+                 "row's gain may be its extra batches."),
         paper=runner.table(["model", "ROUGE-1", "ROUGE-2", "ROUGE-L"],
                            [[k, *(f"{x:.2f}" for x in v)]
                             for k, v in PAPER.items()]))
