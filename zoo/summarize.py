@@ -116,7 +116,8 @@ def _rouge_rows(r):
 
     models = r["models"]
     lead = r["meta"]["lead"]["lead_sentence"]
-    seeds = f" ({plural(len(r['seeds']), 'seed')})" if "seeds" in r else ""
+    seeds = (f" ({plural(len(r['seeds']), 'seed')})" if "seeds" in r
+             else f" (one seed, {r.get('seed', 1)})")
     control = ([f"+ the phase without coverage {triple(models['plain_phase'])}"]
                if "plain_phase" in models else [])
     return "; ".join([f"ROUGE-1 / 2 / L attention {triple(models['attention'])}",
