@@ -31,11 +31,9 @@ def search_options(name, search):
         kind, *rest = SEARCH_OPTIONS[key]
         where = f"{name}[{key!r}]"
         if kind is bool:
-            checks.require(isinstance(value, bool), where, "a boolean", value)
+            checks.boolean(where, value)
         elif kind is int:
-            checks.require(not isinstance(value, bool) and isinstance(value, int)
-                           and rest[0] <= value <= rest[1], where,
-                           f"an int in [{rest[0]}, {rest[1]}]", value)
+            checks.int_in_range(where, value, rest[0], rest[1] + 1)
         else:
             checks.require(value in rest or (
                 not isinstance(value, (bool, str)) and isinstance(value, (int, float))
