@@ -103,6 +103,20 @@ case("LocationSensitiveAttention", "alignment_history of the wrong length",
      lambda: _LSA(3, filters=2, kernel_size=3)(x(2, 6), x(2, 5, 4),
                                                alignment_history=x(2, 6)),
      "`alignment_history` and `value` must have the same length Tv")
+case("LocationSensitiveAttention", "a channel twice",
+     lambda: _LSA(3, channels=("previous", "previous")), "`channels`")
+case("LocationSensitiveAttention", "an unknown channel",
+     lambda: _LSA(3, channels=("next",)), "`channels`")
+case("LocationSensitiveAttention", "channels a string",
+     lambda: _LSA(3, channels="previous"), "`channels`")
+case("LocationSensitiveAttention", "cumulative beside channels",
+     lambda: _LSA(3, channels=("previous",), cumulative=True), "`cumulative`")
+case("LocationSensitiveAttention", "use_bias not a bool",
+     lambda: _LSA(3, use_bias="no"), "`use_bias`")
+case("LocationSensitiveAttention", "one history for two channels",
+     lambda: _LSA(3, filters=2, kernel_size=3, channels=("previous", "cumulative"))(
+         x(2, 6), x(2, 5, 4), alignment_history=x(2, 5)),
+     "`alignment_history` must be a tuple of 2 histories")
 _HMA, _MOCHA = layers.HardMonotonicAttention, layers.MonotonicChunkwiseAttention
 case("HardMonotonicAttention", "unknown energy", lambda: _HMA(3, energy="dot"),
      "`energy`")

@@ -648,7 +648,7 @@ if __name__ == "__main__":
     if args.list or not args.variants:
         for name, (what, *_) in VARIANTS[args.model].items():
             print(f"{name:24s} {what}")
-        for name, (what, base, _) in PHASES.get(args.model, {}).items():
+        for name, (what, base, *_) in PHASES.get(args.model, {}).items():
             print(f"{name:24s} from {base}: {what}")
     else:
         run(args.model, args.variants, args.epochs, args.seed, args.max_train,

@@ -338,19 +338,25 @@ def alignment_features(history, projection, kernel=None):
     width-1, one-filter case: `kernel=None` and `projection = w_c` as a
     `(1, units)` row.
 
+    A history of several channels (Tacotron 2's previous and cumulative
+    weights) is convolved as one multi-channel input, `f_j = sum_c sum_r
+    F_{r,c} a^c_{j + r - (w - 1) / 2}`.
+
     Args:
-        history: `(batch, Tq, Tv)`, zero on padded positions.
+        history: `(batch, Tq, Tv)`, or `(batch, Tq, Tv, C)` for `C`
+            channels; zero on padded positions.
         projection: `U`, `(k, units)` (`(1, units)` without `kernel`).
-        kernel: `F`, `(r, 1, k)`, or None (the history itself is the one
-            feature).
+        kernel: `F`, `(r, C, k)` (`C = 1` for a history without a channel
+            axis), or None (the history itself is the one feature).
 
     Returns:
         `(batch, Tq, Tv, units)`.
     """
-    features = ops.expand_dims(history, -1)                # (b, Tq, Tv, 1)
+    features = (history if len(history.shape) == 4
+                else ops.expand_dims(history, -1))         # (b, Tq, Tv, C)
     if kernel is not None:
-        shape = ops.shape(history)
-        flat = ops.reshape(features, (-1, shape[2], 1))    # (b Tq, Tv, 1)
+        shape = ops.shape(features)
+        flat = ops.reshape(features, (-1, shape[2], shape[3]))  # (b Tq, Tv, C)
         flat = ops.conv(flat, kernel, padding="same")      # (b Tq, Tv, k)
         features = ops.reshape(
             flat, (shape[0], shape[1], shape[2], kernel.shape[-1]))

@@ -7,6 +7,9 @@ from kerattn import checks
 from kerattn.layers import attention_utils as utils
 from kerattn.layers.bahdanau_attention import BahdanauAttention
 
+# The histories the location filters may read (`channels`).
+_CHANNELS = ("previous", "cumulative")
+
 
 @keras.saving.register_keras_serializable(package="kerattn")
 class LocationSensitiveAttention(BahdanauAttention):
@@ -23,24 +26,52 @@ class LocationSensitiveAttention(BahdanauAttention):
     positions are zero, so they contribute nothing); `U` maps the `k`
     location features into the `units` of the hidden layer. The weights
     carry Bahdanau's names: `W_a` is `W`, `U_a` is `V` (`project_key`), `v_a`
-    is `w`, and the new ones are `b`, `location_kernel` (`F`, `(r, 1, k)`)
-    and `location_projection` (`U`, `(k, units)`).
+    is `w`, and the new ones are `b` (absent with `use_bias=False`),
+    `location_kernel` (`F`, `(r, C, k)` for the `C` history `channels`) and
+    `location_projection` (`U`, `(k, units)`).
 
     Section 2.3's options: `sharpening=beta` scales the scores before the
     softmax, `alpha_ij = exp(beta e_ij) / sum_j exp(beta e_ij)`, and
     `smoothing=True` replaces the exponential by the logistic sigmoid,
     `alpha_ij = sigmoid(e_ij) / sum_j sigmoid(e_ij)` (a wider focus).
-    `cumulative=True` convolves the sum of all previous alignments instead
-    of the last one (Tacotron 2, Shen et al., 2018, section 2.2, whose
-    sizes are the defaults here: 32 filters of width 31). Coverage's
-    `w_c c_j` term (`BahdanauAttention(coverage=True)`) is the width-1,
-    one-filter, cumulative case of `U f_ij`.
 
-    `alignment_state` is "previous" (or "cumulative"): its state in the step
-    protocol (`BaseAttention`) is `{"alignment": alpha_{i-1}}`, which
-    `AttentionRNN` carries and passes back at each step; called alone, the
-    layer takes `alignment_history=` (zeros when not given, the history
-    before the first step).
+    The history the filters read is a tuple of `channels`: "previous"
+    (`alpha_{i-1}`, Chorowski et al.'s) and "cumulative" (`sum_{i' < i}
+    alpha_{i'}`). Tacotron 2 (Shen et al., 2018, section 2.2: "cumulative
+    attention weights from previous decoder time steps as an additional
+    feature") reads both, as two input channels of one convolution:
+    `channels=("previous", "cumulative")`, `use_bias=False`, `units=128`,
+    32 filters of width 31 (the defaults' sizes). `cumulative=True` is
+    short for `channels=("cumulative",)`. Coverage's `w_c c_j` term
+    (`BahdanauAttention(coverage=True)`) is the width-1, one-filter,
+    cumulative case of `U f_ij`.
+
+    Porting NVIDIA's tacotron2 (`model.py`: `Attention`, `LocationLayer`),
+    whose energy has no bias anywhere (`use_bias=False`) and whose decoder
+    concatenates `[attention_weights, attention_weights_cum]` in that
+    order, each torch weight `w` (`Linear`: `(out, in)`; `Conv1d`:
+    `(out, in, width)`) maps as
+
+        query_layer.linear_layer.weight      (units, query_dim) -> W_a = w.T
+        memory_layer.linear_layer.weight     (units, key_dim)   -> U_a = w.T
+        v.linear_layer.weight                (1, units)         -> v_a = w[0]
+        location_layer.location_conv.conv.weight  (k, 2, r)
+                                   -> location_kernel = w.transpose(2, 1, 0)
+        location_layer.location_dense.linear_layer.weight  (units, k)
+                                   -> location_projection = w.T
+
+    (both convolve as a cross-correlation with `(r - 1) / 2` zeros each
+    side, and mask padding with the softmax).
+
+    `alignment_state` is the channel ("previous" or "cumulative"), its
+    state in the step protocol (`BaseAttention`) `{"alignment": the
+    history}`, which `AttentionRNN` carries and passes back at each step;
+    with two channels it is "previous+cumulative" and the state
+    `{"previous": alpha_{i-1}, "cumulative": sum_{i' < i} alpha_{i'}}`.
+    Called alone, the layer takes `alignment_history=`: the history
+    `(batch, Tv)` or `(batch, Tq, Tv)`, or with two channels a tuple of
+    them in `channels` order (zeros when not given, the history before the
+    first step).
 
     `LuongAttention(score="location")` is another mechanism: Luong's score
     from the target state alone, `a_t = softmax(W_a h_t)`, which reads no
@@ -50,7 +81,12 @@ class LocationSensitiveAttention(BahdanauAttention):
         units: int, the hidden size of the score (the length of `w`).
         filters: int `k`, the number of location filters.
         kernel_size: odd int `r`, the filters' width.
-        cumulative: bool, convolve the cumulative alignment (Tacotron 2).
+        channels: tuple of "previous" and / or "cumulative", the history
+            channels the filters read (None: `("previous",)`, or
+            `("cumulative",)` with `cumulative=True`).
+        cumulative: bool, short for `channels=("cumulative",)`.
+        use_bias: bool, the bias `b` inside the tanh (False: Tacotron 2's
+            energy, without one).
         sharpening: float `beta > 0`, the inverse temperature of the
             softmax (1: the plain softmax).
         smoothing: bool, normalise sigmoids instead of exponentials.
@@ -73,6 +109,17 @@ class LocationSensitiveAttention(BahdanauAttention):
     ...                            return_attention_scores=True)
     >>> tuple(context.shape), tuple(alpha.shape)
     ((2, 16), (2, 7))
+
+    Tacotron 2's attention, on the previous and the cumulative weights:
+
+    >>> tacotron = LocationSensitiveAttention(
+    ...     8, filters=4, kernel_size=3, use_bias=False,
+    ...     channels=("previous", "cumulative"))
+    >>> _, first = tacotron(s_prev, h, return_attention_scores=True)
+    >>> _, second = tacotron(s_prev, h, alignment_history=(first, first),
+    ...                      return_attention_scores=True)
+    >>> tuple(tacotron.location_kernel.shape)
+    (3, 2, 4)
     """
 
     def __init__(
@@ -81,6 +128,8 @@ class LocationSensitiveAttention(BahdanauAttention):
         filters=32,
         kernel_size=31,
         cumulative=False,
+        channels=None,
+        use_bias=True,
         sharpening=1.0,
         smoothing=False,
         normalize=False,
@@ -107,24 +156,44 @@ class LocationSensitiveAttention(BahdanauAttention):
                        "an odd int (the window is centred on each position)",
                        kernel_size)
         checks.boolean("cumulative", cumulative)
+        checks.boolean("use_bias", use_bias)
+        if channels is None:
+            channels = ("cumulative",) if cumulative else ("previous",)
+        checks.require(
+            isinstance(channels, (list, tuple)) and 1 <= len(channels) <= 2
+            and len(set(channels)) == len(channels)
+            and all(c in _CHANNELS for c in channels), "channels",
+            f"a tuple of distinct channels of {_CHANNELS}", channels)
+        channels = tuple(channels)
+        checks.require(
+            not cumulative or channels == ("cumulative",), "cumulative",
+            "False when `channels` is given (it is short for "
+            "channels=('cumulative',))", cumulative)
         checks.number("sharpening", sharpening, low=0.0, low_open=True)
         checks.boolean("smoothing", smoothing)
         self.filters = filters
         self.kernel_size = kernel_size
-        self.cumulative = cumulative
+        self.channels = channels
+        self.use_bias = use_bias
         self.sharpening = float(sharpening)
         self.smoothing = smoothing
 
     _causal_refused = "it scores with its own past alignments"
 
     @property
+    def cumulative(self):
+        """Whether the one channel is the cumulative alignment."""
+        return self.channels == ("cumulative",)
+
+    @property
     def alignment_state(self):
-        """"previous" (`alpha_{i-1}`), or "cumulative" with `cumulative=True`."""
-        return "cumulative" if self.cumulative else "previous"
+        """The channels read: "previous" (`alpha_{i-1}`), "cumulative", or
+        "previous+cumulative"."""
+        return "+".join(self.channels)
 
     @property
     def uses_bias(self):
-        return True
+        return self.use_bias
 
     def build(self, query_shape, value_shape, key_shape=None):
         super().build(query_shape, value_shape, key_shape)
@@ -134,7 +203,8 @@ class LocationSensitiveAttention(BahdanauAttention):
             dtype=self.variable_dtype,
         )
         self.location_kernel = self.add_weight(
-            name="location_kernel", shape=(self.kernel_size, 1, self.filters),
+            name="location_kernel",
+            shape=(self.kernel_size, len(self.channels), self.filters),
             **common)
         self.location_projection = self.add_weight(
             name="location_projection", shape=(self.filters, self.units),
@@ -145,6 +215,48 @@ class LocationSensitiveAttention(BahdanauAttention):
         """`U f_ij`, `f = F * history`: `(batch, Tq, Tv, units)`."""
         return utils.alignment_features(
             history, self.location_projection, kernel=self.location_kernel)
+
+    # --- several channels: a tuple of histories, a state of each ------------
+
+    def _history_for(self, history, value_mask, query, value, dtype=None):
+        """One channel: as in `BaseAttention`. Several: a tuple of
+        histories (None: each the first) stacked as `(batch, Tq, Tv, C)`."""
+        if len(self.channels) == 1:
+            return super()._history_for(history, value_mask, query, value,
+                                        dtype=dtype)
+        if history is None:
+            history = (None,) * len(self.channels)
+        checks.require(
+            isinstance(history, (list, tuple))
+            and len(history) == len(self.channels), "alignment_history",
+            f"a tuple of {len(self.channels)} histories, one of each of "
+            f"{self.channels}", type(history).__name__)
+        return ops.stack([
+            super(LocationSensitiveAttention, self)._history_for(
+                h, value_mask, query, value, dtype=dtype) for h in history],
+            axis=-1)
+
+    def initial_state(self, cache, batch_size):
+        if len(self.channels) == 1:
+            return super().initial_state(cache, batch_size)
+        first = ops.cast(self.initial_alignment(cache["mask"]),
+                         cache["mask"].dtype)
+        return {channel: first for channel in self.channels}
+
+    def step(self, query, cache, state, *, position=None, training=None,
+             noise=None, mode=None):
+        if len(self.channels) == 1:
+            return super().step(query, cache, state, position=position,
+                                training=training, noise=noise, mode=mode)
+        context, weights, _ = self._attend(
+            query, cache["values"], projected_key=cache["keys"],
+            value_mask=cache["mask"], training=training,
+            alignment_history=tuple(state[c] for c in self.channels))
+        after = {"previous": lambda history: ops.cast(weights, history.dtype),
+                 "cumulative": lambda history: history + ops.cast(
+                     weights, history.dtype)}
+        return context, weights, {
+            channel: after[channel](state[channel]) for channel in self.channels}
 
     def _normalize(self, scores, mask):
         if self.sharpening != 1.0:
@@ -165,7 +277,8 @@ class LocationSensitiveAttention(BahdanauAttention):
         config.update({
             "filters": self.filters,
             "kernel_size": self.kernel_size,
-            "cumulative": self.cumulative,
+            "channels": list(self.channels),
+            "use_bias": self.use_bias,
             "sharpening": self.sharpening,
             "smoothing": self.smoothing,
         })

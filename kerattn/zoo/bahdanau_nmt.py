@@ -38,11 +38,13 @@ import keras
 from keras import ops
 
 from kerattn import checks
-from kerattn.layers import (GRU, AttentionRNN, BahdanauAttention,
-                            CoverageRegularization, HardMonotonicAttention,
-                            Maxout, MonotonicChunkwiseAttention)
+from kerattn.layers import GRU, AttentionRNN, CoverageRegularization, Maxout
+from kerattn.zoo import attentions
 from kerattn.zoo.model import GenerativeModel, from_preset
 
+# The families of the zoo's table (`kerattn.zoo.attentions`) offered on the
+# additive energy; "soft" is the table's "global" (its "coverage" with
+# `coverage=True`).
 ATTENTIONS = ("soft", "hard-monotonic", "mocha")
 # What `attention_options` may set on a monotonic attention.
 MONOTONIC_OPTIONS = ("score_bias_init", "noise_std", "seed")
@@ -145,16 +147,9 @@ def bahdanau_nmt(
     checks.sizes(source_vocab_size=source_vocab_size,
                  target_vocab_size=target_vocab_size, **c)
     m, n = c["embedding_dim"], c["units"]
-    if attention == "soft":
-        align = BahdanauAttention(c["alignment_units"], coverage=coverage,
-                                  name="attention")
-    elif attention == "hard-monotonic":
-        align = HardMonotonicAttention(c["alignment_units"], name="attention",
-                                       **attention_options)
-    else:
-        align = MonotonicChunkwiseAttention(c["alignment_units"],
-                                            chunk_size=chunk_size,
-                                            name="attention", **attention_options)
+    family = {"soft": "coverage" if coverage else "global"}.get(attention, attention)
+    align = attentions.make(family, "additive", units=c["alignment_units"],
+                            chunk_size=chunk_size, options=attention_options)
 
     # === Layers ===
     layers = [

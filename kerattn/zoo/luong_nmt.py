@@ -39,17 +39,15 @@ from keras import ops
 from kerattn import checks
 from kerattn import keras_fixes
 from kerattn.layers import (LSTM, AttentionRNN, CoverageRegularization,
-                            HardMonotonicAttention, LatencyRegularization,
-                            LocalAttention, LocationSensitiveAttention,
-                            LookaheadConvolution, LuongAttention,
-                            MonotonicChunkwiseAttention, ReverseSequence)
+                            LatencyRegularization, LookaheadConvolution,
+                            ReverseSequence)
+from kerattn.zoo import attentions
 from kerattn.zoo.model import (GenerativeModel, from_preset, initialize_uniform,
                                numbered_layers, set_forget_bias)
 
-ATTENTIONS = ("global", "local-m", "local-p", "coverage", "location-sensitive",
-              "hard-monotonic", "mocha")
-# The attentions whose score is their own (`score` must stay None).
-_OWN_SCORE = ("location-sensitive", "hard-monotonic", "mocha")
+# Every family of the zoo's table (`kerattn.zoo.attentions`), on Luong's
+# energy.
+ATTENTIONS = tuple(attentions.ATTENTIONS)
 
 
 # === Layers and training graph ===
@@ -248,7 +246,7 @@ def luong_nmt(
                        "'concat' (or None) with attention='coverage'", score,
                        note="Coverage enters the concat score.")
         score = "concat"
-    elif attention in _OWN_SCORE:
+    elif attention not in attentions.READS_SCORE:
         checks.require(score is None, "score",
                        f"None with attention={attention!r}", score,
                        note=f"attention={attention!r} has its own score.")
@@ -273,20 +271,9 @@ def luong_nmt(
                         else {"embeddings_initializer": embedding_init})
 
     # === Layers ===
-    if attention in ("global", "coverage"):
-        align = LuongAttention(score, max_length=max_source_length,
-                               coverage=attention == "coverage",
-                               name="attention")
-    elif attention == "location-sensitive":
-        align = LocationSensitiveAttention(n, name="attention")
-    elif attention == "hard-monotonic":
-        align = HardMonotonicAttention(energy="luong", name="attention")
-    elif attention == "mocha":
-        align = MonotonicChunkwiseAttention(energy="luong", chunk_size=chunk_size,
-                                            name="attention")
-    else:
-        mode = "monotonic" if attention == "local-m" else "predictive"
-        align = LocalAttention(mode, window=window, score=score, name="attention")
+    align = attentions.make(attention, "luong", units=n, score=score,
+                            max_source_length=max_source_length, window=window,
+                            chunk_size=chunk_size)
     layers = [
         keras.layers.Embedding(source_vocab_size, e, mask_zero=True,
                                name="source_embedding", **embedding_kwargs),

@@ -1,0 +1,110 @@
+"""The attentions of the zoo's recurrent decoders, in one table.
+
+`luong_nmt(attention=name)` and `bahdanau_nmt(attention=name)` build their
+attention layer with `make(name, energy, ...)`, which looks `name` up in
+`ATTENTIONS`: a new family is one entry here, a function of the builder's
+energy and sizes that returns the layer (named "attention", the name the
+models' `encode` / `step`, the run folders and the plots look for).
+
+What a factory is given:
+
+- `energy`: the score of the builder's paper. "additive" is Bahdanau et
+  al.'s `v^T tanh(W s + U h)` with a hidden layer of `units`; "luong" is
+  Luong et al.'s `score` ("dot", "general", "concat", "location"), and
+  the families with an energy of their own take its multiplicative form
+  (`energy="luong"` of the monotonic layers).
+- `units`: the hidden size of an additive score (Bahdanau's alignment
+  model; the decoder's width in `luong_nmt`).
+- `score`, `max_source_length`: Luong's score and its location score's
+  longest source; `window`: local attention's `D`; `chunk_size`: MoChA's
+  `w`.
+- `options`: more keyword arguments of the layer, which it checks.
+
+`READS_SCORE` names the families that score with Luong's `score` (the
+others refuse one in `luong_nmt`).
+"""
+
+from kerattn import checks
+from kerattn.layers import (BahdanauAttention, HardMonotonicAttention,
+                            LocalAttention, LocationSensitiveAttention,
+                            LuongAttention, MonotonicChunkwiseAttention)
+
+ENERGIES = ("additive", "luong")
+
+
+def _content(energy, units, score, max_source_length, coverage=False, **options):
+    if energy == "additive":
+        return BahdanauAttention(units, coverage=coverage, name="attention",
+                                 **options)
+    return LuongAttention(score, max_length=max_source_length,
+                          coverage=coverage, name="attention", **options)
+
+
+def _global(energy, units=None, score=None, max_source_length=None,
+            options=None, **_):
+    """Content-based attention over the whole source: Bahdanau et al.'s
+    additive score, or Luong et al.'s global attention with its `score`."""
+    return _content(energy, units, score, max_source_length, **(options or {}))
+
+
+def _coverage(energy, units=None, score=None, max_source_length=None,
+              options=None, **_):
+    """The content score plus See et al.'s (2017) coverage term `w_c c^i`
+    (eq. 11), on Bahdanau's score or Luong's concat score."""
+    return _content(energy, units, score, max_source_length, coverage=True,
+                    **(options or {}))
+
+
+def _location_sensitive(energy, units=None, options=None, **_):
+    """Chorowski et al.'s (2015) location-sensitive attention, an additive
+    score of `units` whatever the builder's energy."""
+    return LocationSensitiveAttention(units, name="attention", **(options or {}))
+
+
+def _monotonic_size(energy, units):
+    return {"energy": "luong"} if energy == "luong" else {"units": units}
+
+
+def _hard_monotonic(energy, units=None, options=None, **_):
+    """Raffel et al.'s (2017) hard monotonic attention on the builder's
+    energy."""
+    return HardMonotonicAttention(name="attention", **_monotonic_size(energy, units),
+                                  **(options or {}))
+
+
+def _mocha(energy, units=None, chunk_size=2, options=None, **_):
+    """Chiu and Raffel's (2018) MoChA on the builder's energy."""
+    return MonotonicChunkwiseAttention(chunk_size=chunk_size, name="attention",
+                                       **_monotonic_size(energy, units),
+                                       **(options or {}))
+
+
+def _local(mode):
+    def local(energy, score=None, window=10, options=None, **_):
+        """Luong et al.'s local attention (section 3.2) with their `score`."""
+        return LocalAttention(mode, window=window, score=score, name="attention",
+                              **(options or {}))
+    return local
+
+
+# name -> factory(energy, units=, score=, max_source_length=, window=,
+# chunk_size=, options=) -> the layer.
+ATTENTIONS = {
+    "global": _global,
+    "coverage": _coverage,
+    "location-sensitive": _location_sensitive,
+    "hard-monotonic": _hard_monotonic,
+    "mocha": _mocha,
+    "local-m": _local("monotonic"),
+    "local-p": _local("predictive"),
+}
+# The families that score with Luong's `score`.
+READS_SCORE = ("global", "coverage", "local-m", "local-p")
+
+
+def make(name, energy, **spec):
+    """The attention layer `name` of `ATTENTIONS` for a builder whose score
+    is `energy` (see the module docstring for `spec`)."""
+    checks.one_of("attention", name, list(ATTENTIONS))
+    checks.one_of("energy", energy, ENERGIES)
+    return ATTENTIONS[name](energy, **spec)
