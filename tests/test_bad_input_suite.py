@@ -50,6 +50,7 @@ ATTENTION = {
     "HardMonotonicAttention": (lambda: layers.HardMonotonicAttention(3), 6, 4),
     "MonotonicChunkwiseAttention": (
         lambda: layers.MonotonicChunkwiseAttention(3, chunk_size=2), 6, 4),
+    "GMMAttention": (lambda: layers.GMMAttention(2, units=3), 6, 4),
 }
 for _name, (_make, _dq, _dv) in ATTENTION.items():
     case(_name, "query of rank 4",
@@ -117,6 +118,16 @@ case("LocationSensitiveAttention", "one history for two channels",
      lambda: _LSA(3, filters=2, kernel_size=3, channels=("previous", "cumulative"))(
          x(2, 6), x(2, 5, 4), alignment_history=x(2, 5)),
      "`alignment_history` must be a tuple of 2 histories")
+_GMM = layers.GMMAttention
+case("GMMAttention", "no components", lambda: _GMM(0), "`num_components`")
+case("GMMAttention", "units 0", lambda: _GMM(2, units=0), "`units`")
+case("GMMAttention", "unknown variant", lambda: _GMM(2, variant="v3"), "`variant`")
+case("GMMAttention", "initial_scale 0", lambda: _GMM(2, initial_scale=0.0),
+     "`initial_scale`")
+case("GMMAttention", "causal", lambda: _GMM(2, causal=True), "`causal`")
+case("GMMAttention", "initial_mean of other components",
+     lambda: _GMM(2, units=3)(x(2, 4), x(2, 5, 3), initial_mean=x(2, 3)),
+     "`initial_mean` and `num_components`")
 _HMA, _MOCHA = layers.HardMonotonicAttention, layers.MonotonicChunkwiseAttention
 case("HardMonotonicAttention", "unknown energy", lambda: _HMA(3, energy="dot"),
      "`energy`")

@@ -8,6 +8,7 @@ from kerattn.layers.attention_rnn import AttentionRNN, AttentionRNNCell
 from kerattn.layers.bahdanau_attention import BahdanauAttention
 from kerattn.layers.base_attention import BaseAttention
 from kerattn.layers.coverage_regularization import CoverageRegularization
+from kerattn.layers.gmm_attention import GMMAttention
 from kerattn.layers.hierarchical_attention import (
     AttentionPooling,
     HierarchicalAttention,
@@ -68,6 +69,7 @@ __all__ = [
     "LuongAttention",
     "LocalAttention",
     "LocationSensitiveAttention",
+    "GMMAttention",
     "HardMonotonicAttention",
     "MonotonicChunkwiseAttention",
     "monotonic_alignment",

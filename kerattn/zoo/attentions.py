@@ -25,9 +25,10 @@ others refuse one in `luong_nmt`).
 """
 
 from kerattn import checks
-from kerattn.layers import (BahdanauAttention, HardMonotonicAttention,
-                            LocalAttention, LocationSensitiveAttention,
-                            LuongAttention, MonotonicChunkwiseAttention)
+from kerattn.layers import (BahdanauAttention, GMMAttention,
+                            HardMonotonicAttention, LocalAttention,
+                            LocationSensitiveAttention, LuongAttention,
+                            MonotonicChunkwiseAttention)
 
 ENERGIES = ("additive", "luong")
 
@@ -79,6 +80,12 @@ def _mocha(energy, units=None, chunk_size=2, options=None, **_):
                                        **(options or {}))
 
 
+def _gmm(energy, options=None, **_):
+    """Graves' (2013) / Battenberg et al.'s (2020) GMM attention, v2b by
+    default: location only, whatever the builder's energy."""
+    return GMMAttention(name="attention", **(options or {}))
+
+
 def _local(mode):
     def local(energy, score=None, window=10, options=None, **_):
         """Luong et al.'s local attention (section 3.2) with their `score`."""
@@ -95,6 +102,7 @@ ATTENTIONS = {
     "location-sensitive": _location_sensitive,
     "hard-monotonic": _hard_monotonic,
     "mocha": _mocha,
+    "gmm": _gmm,
     "local-m": _local("monotonic"),
     "local-p": _local("predictive"),
 }

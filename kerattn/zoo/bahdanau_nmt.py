@@ -45,7 +45,7 @@ from kerattn.zoo.model import GenerativeModel, from_preset
 # The families of the zoo's table (`kerattn.zoo.attentions`) offered on the
 # additive energy; "soft" is the table's "global" (its "coverage" with
 # `coverage=True`).
-ATTENTIONS = ("soft", "hard-monotonic", "mocha")
+ATTENTIONS = ("soft", "location-sensitive", "hard-monotonic", "mocha", "gmm")
 # What `attention_options` may set on a monotonic attention.
 MONOTONIC_OPTIONS = ("score_bias_init", "noise_std", "seed")
 
@@ -93,6 +93,11 @@ def bahdanau_nmt(
             annotations that end there). The monotonic two train on the
             expected alignment (the model's graph), decode hard (`step`),
             and make the decoder carry the previous alignment as a state.
+            "location-sensitive" (Chorowski et al., 2015, an additive score
+            of `alignment_units` that also reads the previous alignment)
+            and "gmm" (`GMMAttention`, Battenberg et al.'s v2b: a mixture
+            whose means only move forward, reading no content) come from
+            the zoo's table (`kerattn.zoo.attentions`), as every name here.
         chunk_size: MoChA's chunk length `w` (2).
         coverage: the alignment model also reads the coverage vector
             `c^i = sum_{i' < i} alpha_{i'}` (`BahdanauAttention(coverage=
@@ -141,9 +146,10 @@ def bahdanau_nmt(
         "attention_options", f"None or a dict of {MONOTONIC_OPTIONS}",
         attention_options)
     attention_options = dict(attention_options or {})
-    checks.require(not attention_options or attention != "soft",
-                   "attention_options", "None with the soft attention (they "
-                   "are the monotonic layers' options)", attention_options)
+    checks.require(not attention_options
+                   or attention in ("hard-monotonic", "mocha"),
+                   "attention_options", f"None with attention={attention!r} "
+                   "(they are the monotonic layers' options)", attention_options)
     checks.sizes(source_vocab_size=source_vocab_size,
                  target_vocab_size=target_vocab_size, **c)
     m, n = c["embedding_dim"], c["units"]

@@ -99,7 +99,10 @@ def luong_nmt(
             make the decoder carry the alignment history as a state; the
             monotonic two train on the expected alignment (the model's
             graph) and decode hard (`step`). Luong's local-m ("local-m", a
-            window at `p_t = t`) is another attention.
+            window at `p_t = t`) is another attention. "gmm" is
+            `GMMAttention` (Battenberg et al., 2020, v2b: a mixture whose
+            means only move forward, reading no content). Every name is an
+            entry of the zoo's table, `kerattn.zoo.attentions`.
         score: "dot", "general" (the default), "concat" or "location"
             (global only; "location" is Luong's score from `h_t` alone,
             not the location-sensitive attention). "coverage" takes only
