@@ -51,6 +51,9 @@ ATTENTION = {
     "MonotonicChunkwiseAttention": (
         lambda: layers.MonotonicChunkwiseAttention(3, chunk_size=2), 6, 4),
     "GMMAttention": (lambda: layers.GMMAttention(2, units=3), 6, 4),
+    "DynamicConvolutionAttention": (
+        lambda: layers.DynamicConvolutionAttention(3, static_width=3,
+                                                   dynamic_width=3), 6, 4),
 }
 for _name, (_make, _dq, _dv) in ATTENTION.items():
     case(_name, "query of rank 4",
@@ -128,6 +131,18 @@ case("GMMAttention", "causal", lambda: _GMM(2, causal=True), "`causal`")
 case("GMMAttention", "initial_mean of other components",
      lambda: _GMM(2, units=3)(x(2, 4), x(2, 5, 3), initial_mean=x(2, 3)),
      "`initial_mean` and `num_components`")
+_DCA = layers.DynamicConvolutionAttention
+case("DynamicConvolutionAttention", "even static_width",
+     lambda: _DCA(3, static_width=4), "`static_width`")
+case("DynamicConvolutionAttention", "no dynamic filters",
+     lambda: _DCA(3, dynamic_filters=0), "`dynamic_filters`")
+case("DynamicConvolutionAttention", "prior_alpha 0",
+     lambda: _DCA(3, prior_alpha=0.0), "`prior_alpha`")
+case("DynamicConvolutionAttention", "causal", lambda: _DCA(3, causal=True), "`causal`")
+case("DynamicConvolutionAttention", "alignment_history of the wrong length",
+     lambda: _DCA(3, static_width=3, dynamic_width=3)(
+         x(2, 6), x(2, 5, 4), alignment_history=x(2, 6)),
+     "`alignment_history` and `value` must have the same length Tv")
 _HMA, _MOCHA = layers.HardMonotonicAttention, layers.MonotonicChunkwiseAttention
 case("HardMonotonicAttention", "unknown energy", lambda: _HMA(3, energy="dot"),
      "`energy`")

@@ -8,6 +8,9 @@ from kerattn.layers.attention_rnn import AttentionRNN, AttentionRNNCell
 from kerattn.layers.bahdanau_attention import BahdanauAttention
 from kerattn.layers.base_attention import BaseAttention
 from kerattn.layers.coverage_regularization import CoverageRegularization
+from kerattn.layers.dynamic_convolution_attention import (
+    DynamicConvolutionAttention,
+)
 from kerattn.layers.gmm_attention import GMMAttention
 from kerattn.layers.hierarchical_attention import (
     AttentionPooling,
@@ -70,6 +73,7 @@ __all__ = [
     "LocalAttention",
     "LocationSensitiveAttention",
     "GMMAttention",
+    "DynamicConvolutionAttention",
     "HardMonotonicAttention",
     "MonotonicChunkwiseAttention",
     "monotonic_alignment",

@@ -291,7 +291,7 @@ class BaseAttention(keras.layers.Layer):
         """The history after a step with `weights` `(batch, Tv)`."""
         if self.alignment_state == "cumulative":
             return history + ops.cast(weights, history.dtype)
-        return weights
+        return ops.cast(weights, history.dtype)
 
     def _history_for(self, history, value_mask, query, value, dtype=None):
         """`alignment_history` as `(batch, Tq, Tv)` of `dtype` (the compute

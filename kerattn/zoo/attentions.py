@@ -25,7 +25,8 @@ others refuse one in `luong_nmt`).
 """
 
 from kerattn import checks
-from kerattn.layers import (BahdanauAttention, GMMAttention,
+from kerattn.layers import (BahdanauAttention, DynamicConvolutionAttention,
+                            GMMAttention,
                             HardMonotonicAttention, LocalAttention,
                             LocationSensitiveAttention, LuongAttention,
                             MonotonicChunkwiseAttention)
@@ -86,6 +87,12 @@ def _gmm(energy, options=None, **_):
     return GMMAttention(name="attention", **(options or {}))
 
 
+def _dca(energy, options=None, **_):
+    """Battenberg et al.'s (2020) dynamic convolution attention: location
+    only, whatever the builder's energy."""
+    return DynamicConvolutionAttention(name="attention", **(options or {}))
+
+
 def _local(mode):
     def local(energy, score=None, window=10, options=None, **_):
         """Luong et al.'s local attention (section 3.2) with their `score`."""
@@ -103,6 +110,7 @@ ATTENTIONS = {
     "hard-monotonic": _hard_monotonic,
     "mocha": _mocha,
     "gmm": _gmm,
+    "dca": _dca,
     "local-m": _local("monotonic"),
     "local-p": _local("predictive"),
 }

@@ -45,7 +45,8 @@ from kerattn.zoo.model import GenerativeModel, from_preset
 # The families of the zoo's table (`kerattn.zoo.attentions`) offered on the
 # additive energy; "soft" is the table's "global" (its "coverage" with
 # `coverage=True`).
-ATTENTIONS = ("soft", "location-sensitive", "hard-monotonic", "mocha", "gmm")
+ATTENTIONS = ("soft", "location-sensitive", "hard-monotonic", "mocha", "gmm",
+              "dca")
 # What `attention_options` may set on a monotonic attention.
 MONOTONIC_OPTIONS = ("score_bias_init", "noise_std", "seed")
 
@@ -96,7 +97,9 @@ def bahdanau_nmt(
             "location-sensitive" (Chorowski et al., 2015, an additive score
             of `alignment_units` that also reads the previous alignment)
             and "gmm" (`GMMAttention`, Battenberg et al.'s v2b: a mixture
-            whose means only move forward, reading no content) come from
+            whose means only move forward, reading no content) and "dca"
+            (`DynamicConvolutionAttention`, Battenberg et al.'s dynamic
+            convolution attention) come from
             the zoo's table (`kerattn.zoo.attentions`), as every name here.
         chunk_size: MoChA's chunk length `w` (2).
         coverage: the alignment model also reads the coverage vector

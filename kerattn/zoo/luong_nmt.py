@@ -101,7 +101,10 @@ def luong_nmt(
             graph) and decode hard (`step`). Luong's local-m ("local-m", a
             window at `p_t = t`) is another attention. "gmm" is
             `GMMAttention` (Battenberg et al., 2020, v2b: a mixture whose
-            means only move forward, reading no content). Every name is an
+            means only move forward, reading no content); "dca" is
+            `DynamicConvolutionAttention` (Battenberg et al., 2020: filters
+            on the previous alignment, some predicted from `h_t`, and a
+            prior that moves forward). Every name is an
             entry of the zoo's table, `kerattn.zoo.attentions`.
         score: "dot", "general" (the default), "concat" or "location"
             (global only; "location" is Luong's score from `h_t` alone,
