@@ -51,6 +51,7 @@ ATTENTION = {
     "MonotonicChunkwiseAttention": (
         lambda: layers.MonotonicChunkwiseAttention(3, chunk_size=2), 6, 4),
     "GMMAttention": (lambda: layers.GMMAttention(2, units=3), 6, 4),
+    "StepwiseMonotonicAttention": (lambda: layers.StepwiseMonotonicAttention(3), 6, 4),
     "DynamicConvolutionAttention": (
         lambda: layers.DynamicConvolutionAttention(3, static_width=3,
                                                    dynamic_width=3), 6, 4),
@@ -131,6 +132,16 @@ case("GMMAttention", "causal", lambda: _GMM(2, causal=True), "`causal`")
 case("GMMAttention", "initial_mean of other components",
      lambda: _GMM(2, units=3)(x(2, 4), x(2, 5, 3), initial_mean=x(2, 3)),
      "`initial_mean` and `num_components`")
+_SMA = layers.StepwiseMonotonicAttention
+case("StepwiseMonotonicAttention", "unknown energy", lambda: _SMA(3, energy="dot"),
+     "`energy`")
+case("StepwiseMonotonicAttention", "units with the Luong energy",
+     lambda: _SMA(3, energy="luong"), "`units`")
+case("StepwiseMonotonicAttention", "negative noise", lambda: _SMA(3, noise_std=-1.0),
+     "`noise_std`")
+case("StepwiseMonotonicAttention", "unknown mode",
+     lambda: _SMA(3)(x(2, 6), x(2, 5, 4), mode="soft"), "`mode`")
+case("StepwiseMonotonicAttention", "dropout", lambda: _SMA(3, dropout=0.1), "`dropout`")
 _DCA = layers.DynamicConvolutionAttention
 case("DynamicConvolutionAttention", "even static_width",
      lambda: _DCA(3, static_width=4), "`static_width`")

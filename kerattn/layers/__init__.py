@@ -28,8 +28,10 @@ from kerattn.layers.maxout import Maxout
 from kerattn.layers.monotonic_attention import (
     HardMonotonicAttention,
     MonotonicChunkwiseAttention,
+    StepwiseMonotonicAttention,
     chunkwise_weights,
     monotonic_alignment,
+    stepwise_alignment,
 )
 from kerattn.layers.multi_head_attention import MultiHeadAttention
 from kerattn.layers.multi_step_attention import GLUConvBlock, MultiStepAttention
@@ -76,7 +78,9 @@ __all__ = [
     "DynamicConvolutionAttention",
     "HardMonotonicAttention",
     "MonotonicChunkwiseAttention",
+    "StepwiseMonotonicAttention",
     "monotonic_alignment",
+    "stepwise_alignment",
     "chunkwise_weights",
     "CoverageRegularization",
     "LatencyRegularization",

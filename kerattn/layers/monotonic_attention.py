@@ -377,17 +377,21 @@ class HardMonotonicAttention(BaseAttention):
         e = ops.cast(self.energy._calculate_scores(query, key), "float32")
         return e + ops.cast(self.score_bias, "float32"), None
 
+    def _probabilities(self, e, mode, training, score_noise):
+        """`p = sigmoid(e + N)` (the noise in training only), or in "hard"
+        mode its decision `e >= 0`, in float32."""
+        if mode == "hard":
+            return ops.cast(e >= 0.0, "float32")
+        if training and self.noise_std > 0:
+            if score_noise is None:
+                score_noise = keras.random.normal(
+                    ops.shape(e), seed=self.seed_generator)
+            e = e + self.noise_std * ops.cast(score_noise, "float32")
+        return ops.sigmoid(e)
+
     def _weights(self, e, u, history, mask, mode, training, score_noise):
         """`(weights, alignment)` from the energies: here both are `a_i`."""
-        if mode == "hard":
-            p = ops.cast(e >= 0.0, "float32")
-        else:
-            if training and self.noise_std > 0:
-                if score_noise is None:
-                    score_noise = keras.random.normal(
-                        ops.shape(e), seed=self.seed_generator)
-                e = e + self.noise_std * ops.cast(score_noise, "float32")
-            p = ops.sigmoid(e)
+        p = self._probabilities(e, mode, training, score_noise)
         if mask is not None:
             p = ops.where(mask, p, 0.0)
         alignment = monotonic_alignment(p, history, mode)
@@ -461,6 +465,97 @@ class HardMonotonicAttention(BaseAttention):
                 self.kernel_regularizer),
         })
         return config
+
+
+# === Stepwise monotonic attention ===
+
+def stepwise_alignment(p_stay, previous, mask=None):
+    """The stepwise monotonic alignment of He et al. (2019), eq. 8:
+
+        a_ij = a_{i-1,j} p_ij + a_{i-1,j-1} (1 - p_{i,j-1})
+
+    each step stays where it was with probability `p_ij` or moves one
+    position on. With `mask`, the last real position keeps all its mass
+    (its `p` is taken as 1: the paper says nothing of the mass that would
+    move past the end, which here never leaves the source), and padding
+    gets none. A 0/1 `p_stay` and a one-hot `previous` (the "hard" mode)
+    give a one-hot `a_i`.
+
+    Args:
+        p_stay: `(..., Tv)` probabilities of staying.
+        previous: `(..., Tv)`, `a_{i-1}`.
+        mask: optional boolean, broadcastable to `(..., Tv)`; True = real.
+
+    Returns:
+        `a_i` `(..., Tv)`, float32.
+
+    Example:
+
+    >>> import numpy as np
+    >>> a = stepwise_alignment(np.array([[0.25, 0.5, 0.0]], "float32"),
+    ...                        np.array([[1.0, 0.0, 0.0]], "float32"))
+    >>> np.asarray(a).round(2).tolist()
+    [[0.25, 0.75, 0.0]]
+    """
+    p = ops.cast(p_stay, "float32")
+    previous = ops.cast(previous, "float32")
+    if mask is not None:
+        mask = ops.logical_and(ops.cast(mask, "bool"), ops.ones_like(p, "bool"))
+        width = len(p.shape)
+        after = ops.pad(mask[..., 1:], [[0, 0]] * (width - 1) + [[0, 1]],
+                        constant_values=False)
+        last = ops.logical_and(mask, ops.logical_not(after))
+        p = ops.where(last, 1.0, p)
+        previous = ops.where(mask, previous, 0.0)
+    moving = previous * (1.0 - p)
+    moved = ops.pad(moving[..., :-1], [[0, 0]] * (len(p.shape) - 1) + [[1, 0]])
+    return previous * p + moved
+
+
+@keras.saving.register_keras_serializable(package="kerattn")
+class StepwiseMonotonicAttention(HardMonotonicAttention):
+    """Stepwise monotonic attention of He, Deng and He (2019).
+
+    "Robust Sequence-to-Sequence Acoustic Modeling with Stepwise Monotonic
+    Attention for Neural TTS", section 3: Raffel et al.'s energy and
+    `p_ij = sigmoid(e_ij + N)` (`HardMonotonicAttention`'s, the noise in
+    training only), but each step either stays at its position or moves
+    exactly one on, so it can neither skip a position nor stop nowhere
+    (`stepwise_alignment`): the expected alignment in training ("parallel"
+    mode), and in "hard" mode (decoding) stay where `p_ij >= 0.5`, else
+    move one position. `a_0` is one-hot at the first position; the last
+    real position keeps its mass. The context is `c_i = sum_j a_ij h_j`.
+
+    It differs from `HardMonotonicAttention` by one override (`_weights`)
+    and its initial `r`: 0 by default, staying and moving equally likely
+    at first (with Raffel's -4 every step would move at first, and an
+    output longer than its source would run to the end).
+
+    Args, call arguments, returns: as `HardMonotonicAttention`'s
+    (`score_bias_init` 0).
+
+    Example:
+
+    >>> import numpy as np
+    >>> h = np.random.rand(2, 7, 16).astype("float32")
+    >>> s_prev = np.random.rand(2, 32).astype("float32")
+    >>> attention = StepwiseMonotonicAttention(8)
+    >>> _, a = attention(s_prev, h, return_attention_scores=True)
+    >>> _, a = attention(s_prev, h, alignment_history=a, mode="hard",
+    ...                  return_attention_scores=True)
+    >>> float(np.asarray(a).sum(-1).min())   # never nowhere
+    1.0
+    """
+
+    def __init__(self, units=None, energy="bahdanau", score_bias_init=0.0,
+                 **kwargs):
+        super().__init__(units, energy=energy, score_bias_init=score_bias_init,
+                         **kwargs)
+
+    def _weights(self, e, u, history, mask, mode, training, score_noise):
+        p = self._probabilities(e, mode, training, score_noise)
+        alignment = stepwise_alignment(p, history, mask)
+        return alignment, alignment
 
 
 # === MoChA ===

@@ -29,7 +29,8 @@ from kerattn.layers import (BahdanauAttention, DynamicConvolutionAttention,
                             GMMAttention,
                             HardMonotonicAttention, LocalAttention,
                             LocationSensitiveAttention, LuongAttention,
-                            MonotonicChunkwiseAttention)
+                            MonotonicChunkwiseAttention,
+                            StepwiseMonotonicAttention)
 
 ENERGIES = ("additive", "luong")
 
@@ -74,6 +75,14 @@ def _hard_monotonic(energy, units=None, options=None, **_):
                                   **(options or {}))
 
 
+def _stepwise(energy, units=None, options=None, **_):
+    """He et al.'s (2019) stepwise monotonic attention on the builder's
+    energy."""
+    return StepwiseMonotonicAttention(name="attention",
+                                      **_monotonic_size(energy, units),
+                                      **(options or {}))
+
+
 def _mocha(energy, units=None, chunk_size=2, options=None, **_):
     """Chiu and Raffel's (2018) MoChA on the builder's energy."""
     return MonotonicChunkwiseAttention(chunk_size=chunk_size, name="attention",
@@ -109,6 +118,7 @@ ATTENTIONS = {
     "location-sensitive": _location_sensitive,
     "hard-monotonic": _hard_monotonic,
     "mocha": _mocha,
+    "stepwise-monotonic": _stepwise,
     "gmm": _gmm,
     "dca": _dca,
     "local-m": _local("monotonic"),

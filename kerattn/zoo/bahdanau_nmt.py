@@ -45,8 +45,8 @@ from kerattn.zoo.model import GenerativeModel, from_preset
 # The families of the zoo's table (`kerattn.zoo.attentions`) offered on the
 # additive energy; "soft" is the table's "global" (its "coverage" with
 # `coverage=True`).
-ATTENTIONS = ("soft", "location-sensitive", "hard-monotonic", "mocha", "gmm",
-              "dca")
+ATTENTIONS = ("soft", "location-sensitive", "hard-monotonic", "mocha",
+              "stepwise-monotonic", "gmm", "dca")
 # What `attention_options` may set on a monotonic attention.
 MONOTONIC_OPTIONS = ("score_bias_init", "noise_std", "seed")
 
@@ -99,7 +99,9 @@ def bahdanau_nmt(
             and "gmm" (`GMMAttention`, Battenberg et al.'s v2b: a mixture
             whose means only move forward, reading no content) and "dca"
             (`DynamicConvolutionAttention`, Battenberg et al.'s dynamic
-            convolution attention) come from
+            convolution attention) and "stepwise-monotonic"
+            (`StepwiseMonotonicAttention`, He et al., 2019: stay or move one
+            position a step) come from
             the zoo's table (`kerattn.zoo.attentions`), as every name here.
         chunk_size: MoChA's chunk length `w` (2).
         coverage: the alignment model also reads the coverage vector
@@ -150,7 +152,7 @@ def bahdanau_nmt(
         attention_options)
     attention_options = dict(attention_options or {})
     checks.require(not attention_options
-                   or attention in ("hard-monotonic", "mocha"),
+                   or attention in ("hard-monotonic", "mocha", "stepwise-monotonic"),
                    "attention_options", f"None with attention={attention!r} "
                    "(they are the monotonic layers' options)", attention_options)
     checks.sizes(source_vocab_size=source_vocab_size,

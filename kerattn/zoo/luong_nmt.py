@@ -104,7 +104,9 @@ def luong_nmt(
             means only move forward, reading no content); "dca" is
             `DynamicConvolutionAttention` (Battenberg et al., 2020: filters
             on the previous alignment, some predicted from `h_t`, and a
-            prior that moves forward). Every name is an
+            prior that moves forward); "stepwise-monotonic" is
+            `StepwiseMonotonicAttention(energy="luong")` (He et al., 2019:
+            stay or move one position a step). Every name is an
             entry of the zoo's table, `kerattn.zoo.attentions`.
         score: "dot", "general" (the default), "concat" or "location"
             (global only; "location" is Luong's score from `h_t` alone,
