@@ -531,8 +531,13 @@ class StepwiseMonotonicAttention(HardMonotonicAttention):
     at first (with Raffel's -4 every step would move at first, and an
     output longer than its source would run to the end).
 
-    Args, call arguments, returns: as `HardMonotonicAttention`'s
-    (`score_bias_init` 0).
+    Args:
+        units, energy, scale, noise_std, seed, kernel_initializer,
+            kernel_regularizer: as in `HardMonotonicAttention`.
+        score_bias_init: float, the initial `r` (0).
+        **kwargs: base layer keyword arguments.
+
+    Call arguments, Returns: as in `HardMonotonicAttention`.
 
     Example:
 
