@@ -52,6 +52,8 @@ ATTENTION = {
         lambda: layers.MonotonicChunkwiseAttention(3, chunk_size=2), 6, 4),
     "GMMAttention": (lambda: layers.GMMAttention(2, units=3), 6, 4),
     "StepwiseMonotonicAttention": (lambda: layers.StepwiseMonotonicAttention(3), 6, 4),
+    "ForwardAttention": (
+        lambda: layers.ForwardAttention(3, filters=2, kernel_size=3), 6, 4),
     "DynamicConvolutionAttention": (
         lambda: layers.DynamicConvolutionAttention(3, static_width=3,
                                                    dynamic_width=3), 6, 4),
@@ -142,6 +144,17 @@ case("StepwiseMonotonicAttention", "negative noise", lambda: _SMA(3, noise_std=-
 case("StepwiseMonotonicAttention", "unknown mode",
      lambda: _SMA(3)(x(2, 6), x(2, 5, 4), mode="soft"), "`mode`")
 case("StepwiseMonotonicAttention", "dropout", lambda: _SMA(3, dropout=0.1), "`dropout`")
+_FWD = layers.ForwardAttention
+case("ForwardAttention", "unknown agent", lambda: _FWD(3, transition_agent="jump"),
+     "`transition_agent`")
+case("ForwardAttention", "a cumulative channel",
+     lambda: _FWD(3, channels=("cumulative",)), "`channels`")
+case("ForwardAttention", "cumulative", lambda: _FWD(3, cumulative=True), "`cumulative`")
+case("ForwardAttention", "agent without an agent",
+     lambda: _FWD(3, filters=2, kernel_size=3)(x(2, 6), x(2, 5, 4), agent=x(2)),
+     "`agent`")
+case("ForwardAttention", "even kernel_size", lambda: _FWD(3, kernel_size=4),
+     "`kernel_size`")
 _DCA = layers.DynamicConvolutionAttention
 case("DynamicConvolutionAttention", "even static_width",
      lambda: _DCA(3, static_width=4), "`static_width`")

@@ -11,6 +11,7 @@ from kerattn.layers.coverage_regularization import CoverageRegularization
 from kerattn.layers.dynamic_convolution_attention import (
     DynamicConvolutionAttention,
 )
+from kerattn.layers.forward_attention import ForwardAttention
 from kerattn.layers.gmm_attention import GMMAttention
 from kerattn.layers.hierarchical_attention import (
     AttentionPooling,
@@ -75,6 +76,7 @@ __all__ = [
     "LocalAttention",
     "LocationSensitiveAttention",
     "GMMAttention",
+    "ForwardAttention",
     "DynamicConvolutionAttention",
     "HardMonotonicAttention",
     "MonotonicChunkwiseAttention",

@@ -361,3 +361,15 @@ def alignment_features(history, projection, kernel=None):
         features = ops.reshape(
             flat, (shape[0], shape[1], shape[2], kernel.shape[-1]))
     return project(features, projection)
+
+
+def first_position(mask):
+    """One-hot at each row's first real position, float32 (zeros for a row
+    with none): the alignment before the first step of the attentions that
+    start at the source's beginning.
+
+    Args:
+        mask: `(..., Tv)`, of any dtype (nonzero or True = real).
+    """
+    real = ops.cast(ops.cast(mask, "float32") > 0.5, "float32")
+    return real * ops.cast(ops.cumsum(real, axis=-1) - real < 0.5, "float32")

@@ -161,8 +161,7 @@ class DynamicConvolutionAttention(BaseAttention):
     def initial_alignment(self, value_mask):
         """`alpha_0`: one-hot at each row's first real position (float32;
         zeros for a fully padded row)."""
-        real = ops.cast(ops.cast(value_mask, "float32") > 0.5, "float32")
-        return real * ops.cast(ops.cumsum(real, axis=-1) - real < 0.5, "float32")
+        return utils.first_position(value_mask)
 
     def _calculate_scores(self, query, key, alignment_history=None):
         """`e` `(batch, Tq, Tv)` from the queries and `alpha_{i-1}`."""

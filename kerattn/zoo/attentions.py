@@ -26,7 +26,7 @@ others refuse one in `luong_nmt`).
 
 from kerattn import checks
 from kerattn.layers import (BahdanauAttention, DynamicConvolutionAttention,
-                            GMMAttention,
+                            ForwardAttention, GMMAttention,
                             HardMonotonicAttention, LocalAttention,
                             LocationSensitiveAttention, LuongAttention,
                             MonotonicChunkwiseAttention,
@@ -102,6 +102,15 @@ def _dca(energy, options=None, **_):
     return DynamicConvolutionAttention(name="attention", **(options or {}))
 
 
+def _forward(agent):
+    def forward(energy, units=None, options=None, **_):
+        """Zhang et al.'s (2018) forward attention on a location-sensitive
+        score of `units`, with or without the transition agent."""
+        return ForwardAttention(units, transition_agent=agent, name="attention",
+                                **(options or {}))
+    return forward
+
+
 def _local(mode):
     def local(energy, score=None, window=10, options=None, **_):
         """Luong et al.'s local attention (section 3.2) with their `score`."""
@@ -121,6 +130,8 @@ ATTENTIONS = {
     "stepwise-monotonic": _stepwise,
     "gmm": _gmm,
     "dca": _dca,
+    "forward": _forward(None),
+    "forward-ta": _forward("move"),
     "local-m": _local("monotonic"),
     "local-p": _local("predictive"),
 }

@@ -46,7 +46,7 @@ from kerattn.zoo.model import GenerativeModel, from_preset
 # additive energy; "soft" is the table's "global" (its "coverage" with
 # `coverage=True`).
 ATTENTIONS = ("soft", "location-sensitive", "hard-monotonic", "mocha",
-              "stepwise-monotonic", "gmm", "dca")
+              "stepwise-monotonic", "gmm", "dca", "forward", "forward-ta")
 # What `attention_options` may set on a monotonic attention.
 MONOTONIC_OPTIONS = ("score_bias_init", "noise_std", "seed")
 
@@ -101,7 +101,9 @@ def bahdanau_nmt(
             (`DynamicConvolutionAttention`, Battenberg et al.'s dynamic
             convolution attention) and "stepwise-monotonic"
             (`StepwiseMonotonicAttention`, He et al., 2019: stay or move one
-            position a step) come from
+            position a step) and "forward" / "forward-ta"
+            (`ForwardAttention`, Zhang et al., 2018, without and with the
+            transition agent) come from
             the zoo's table (`kerattn.zoo.attentions`), as every name here.
         chunk_size: MoChA's chunk length `w` (2).
         coverage: the alignment model also reads the coverage vector

@@ -1,0 +1,181 @@
+"""Forward attention against NumPy written from Zhang, Ling and Dai (2018),
+section 3: algorithm 1 (`a^_t(n) = (a_{t-1}(n) + a_{t-1}(n-1)) y_t(n)`,
+normalised) and algorithm 2 (the transition agent `u`, the paper's on the
+move term, ESPnet's `AttForwardTA` on the stay term), with `y_t` the
+location-sensitive softmax (Chorowski et al. 2015, eq. 8-9) of the previous
+forward weights; the layer alone, inside `AttentionRNN` (full pass, steps,
+the first target row shortest), 2,000 positions under `mixed_bfloat16`, a
+`.keras` round trip (the bad arguments are in test_bad_input_suite.py)."""
+
+import keras
+import numpy as np
+import pytest
+
+from cases import lengths_mask, np_masked_softmax, to_numpy
+from kerattn.layers import AttentionRNN, ForwardAttention
+from test_attention_rnn import np_gru
+
+
+def _f32(rng, *shape, scale=1.0):
+    return (scale * rng.standard_normal(shape)).astype("float32")
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def np_y(s, h, a_prev, mask, w):
+    """Chorowski eq. 8-9: f = F * a_{t-1} ("same", zeros outside), e = v^T
+    tanh(W s + V h + U f + b), y = softmax over the real positions."""
+    r = w["F"].shape[0]
+    padded = np.pad(a_prev, (r // 2, r // 2))
+    f = np.stack([np.einsum("m,mk->k", padded[j:j + r], w["F"][:, 0])
+                  for j in range(len(a_prev))])
+    e = np.tanh(s @ w["W"] + h @ w["V"] + f @ w["U"] + w["b"]) @ w["v"]
+    return np_masked_softmax(e, mask)
+
+
+def np_forward_step(s, h, a_prev, u_prev, mask, w, agent):
+    """One step of algorithm 1 / 2 for one row: (a_t, c_t, u_t)."""
+    y = np_y(s, h, a_prev, mask, w)
+    shifted = np.concatenate([[0.0], a_prev[:-1]])
+    if agent is None:
+        hat = (a_prev + shifted) * y
+    elif agent == "move":
+        hat = ((1 - u_prev) * a_prev + u_prev * shifted) * y
+    else:
+        hat = (u_prev * a_prev + (1 - u_prev) * shifted) * y
+    hat = np.where(mask, hat, 0.0)
+    a = hat / hat.sum() if hat.sum() > 0 else hat
+    c = a @ h
+    u = None
+    if agent is not None:
+        u = sigmoid(np.concatenate([c, s]) @ w["w_u"] + w["b_u"])[0]
+    return a, c, u
+
+
+def weights_of(att):
+    w = {k: to_numpy(getattr(att, n)).astype("float64") for k, n in (
+        ("W", "W_a"), ("V", "U_a"), ("v", "v_a"), ("b", "b"),
+        ("F", "location_kernel"), ("U", "location_projection"))}
+    if att.transition_agent:
+        w["w_u"] = to_numpy(att.agent_kernel).astype("float64")
+        w["b_u"] = to_numpy(att.agent_bias).astype("float64")
+    return w
+
+
+@pytest.mark.parametrize("agent", [None, "move", "stay"])
+def test_layer_matches_numpy(agent):
+    """Two queries, each from its own a_{t-1} and u_{t-1}, the first row not
+    the longest (garbage on padding), a fully padded row."""
+    rng = np.random.default_rng(0)
+    b, T, S, dq, dv = 4, 2, 8, 5, 3
+    att = ForwardAttention(6, filters=2, kernel_size=3, transition_agent=agent)
+    s, h = _f32(rng, b, T, dq), _f32(rng, b, S, dv)
+    att(s, h)
+    att.b.assign(_f32(rng, 6, scale=0.5))
+    lengths = [6, 8, 3, 0]
+    mask = lengths_mask(lengths, S)
+    previous = rng.dirichlet(np.ones(S), (b, T)).astype("float32")
+    u = rng.uniform(0.1, 0.9, (b, T)).astype("float32")
+    dirty = np.where(mask[:, None], previous, 4.0).astype("float32")
+    context, alpha, state = att(s, h, value_mask=mask, alignment_history=dirty,
+                                agent=u if agent else None,
+                                return_attention_scores=True, return_state=True)
+    w, clean = weights_of(att), np.where(mask[:, None], previous, 0.0)
+    for i in range(3):
+        for t in range(T):
+            a, c, u_next = np_forward_step(s[i, t], h[i], clean[i, t], u[i, t], mask[i],
+                                           w, agent)
+            np.testing.assert_allclose(to_numpy(alpha)[i, t], a, atol=1e-5)
+            np.testing.assert_allclose(to_numpy(context)[i, t], c, atol=1e-5)
+            if agent:
+                np.testing.assert_allclose(to_numpy(state["agent"])[i, t], u_next,
+                                           atol=1e-5)
+    assert np.all(to_numpy(alpha)[3] == 0) and np.all(to_numpy(context)[3] == 0)
+
+
+@pytest.mark.parametrize("agent", [None, "move"])
+def test_decoder_matches_numpy_and_steps(agent):
+    """`AttentionRNN` (Bahdanau order, GRU) against the NumPy loop from a_0
+    one-hot at the first position and u_0 = 0.5, the first target row
+    shortest; `step()` equals the full pass on every real step."""
+    rng = np.random.default_rng(1)
+    b, T, S, units = 3, 5, 7, 8
+    y, h = _f32(rng, b, T, 4), _f32(rng, b, S, 6)
+    lengths, sources = [2, 5, 4], [5, 7, 3]
+    t_mask, mem_mask = lengths_mask(lengths, T), lengths_mask(sources, S)
+    att = ForwardAttention(5, filters=2, kernel_size=3, transition_agent=agent)
+    decoder = AttentionRNN(units, att, cell="gru", order="bahdanau", return_state=True)
+    decoder(y, h)
+    att.b.assign(_f32(rng, 5, scale=0.5))
+    cell = decoder.cell.rnn_cells[0]
+    cell.bias.assign(_f32(rng, *cell.bias.shape))
+    out, final, al = decoder(y, h, inputs_mask=t_mask, memory_mask=mem_mask,
+                             return_attention_scores=True)
+    gru = [to_numpy(v) for v in (cell.kernel, cell.recurrent_kernel, cell.bias)]
+    w = weights_of(att)
+    state, prev, u = np.zeros((b, units)), np.eye(S)[[0] * b], np.full(b, 0.5)
+    ref_out, ref_al = np.zeros((b, T, units + 6)), np.zeros((b, T, S))
+    for t in range(T):
+        steps = [np_forward_step(state[i], h[i], prev[i], u[i], mem_mask[i], w, agent)
+                 for i in range(b)]
+        alpha = np.stack([x[0] for x in steps])
+        context = np.stack([x[1] for x in steps])
+        new = np_gru(np.concatenate([y[:, t], context], -1), state, *gru)
+        real = t_mask[:, t:t + 1]
+        ref_out[:, t] = np.where(real, np.concatenate([state, context], -1), 0.0)
+        ref_al[:, t] = np.where(real, alpha, 0.0)
+        state, prev = np.where(real, new, state), np.where(real, alpha, prev)
+        if agent:
+            u = np.where(real[:, 0], [x[2] for x in steps], u)
+    np.testing.assert_allclose(to_numpy(al), ref_al, atol=1e-5)
+    np.testing.assert_allclose(to_numpy(out), ref_out, atol=1e-5)
+    np.testing.assert_allclose(to_numpy(final["attention"]["alignment"]), prev, atol=1e-5)
+    if agent:
+        np.testing.assert_allclose(to_numpy(final["attention"]["agent"])[:, 0], u,
+                                   atol=1e-5)
+    cache = decoder.precompute(h, mem_mask)
+    states = decoder.get_initial_state(b, cache=cache)
+    for t in range(T):
+        step_out, states, step_w = decoder.step(y[:, t], states, cache)
+        real = t_mask[:, t]
+        np.testing.assert_allclose(to_numpy(step_w)[real], ref_al[real, t], atol=1e-5)
+        np.testing.assert_allclose(to_numpy(step_out)[real], ref_out[real, t], atol=1e-5)
+
+
+def test_long_padded_sources_under_mixed_bfloat16():
+    rng = np.random.default_rng(2)
+    S = 2000
+    decoder = AttentionRNN(8, ForwardAttention(4, filters=2, kernel_size=5,
+                                               transition_agent="move"),
+                           cell="gru", dtype="mixed_bfloat16", return_state=True)
+    mask = lengths_mask([1500, 2000, 0], S)
+    out, final, al = decoder(_f32(rng, 3, 3, 4), _f32(rng, 3, S, 6),
+                             inputs_mask=lengths_mask([2, 3, 3], 3), memory_mask=mask,
+                             return_attention_scores=True)
+    out, al = (to_numpy(x).astype("float32") for x in (out, al))
+    assert np.all(np.isfinite(out)) and np.all(np.isfinite(al))
+    assert np.all(al[~np.broadcast_to(mask[:, None], al.shape)] == 0)
+    assert np.all(al[2] == 0)
+    np.testing.assert_allclose(al[:2, :2].sum(-1), 1.0, atol=2e-2)
+    assert np.all(al[:2, 1, 3:] == 0)   # two steps reach position 2 at most
+    for name in ("alignment", "agent"):
+        assert keras.backend.standardize_dtype(final["attention"][name].dtype) == "float32"
+
+
+def test_keras_file_round_trip(tmp_path):
+    rng = np.random.default_rng(3)
+    y_in, m_in = keras.Input((None, 3)), keras.Input((None, 5))
+    mask_in = keras.Input((None,), dtype="bool")
+    decoder = AttentionRNN(6, ForwardAttention(4, filters=2, kernel_size=3,
+                                               transition_agent="stay"))
+    model = keras.Model([y_in, m_in, mask_in], decoder(y_in, m_in, memory_mask=mask_in))
+    x = [_f32(rng, 2, 4, 3), _f32(rng, 2, 6, 5), lengths_mask([3, 6], 6)]
+    path = str(tmp_path / "model.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    np.testing.assert_allclose(to_numpy(model(x)), to_numpy(loaded(x)), atol=1e-6)
+    config = decoder.attention.get_config()
+    assert ForwardAttention.from_config(config).get_config() == config
+    assert config["transition_agent"] == "stay"
