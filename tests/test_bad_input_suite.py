@@ -313,6 +313,12 @@ def _rnn(**kw):
     return layers.AttentionRNN(4, layers.BahdanauAttention(3), **kw)
 
 
+case("AttentionRNN", "attention_window of one side",
+     lambda: layers.AttentionRNN(4, layers.BahdanauAttention(3), attention_window=(1,)),
+     "`attention_window`")
+case("AttentionRNN", "attention_window forward 0",
+     lambda: layers.AttentionRNN(4, layers.BahdanauAttention(3), attention_window=(1, 0)),
+     "`attention_window`")
 case("AttentionRNN", "units 0", lambda: layers.AttentionRNN(0, layers.BahdanauAttention(3)),
      "`units`")
 case("AttentionRNN", "attention not a kerattn layer",

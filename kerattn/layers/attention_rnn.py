@@ -31,6 +31,19 @@ def _layer_from(config_or_layer):
     return config_or_layer
 
 
+def _check_window(window):
+    """`attention_window`: None or `(backward, forward)`, as a tuple."""
+    if window is None:
+        return None
+    checks.require(
+        isinstance(window, (list, tuple)) and len(window) == 2
+        and all(isinstance(w, int) and not isinstance(w, bool) for w in window)
+        and window[0] >= 0 and window[1] >= 1, "attention_window",
+        "None or (backward >= 0, forward >= 1) positions around the last "
+        "attended one", window)
+    return tuple(window)
+
+
 def _check_args(units, attention, cell, order, attentional_units,
                 num_layers, output_state, input_feeding, attentional_layer,
                 wait_k=None, wait_rate=1.0):
@@ -129,12 +142,13 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
     def __init__(self, cell, units, attention, order, input_feeding,
                  attentional_units, num_layers=1, output_state="previous",
                  reset_after=True, attentional_layer=True, wait_k=None,
-                 wait_rate=1.0, **kwargs):
+                 wait_rate=1.0, attention_window=None, **kwargs):
         super().__init__(**kwargs)
         attention = _check_args(units, attention, cell, order, attentional_units,
                                 num_layers, output_state, input_feeding,
                                 attentional_layer, wait_k, wait_rate)
         self.wait_k, self.wait_rate = wait_k, float(wait_rate)
+        self.attention_window = _check_window(attention_window)
         self.output_state = output_state
         self.cell_type = cell
         self.units = units
@@ -199,7 +213,7 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
     # --- the attention, through its step protocol --------------------------------
 
     def attend(self, query, state, memory, training=None, noise=None,
-               mode=None):
+               mode=None, constrain=False):
         """`(context, weights, next attention state)` for one query
         `(batch, units)`: the attention's `step` (`BaseAttention`'s step
         protocol), at each row's own position `state["step"]`.
@@ -215,6 +229,10 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
         if self.wait_k is not None:   # this step's window of the memory
             memory = {**memory, "mask": ops.logical_and(
                 memory["mask"], self.window(position, ops.shape(memory["mask"])[1]))}
+        if constrain and self.attention_window is not None:
+            memory = {**memory, "mask": ops.logical_and(
+                memory["mask"], self.constraint(state["last"],
+                                                ops.shape(memory["mask"])[1]))}
         kwargs = dict(position=position, training=training,
                       noise={} if noise is None else noise, mode=mode)
         if attention.dtype_policy.name == self.dtype_policy.name:
@@ -229,6 +247,15 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
         context, weights, next_state = result
         dtype = self.compute_dtype
         return ops.cast(context, dtype), ops.cast(weights, dtype), next_state
+
+    def constraint(self, last, length):
+        """The attention constraint's mask: `(batch, length)`, True at
+        positions `last - backward .. last + forward - 1` around each row's
+        last attended position `last` `(batch, 1)`."""
+        backward, forward = self.attention_window
+        j = ops.expand_dims(ops.arange(length, dtype="float32"), 0)
+        return ops.logical_and(ops.greater_equal(j, last - float(backward)),
+                               ops.less(j, last + float(forward)))
 
     def window(self, position, length):
         """The `wait_k` schedule's mask: `(batch, length)`, True where the
@@ -253,6 +280,8 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
         state["attention"] = self.attention.initial_state(cache, batch_size)
         # float32 whatever the policy: bfloat16 counts exactly to 256 only.
         state["step"] = ops.zeros((batch_size, 1), "float32")
+        if self.attention_window is not None:   # the last attended position
+            state["last"] = ops.zeros((batch_size, 1), "float32")
         return state
 
     def recur(self, x_proj, state, weights):
@@ -293,7 +322,7 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
                                                       weights["attentional"]))
 
     def step_with(self, x, state, memory, weights, projected, training=None,
-                  noise=None, mode=None):
+                  noise=None, mode=None, constrain=False):
         """`call` with the weights of `loop_weights` given, from the embedded
         token (`projected=False`) or from its input product
         (`projected=True`, `project_inputs`): what `AttentionRNN`'s loop
@@ -301,7 +330,8 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
         next state, weights)`."""
         cells, feed = state["cells"], state.get("feed")
         attend = functools.partial(self.attend, state=state, memory=memory,
-                                   training=training, noise=noise, mode=mode)
+                                   training=training, noise=noise, mode=mode,
+                                   constrain=constrain)
         if self.order == "bahdanau":
             # c_i from s_{i-1}; s_i = f(s_{i-1}, y_{i-1}, c_i).
             s_prev = self.top_hidden(cells)
@@ -324,6 +354,9 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
             new["feed"] = output
         new["attention"] = attention_state
         new["step"] = state["step"] + 1.0
+        if "last" in state:
+            new["last"] = ops.cast(ops.expand_dims(
+                ops.argmax(alignment, axis=-1), -1), "float32")
         return output, new, alignment
 
     def call(self, inputs, states, memory=None, training=None, noise=None,
@@ -352,7 +385,8 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
             "AttentionRNN instead", type(memory).__name__)
         output, state, weights = self.step_with(
             inputs, states, memory, self.loop_weights(), False, training,
-            noise, self.attention.mode_for(attention_mode, decoding=True))
+            noise, self.attention.mode_for(attention_mode, decoding=True),
+            constrain=True)
         return output, state, {"weights": weights}
 
 
@@ -449,6 +483,17 @@ class AttentionRNN(keras.layers.Layer):
         wait_rate: float > 0, the memory positions read per step written
             (1: STACL's wait-k; above 1 where outputs are shorter than
             inputs, e.g. 1.2 for phonemes of letters).
+        attention_window: None, or `(backward, forward)`: the attention
+            constraint at inference of Deep Voice 3 (Ping et al., 2018,
+            its monotonic attention constraint) as ESPnet's
+            `_apply_attention_constraint` writes it, for any attention and
+            any batch: each decoding step (`step()`, not the training pass)
+            attends only to positions `last - backward .. last + forward -
+            1`, `last` the previous step's most attended position (0 before
+            the first), kept in the named state as `"last"`. ESPnet's
+            defaults are `(1, 3)`. It narrows the step's memory mask, which
+            every attention honours; an attention that keeps its own
+            history (location-sensitive, forward) reads it unchanged.
         reset_after: bool ("gru" only). False is the GRU of Cho et al. (2014)
             and Bahdanau et al. (2014), `h~ = tanh(W x + U (r * h))`, the
             reset gate applied before the recurrent matrix. True (Keras'
@@ -501,11 +546,13 @@ class AttentionRNN(keras.layers.Layer):
     def __init__(self, units, attention, cell="gru", order="bahdanau",
                  input_feeding=True, attentional_units=None, num_layers=1,
                  output_state="previous", return_state=False, reset_after=True,
-                 attentional_layer=True, wait_k=None, wait_rate=1.0, **kwargs):
+                 attentional_layer=True, wait_k=None, wait_rate=1.0,
+                 attention_window=None, **kwargs):
         super().__init__(**kwargs)
         attention = _check_args(units, attention, cell, order, attentional_units,
                                 num_layers, output_state, input_feeding,
                                 attentional_layer, wait_k, wait_rate)
+        attention_window = _check_window(attention_window)
         self.output_state = output_state
         for name, flag in (("return_state", return_state),
                            ("reset_after", reset_after)):
@@ -532,7 +579,8 @@ class AttentionRNN(keras.layers.Layer):
             attentional_units or units, num_layers=num_layers,
             output_state=output_state, reset_after=reset_after,
             attentional_layer=self.attentional_layer, wait_k=wait_k,
-            wait_rate=wait_rate, dtype=self.dtype_policy, name="cell",
+            wait_rate=wait_rate, attention_window=attention_window,
+            dtype=self.dtype_policy, name="cell",
         )
 
     # --- the parts -------------------------------------------------------------
@@ -544,6 +592,17 @@ class AttentionRNN(keras.layers.Layer):
     @property
     def wait_k(self):
         return self.cell.wait_k
+
+    @property
+    def attention_window(self):
+        """The attention constraint at inference (`__init__`'s argument); a
+        trained decoder takes one by assignment, e.g. `decoder.attention_window
+        = (1, 3)`, before its decoding functions are built."""
+        return self.cell.attention_window
+
+    @attention_window.setter
+    def attention_window(self, window):
+        self.cell.attention_window = _check_window(window)
 
     @property
     def wait_rate(self):
@@ -840,5 +899,7 @@ class AttentionRNN(keras.layers.Layer):
             "attentional_layer": self.attentional_layer,
             "wait_k": self.wait_k,
             "wait_rate": self.wait_rate,
+            "attention_window": (None if self.attention_window is None
+                                 else list(self.attention_window)),
         })
         return config
