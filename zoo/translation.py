@@ -370,7 +370,86 @@ def ablation_section(folder, results=None):
     if any(row.get("selection") for row in variants.values()) and \
             os.path.exists(os.path.join(folder, "selection.png")):
         lines += ["", SELECTION, "", "![p over training](selection.png)"]
+    findings = [text for text in (_monotonic_findings(variants),
+                                  _phase_findings(variants)) if text]
+    if findings:
+        lines += ["", "What these rows show (one seed each, read from the rows "
+                  "above):", ""] + [f"- {text}" for text in findings]
     return "\n".join(lines) + "\n"
+
+
+def _monotonic_findings(variants):
+    """The monotonic study in words, from its rows of seed 0 (`name@E`,
+    `name@E+N`): nothing unless the scratch and the from-soft rows exist."""
+    scratch = next((k for k in variants if k.startswith("hard-monotonic@")), None)
+    soft_start = next((k for k in variants if k.startswith("monotonic-from-soft@")), None)
+    if not scratch or not soft_start or not variants[scratch].get("selection"):
+        return ""
+    row, moved = variants[scratch], variants[soft_start]
+    base = variants.get(moved["phase"]["from"])
+    control = variants.get(f"plain-phase@{soft_start.split('@')[1]}")
+    last = row["selection"][-1]
+    text = (f"From scratch (`{scratch}`), the stopping probabilities rise all "
+            f"through training while `r` moves from {row['selection'][0]['r']} to "
+            f"{last['r']}: after the last epoch the 90th percentile of `p` where "
+            f"the mass arrives is {last['p_quantiles']['90']}, "
+            f"{100 * last['decides']:.1f}% of steps have some `p >= 0.5`, and hard "
+            f"decoding leaves {100 * row['alignment_rates']['attended_nowhere']:.1f}% "
+            f"of output words attending nowhere (16-20 words): greedy BLEU "
+            f"{row['bleu_greedy']} (expected alignment "
+            f"{row.get('bleu_greedy_expected_alignment', '-')}).")
+    others = [f"`{k}` {v['bleu_greedy']} ({100 * v['alignment_rates'].get('attended_nowhere', 0):.1f}% nowhere)"
+              for k, v in variants.items()
+              if k.startswith("hard-monotonic-") and "alignment_rates" in v]
+    if others:
+        text += " One variable at a time: " + ", ".join(others) + "."
+    text += (f" Started from the converged soft model's energies "
+             f"(`{soft_start}`), it decides from the first batches "
+             f"({100 * moved['selection'][0]['decides']:.1f}% of steps before the "
+             f"phase), leaves {100 * moved['alignment_rates']['attended_nowhere']:.1f}% "
+             f"of output words attending nowhere, and decodes hard at "
+             f"{moved['bleu_greedy']} greedy / {moved.get('bleu_beam', '-')} beam BLEU")
+    if base:
+        text += (f", against {base['bleu_greedy']} / {base.get('bleu_beam', '-')} for "
+                 f"the soft model it started from (`{moved['phase']['from']}`)")
+    if control:
+        text += (f" and {control['bleu_greedy']} / {control.get('bleu_beam', '-')} "
+                 f"for that model trained the same batches on (`plain-phase`)")
+    long_moved = moved.get("bleu_beam_by_source_length", {})
+    long_control = (control or {}).get("bleu_beam_by_source_length", {})
+    long = [b for b in ("21-30", "31-50") if b in long_moved and b in long_control]
+    if long:
+        text += ("; on the longest sources it is ahead (beam BLEU " + ", ".join(
+            f"{b} words: {long_moved[b]['bleu']} against {long_control[b]['bleu']}"
+            for b in long) + ")")
+    return text + "."
+
+
+def _phase_findings(variants):
+    """The coverage phase against its control in words (seed 0 rows)."""
+    cov = next((k for k in variants if k.startswith("coverage-phase@")
+                and " seed " not in k), None)
+    plain = cov and variants.get("plain-phase@" + cov.split("@")[1])
+    if not cov or not plain:
+        return ""
+    c, p = variants[cov], plain
+    rates = [(name, c["alignment_rates"][key], p["alignment_rates"][key])
+             for name, key in (("dropped source words", "dropped"),
+                               ("repeated source words", "repeated"),
+                               ("repeated output words", "repeated_output"))]
+    text = (f"Coverage switched on for the phase (`{cov}`) against the same "
+            f"batches without it: greedy / beam BLEU {c['bleu_greedy']} / "
+            f"{c.get('bleu_beam', '-')} against {p['bleu_greedy']} / "
+            f"{p.get('bleu_beam', '-')}; on the 16-20-word sources " + ", ".join(
+                f"{name} {100 * a:.1f}% against {100 * b:.1f}%" for name, a, b in rates))
+    buckets = [b for b in ("21-30", "31-50")
+               if b in c.get("bleu_beam_by_source_length", {})
+               and b in p.get("bleu_beam_by_source_length", {})]
+    if buckets:
+        text += "; beam BLEU on the longest sources " + ", ".join(
+            f"{b} words: {c['bleu_beam_by_source_length'][b]['bleu']} against "
+            f"{p['bleu_beam_by_source_length'][b]['bleu']}" for b in buckets)
+    return text + "."
 
 
 def _by_length_table(variants):
