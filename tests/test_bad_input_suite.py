@@ -52,6 +52,9 @@ ATTENTION = {
         lambda: layers.MonotonicChunkwiseAttention(3, chunk_size=2), 6, 4),
     "GMMAttention": (lambda: layers.GMMAttention(2, units=3), 6, 4),
     "StepwiseMonotonicAttention": (lambda: layers.StepwiseMonotonicAttention(3), 6, 4),
+    "MultiHeadLocationAttention": (
+        lambda: layers.MultiHeadLocationAttention(2, 3, location=True, filters=2,
+                                                  kernel_size=3), 6, 4),
     "ForwardAttention": (
         lambda: layers.ForwardAttention(3, filters=2, kernel_size=3), 6, 4),
     "DynamicConvolutionAttention": (
@@ -144,6 +147,18 @@ case("StepwiseMonotonicAttention", "negative noise", lambda: _SMA(3, noise_std=-
 case("StepwiseMonotonicAttention", "unknown mode",
      lambda: _SMA(3)(x(2, 6), x(2, 5, 4), mode="soft"), "`mode`")
 case("StepwiseMonotonicAttention", "dropout", lambda: _SMA(3, dropout=0.1), "`dropout`")
+_MHL = layers.MultiHeadLocationAttention
+case("MultiHeadLocationAttention", "no heads", lambda: _MHL(0, 3), "`num_heads`")
+case("MultiHeadLocationAttention", "even kernel_size",
+     lambda: _MHL(2, 3, location=True, kernel_size=4), "`kernel_size`")
+case("MultiHeadLocationAttention", "multi_resolution without location",
+     lambda: _MHL(2, 3, multi_resolution=True), "`multi_resolution`")
+case("MultiHeadLocationAttention", "scaling 0", lambda: _MHL(2, 3, scaling=0.0),
+     "`scaling`")
+case("MultiHeadLocationAttention", "a history of other heads",
+     lambda: _MHL(2, 3, location=True, filters=2, kernel_size=3)(
+         x(2, 6), x(2, 5, 4), alignment_history=x(2, 3, 5)),
+     "`alignment_history` and `num_heads`")
 _FWD = layers.ForwardAttention
 case("ForwardAttention", "unknown agent", lambda: _FWD(3, transition_agent="jump"),
      "`transition_agent`")

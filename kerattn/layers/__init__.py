@@ -35,6 +35,9 @@ from kerattn.layers.monotonic_attention import (
     stepwise_alignment,
 )
 from kerattn.layers.multi_head_attention import MultiHeadAttention
+from kerattn.layers.multi_head_location_attention import (
+    MultiHeadLocationAttention,
+)
 from kerattn.layers.multi_step_attention import GLUConvBlock, MultiStepAttention
 from kerattn.layers.pointer_generator import ExtendedEmbedding, PointerGenerator
 from kerattn.layers.recurrent import GRU, LSTM
@@ -89,6 +92,7 @@ __all__ = [
     "RestrictedSelfAttention",
     "ScaledDotProductAttention",
     "MultiHeadAttention",
+    "MultiHeadLocationAttention",
     "SinusoidalPositionEncoding",
     "PositionEmbedding",
     "SoftVisualAttention",

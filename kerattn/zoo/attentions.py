@@ -29,6 +29,7 @@ from kerattn.layers import (BahdanauAttention, DynamicConvolutionAttention,
                             ForwardAttention, GMMAttention,
                             HardMonotonicAttention, LocalAttention,
                             LocationSensitiveAttention, LuongAttention,
+                            MultiHeadLocationAttention,
                             MonotonicChunkwiseAttention,
                             StepwiseMonotonicAttention)
 
@@ -111,6 +112,16 @@ def _forward(agent):
     return forward
 
 
+def _multi_head_location(energy, units=None, options=None, **_):
+    """ESPnet's multi-head location attention (`AttMultiHeadLoc`): 4 heads
+    of `units / 4` (at least 1) unless `options` say otherwise."""
+    options = dict(options or {})
+    heads = options.pop("num_heads", 4)
+    key_dim = options.pop("key_dim", max(1, (units or heads) // heads))
+    options.setdefault("location", True)
+    return MultiHeadLocationAttention(heads, key_dim, name="attention", **options)
+
+
 def _local(mode):
     def local(energy, score=None, window=10, options=None, **_):
         """Luong et al.'s local attention (section 3.2) with their `score`."""
@@ -132,6 +143,7 @@ ATTENTIONS = {
     "dca": _dca,
     "forward": _forward(None),
     "forward-ta": _forward("move"),
+    "multi-head-location": _multi_head_location,
     "local-m": _local("monotonic"),
     "local-p": _local("predictive"),
 }

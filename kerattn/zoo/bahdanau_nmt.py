@@ -46,7 +46,8 @@ from kerattn.zoo.model import GenerativeModel, from_preset
 # additive energy; "soft" is the table's "global" (its "coverage" with
 # `coverage=True`).
 ATTENTIONS = ("soft", "location-sensitive", "hard-monotonic", "mocha",
-              "stepwise-monotonic", "gmm", "dca", "forward", "forward-ta")
+              "stepwise-monotonic", "gmm", "dca", "forward", "forward-ta",
+              "multi-head-location")
 # What `attention_options` may set on a monotonic attention.
 MONOTONIC_OPTIONS = ("score_bias_init", "noise_std", "seed")
 
@@ -103,7 +104,9 @@ def bahdanau_nmt(
             (`StepwiseMonotonicAttention`, He et al., 2019: stay or move one
             position a step) and "forward" / "forward-ta"
             (`ForwardAttention`, Zhang et al., 2018, without and with the
-            transition agent) come from
+            transition agent) and "multi-head-location"
+            (`MultiHeadLocationAttention`, ESPnet's `AttMultiHeadLoc`) come
+            from
             the zoo's table (`kerattn.zoo.attentions`), as every name here.
         chunk_size: MoChA's chunk length `w` (2).
         coverage: the alignment model also reads the coverage vector

@@ -108,7 +108,9 @@ def luong_nmt(
             `StepwiseMonotonicAttention(energy="luong")` (He et al., 2019:
             stay or move one position a step); "forward" and "forward-ta"
             are `ForwardAttention` (Zhang et al., 2018) without and with
-            the transition agent. Every name is an
+            the transition agent; "multi-head-location" is
+            `MultiHeadLocationAttention` (ESPnet's `AttMultiHeadLoc`, 4
+            heads). Every name is an
             entry of the zoo's table, `kerattn.zoo.attentions`.
         score: "dot", "general" (the default), "concat" or "location"
             (global only; "location" is Luong's score from `h_t` alone,
