@@ -389,7 +389,12 @@ def _monotonic_findings(variants):
     base = variants.get(moved["phase"]["from"])
     control = variants.get(f"plain-phase@{soft_start.split('@')[1]}")
     last = row["selection"][-1]
-    text = (f"From scratch (`{scratch}`), the stopping probabilities rise all "
+    text = ""
+    if base:
+        text = (f"Soft attention of the same seed (`{moved['phase']['from']}`): "
+                f"{base['bleu_greedy']} greedy / {base.get('bleu_beam', '-')} beam "
+                "BLEU. ")
+    text += (f"From scratch (`{scratch}`), the stopping probabilities rise all "
             f"through training while `r` moves from {row['selection'][0]['r']} to "
             f"{last['r']}: after the last epoch the 90th percentile of `p` where "
             f"the mass arrives is {last['p_quantiles']['90']}, "
@@ -398,23 +403,24 @@ def _monotonic_findings(variants):
             f"of output words attending nowhere (16-20 words): greedy BLEU "
             f"{row['bleu_greedy']} (expected alignment "
             f"{row.get('bleu_greedy_expected_alignment', '-')}).")
-    others = [f"`{k}` {v['bleu_greedy']} ({100 * v['alignment_rates'].get('attended_nowhere', 0):.1f}% nowhere)"
+    others = [f"`{k}` {v['bleu_greedy']} / {v.get('bleu_beam', '-')} "
+              f"({100 * v['alignment_rates'].get('attended_nowhere', 0):.1f}% "
+              "attending nowhere)"
               for k, v in variants.items()
               if k.startswith("hard-monotonic-") and "alignment_rates" in v]
     if others:
-        text += " One variable at a time: " + ", ".join(others) + "."
+        text += (" One variable at a time, greedy / beam BLEU: "
+                 + ", ".join(others) + ".")
     text += (f" Started from the converged soft model's energies "
              f"(`{soft_start}`), it decides from the first batches "
              f"({100 * moved['selection'][0]['decides']:.1f}% of steps before the "
              f"phase), leaves {100 * moved['alignment_rates']['attended_nowhere']:.1f}% "
              f"of output words attending nowhere, and decodes hard at "
              f"{moved['bleu_greedy']} greedy / {moved.get('bleu_beam', '-')} beam BLEU")
-    if base:
-        text += (f", against {base['bleu_greedy']} / {base.get('bleu_beam', '-')} for "
-                 f"the soft model it started from (`{moved['phase']['from']}`)")
     if control:
-        text += (f" and {control['bleu_greedy']} / {control.get('bleu_beam', '-')} "
-                 f"for that model trained the same batches on (`plain-phase`)")
+        text += (f", against {control['bleu_greedy']} / "
+                 f"{control.get('bleu_beam', '-')} for the soft model trained "
+                 "the same batches on (`plain-phase`)")
     long_moved = moved.get("bleu_beam_by_source_length", {})
     long_control = (control or {}).get("bleu_beam_by_source_length", {})
     long = [b for b in ("21-30", "31-50") if b in long_moved and b in long_control]
