@@ -12,7 +12,8 @@ import math
 import keras
 import numpy as np
 
-from cases import lengths_mask, np_masked_softmax, to_numpy
+from cases import (check_keras_round_trip, check_long_padded_pass, lengths_mask,
+                   np_masked_softmax, to_numpy)
 from kerattn.layers import AttentionRNN, DynamicConvolutionAttention
 from kerattn.layers.dynamic_convolution_attention import beta_binomial
 from test_attention_rnn import np_gru
@@ -149,37 +150,15 @@ def test_decoder_matches_numpy_and_steps():
 
 
 def test_long_padded_sources_under_mixed_bfloat16():
-    """2,000 positions, a fully padded row, the bfloat16 policy: finite,
-    padding 0, the empty row zeros, real rows summing to 1; the state stays
-    float32 through the steps."""
-    rng = np.random.default_rng(2)
-    S = 2000
-    decoder = AttentionRNN(8, DynamicConvolutionAttention(8), cell="gru",
-                           dtype="mixed_bfloat16", return_state=True)
-    mask = lengths_mask([1500, 2000, 0], S)
-    out, final, al = decoder(_f32(rng, 3, 3, 4), _f32(rng, 3, S, 6),
-                             inputs_mask=lengths_mask([2, 3, 3], 3), memory_mask=mask,
-                             return_attention_scores=True)
-    out, al = (to_numpy(x).astype("float32") for x in (out, al))
-    assert np.all(np.isfinite(out)) and np.all(np.isfinite(al))
-    assert np.all(al[~np.broadcast_to(mask[:, None], al.shape)] == 0)
-    assert np.all(al[2] == 0)
-    np.testing.assert_allclose(al[:2, :2].sum(-1), 1.0, atol=2e-2)
+    """2,000 positions, a fully padded row, the bfloat16 policy (the shared
+    check); the state stays float32 through the steps."""
+    _, _, final = check_long_padded_pass(AttentionRNN(
+        8, DynamicConvolutionAttention(8), cell="gru", dtype="mixed_bfloat16",
+        return_state=True))
     assert keras.backend.standardize_dtype(final["attention"]["alignment"].dtype) == "float32"
 
 
 def test_keras_file_round_trip(tmp_path):
-    rng = np.random.default_rng(3)
-    y_in, m_in = keras.Input((None, 3)), keras.Input((None, 5))
-    mask_in = keras.Input((None,), dtype="bool")
-    decoder = AttentionRNN(6, DynamicConvolutionAttention(
+    check_keras_round_trip(AttentionRNN(6, DynamicConvolutionAttention(
         4, static_filters=2, static_width=3, dynamic_filters=2, dynamic_width=3,
-        prior_length=5, prior_alpha=0.2))
-    model = keras.Model([y_in, m_in, mask_in], decoder(y_in, m_in, memory_mask=mask_in))
-    x = [_f32(rng, 2, 4, 3), _f32(rng, 2, 6, 5), lengths_mask([3, 6], 6)]
-    path = str(tmp_path / "model.keras")
-    model.save(path)
-    loaded = keras.saving.load_model(path)
-    np.testing.assert_allclose(to_numpy(model(x)), to_numpy(loaded(x)), atol=1e-6)
-    config = decoder.attention.get_config()
-    assert DynamicConvolutionAttention.from_config(config).get_config() == config
+        prior_length=5, prior_alpha=0.2)), str(tmp_path / "model.keras"))

@@ -11,7 +11,8 @@ import keras
 import numpy as np
 import pytest
 
-from cases import lengths_mask, np_masked_softmax, to_numpy
+from cases import (check_keras_round_trip, check_long_padded_pass, lengths_mask,
+                   np_masked_softmax, to_numpy)
 from kerattn.layers import AttentionRNN, ForwardAttention
 from test_attention_rnn import np_gru
 
@@ -145,37 +146,19 @@ def test_decoder_matches_numpy_and_steps(agent):
 
 
 def test_long_padded_sources_under_mixed_bfloat16():
-    rng = np.random.default_rng(2)
-    S = 2000
-    decoder = AttentionRNN(8, ForwardAttention(4, filters=2, kernel_size=5,
-                                               transition_agent="move"),
-                           cell="gru", dtype="mixed_bfloat16", return_state=True)
-    mask = lengths_mask([1500, 2000, 0], S)
-    out, final, al = decoder(_f32(rng, 3, 3, 4), _f32(rng, 3, S, 6),
-                             inputs_mask=lengths_mask([2, 3, 3], 3), memory_mask=mask,
-                             return_attention_scores=True)
-    out, al = (to_numpy(x).astype("float32") for x in (out, al))
-    assert np.all(np.isfinite(out)) and np.all(np.isfinite(al))
-    assert np.all(al[~np.broadcast_to(mask[:, None], al.shape)] == 0)
-    assert np.all(al[2] == 0)
-    np.testing.assert_allclose(al[:2, :2].sum(-1), 1.0, atol=2e-2)
-    assert np.all(al[:2, 1, 3:] == 0)   # two steps reach position 2 at most
+    """The shared check, then: two steps reach position 2 at most, and the
+    state (weights and agent) stays float32."""
+    _, al, final = check_long_padded_pass(AttentionRNN(
+        8, ForwardAttention(4, filters=2, kernel_size=5, transition_agent="move"),
+        cell="gru", dtype="mixed_bfloat16", return_state=True))
+    assert np.all(al[:2, 1, 3:] == 0)
     for name in ("alignment", "agent"):
         assert keras.backend.standardize_dtype(final["attention"][name].dtype) == "float32"
 
 
 def test_keras_file_round_trip(tmp_path):
-    rng = np.random.default_rng(3)
-    y_in, m_in = keras.Input((None, 3)), keras.Input((None, 5))
-    mask_in = keras.Input((None,), dtype="bool")
-    decoder = AttentionRNN(6, ForwardAttention(4, filters=2, kernel_size=3,
-                                               transition_agent="stay"))
-    model = keras.Model([y_in, m_in, mask_in], decoder(y_in, m_in, memory_mask=mask_in))
-    x = [_f32(rng, 2, 4, 3), _f32(rng, 2, 6, 5), lengths_mask([3, 6], 6)]
-    path = str(tmp_path / "model.keras")
-    model.save(path)
-    loaded = keras.saving.load_model(path)
-    np.testing.assert_allclose(to_numpy(model(x)), to_numpy(loaded(x)), atol=1e-6)
-    config = decoder.attention.get_config()
-    assert ForwardAttention.from_config(config).get_config() == config
+    config = check_keras_round_trip(
+        AttentionRNN(6, ForwardAttention(4, filters=2, kernel_size=3,
+                                         transition_agent="stay")),
+        str(tmp_path / "model.keras"))
     assert config["transition_agent"] == "stay"

@@ -8,10 +8,10 @@ and step by step), padding, long sources under `mixed_bfloat16`, a
 `.keras` round trip (the arguments refused are in
 test_bad_input_suite.py)."""
 
-import keras
 import numpy as np
 
-from cases import lengths_mask, to_numpy
+from cases import (check_keras_round_trip, check_long_padded_pass, lengths_mask,
+                   to_numpy)
 from kerattn.layers import AttentionRNN, LocationSensitiveAttention
 from test_attention_rnn import np_gru
 
@@ -164,38 +164,16 @@ def test_long_padded_sources_under_mixed_bfloat16():
     """2,000 source positions, one row fully padded, the bfloat16 policy: a
     decoder pass stays finite, padding gets no weight, the empty row
     zeros; each real row's weights sum to 1 (to bfloat16's precision)."""
-    rng = np.random.default_rng(2)
-    S = 2000
-    decoder = AttentionRNN(8, tacotron(4, 2, 31), cell="gru", order="bahdanau",
-                           dtype="mixed_bfloat16")
-    mem_mask = lengths_mask([1500, 2000, 0], S)
-    out, al = decoder(_f32(rng, 3, 3, 4), _f32(rng, 3, S, 6),
-                      inputs_mask=lengths_mask([2, 3, 3], 3), memory_mask=mem_mask,
-                      return_attention_scores=True)
-    out, al = (to_numpy(x).astype("float32") for x in (out, al))
-    assert np.all(np.isfinite(out)) and np.all(np.isfinite(al))
-    assert np.all(al[~np.broadcast_to(mem_mask[:, None], al.shape)] == 0)
-    assert np.all(al[2] == 0)
-    np.testing.assert_allclose(al[1].sum(-1), 1.0, atol=2e-2)
+    check_long_padded_pass(AttentionRNN(8, tacotron(4, 2, 31), cell="gru",
+                                        dtype="mixed_bfloat16"))
 
 
 def test_keras_file_round_trip(tmp_path):
-    """A functional model with the two-channel decoder: the same outputs
-    after `.keras` save and load, the channels and bias kept."""
-    rng = np.random.default_rng(3)
-    y_in, m_in = keras.Input((None, 3)), keras.Input((None, 5))
-    mask_in = keras.Input((None,), dtype="bool")
-    decoder = AttentionRNN(6, tacotron(4, 2, 3))
-    model = keras.Model([y_in, m_in, mask_in],
-                        decoder(y_in, m_in, memory_mask=mask_in))
-    x = [_f32(rng, 2, 4, 3), _f32(rng, 2, 6, 5), lengths_mask([3, 6], 6)]
-    path = str(tmp_path / "model.keras")
-    model.save(path)
-    loaded = keras.saving.load_model(path)
-    np.testing.assert_allclose(to_numpy(model(x)), to_numpy(loaded(x)), atol=1e-6)
-    config = decoder.attention.get_config()
+    """The two-channel decoder after `.keras` save and load: the same
+    outputs, the channels and the bias kept."""
+    config = check_keras_round_trip(AttentionRNN(6, tacotron(4, 2, 3)),
+                                    str(tmp_path / "model.keras"))
     assert config["channels"] == ["previous", "cumulative"] and not config["use_bias"]
-    assert LocationSensitiveAttention.from_config(config).get_config() == config
 
 
 def test_an_older_config_still_loads():

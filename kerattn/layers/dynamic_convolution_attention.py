@@ -95,7 +95,7 @@ class DynamicConvolutionAttention(BaseAttention):
     >>> attention = DynamicConvolutionAttention(16, static_width=5,
     ...                                         dynamic_width=5)
     >>> context, alpha = attention(s, h, return_attention_scores=True)
-    >>> tuple(context.shape), round(float(np.sum(alpha[0])), 4)
+    >>> tuple(context.shape), round(float(keras.ops.sum(alpha[0])), 4)
     ((2, 4), 1.0)
     """
 

@@ -66,7 +66,7 @@ class ForwardAttention(LocationSensitiveAttention):
     ...                              transition_agent="move")
     >>> _, a1, state = attention(s, h, return_attention_scores=True,
     ...                          return_state=True)
-    >>> float(np.asarray(a1)[:, 2:].max())   # one step reaches position 1 at most
+    >>> float(keras.ops.max(a1[:, 2:]))   # one step reaches position 1 at most
     0.0
     >>> sorted(state)
     ['agent', 'alignment']

@@ -95,7 +95,7 @@ class GMMAttention(BaseAttention):
     ...                                  return_mean=True)
     >>> tuple(context.shape), tuple(alpha.shape), tuple(mean.shape)
     ((2, 3, 4), (2, 3, 20), (2, 3, 2))
-    >>> bool(np.all(np.diff(np.asarray(mean), axis=1) > 0))   # forward only
+    >>> bool(np.all(np.diff(keras.ops.convert_to_numpy(mean), axis=1) > 0))   # forward only
     True
     """
 

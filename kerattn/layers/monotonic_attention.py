@@ -494,7 +494,7 @@ def stepwise_alignment(p_stay, previous, mask=None):
     >>> import numpy as np
     >>> a = stepwise_alignment(np.array([[0.25, 0.5, 0.0]], "float32"),
     ...                        np.array([[1.0, 0.0, 0.0]], "float32"))
-    >>> np.asarray(a).round(2).tolist()
+    >>> keras.ops.convert_to_numpy(a).round(2).tolist()
     [[0.25, 0.75, 0.0]]
     """
     p = ops.cast(p_stay, "float32")
@@ -548,7 +548,7 @@ class StepwiseMonotonicAttention(HardMonotonicAttention):
     >>> _, a = attention(s_prev, h, return_attention_scores=True)
     >>> _, a = attention(s_prev, h, alignment_history=a, mode="hard",
     ...                  return_attention_scores=True)
-    >>> float(np.asarray(a).sum(-1).min())   # never nowhere
+    >>> float(keras.ops.min(keras.ops.sum(a, -1)))   # never nowhere
     1.0
     """
 
