@@ -856,6 +856,47 @@ def test_g2p_recipe_tiny_run(tmp_path, monkeypatch):
         run_recipe("g2p", ["--wait-rate", "1.2", *common], monkeypatch)
 
 
+def test_g2p_phrases_recipe_tiny_run(tmp_path, monkeypatch):
+    """`zoo/g2p_phrases/recipe.py --preset tiny` on the committed CMUdict
+    sample: two seeds of GMM attention and one of DCA; each length's
+    figures are the seeds' mean and sample deviation; the page shows each
+    run by phrase length, the failures and the growth from 2 to 8 words;
+    the alignment picture is drawn; `--report-only` writes the same page."""
+    sample = os.path.join(DATA, "cmudict_sample.dict")
+    common = ["--preset", "tiny", "--epochs", "1", "--train-phrases", "120",
+              "--test-phrases", "4", "--dict", sample, "--out", str(tmp_path)]
+    run_recipe("g2p_phrases", ["--attention", "gmm", "--seeds", "2", *common],
+               monkeypatch)
+    run_recipe("g2p_phrases", ["--attention", "dca", *common], monkeypatch)
+    runs = json.loads((tmp_path / "results.json").read_text())["runs"]
+    assert [r["settings"]["attention"] for r in runs] == ["gmm", "dca"]
+    gmm, dca = runs
+    assert gmm["seeds"] == [1, 2] and dca["seed"] == 1
+    for n in ("2", "4", "8"):
+        for key in ("wer", "per", "skipped", "repeated", "stalled"):
+            values = [s["by_length"][n][key] for s in gmm["per_seed"]]
+            assert gmm["by_length"][n][key] == round(float(np.mean(values)), 2)
+            assert gmm["by_length"][n][f"{key}_sd"] == round(
+                float(np.std(values, ddof=1)), 2)
+            assert f"{key}_sd" not in dca["by_length"][n]
+        assert 0 <= gmm["by_length"][n]["stalled"] <= 100
+        assert gmm["by_length"][n]["phrases"] == 4
+    text = (tmp_path / "RESULTS.md").read_text()
+    name = recipe("g2p_phrases").NAMES["gmm"]
+    assert (f"| {name} (preset tiny, epochs 1, train_phrases 120, test_phrases 4, "
+            f"dict {sample}) | 2 | ") in text
+    assert "## What these rows show" in text
+    assert (f"python zoo/g2p_phrases/recipe.py --attention gmm --preset tiny "
+            f"--epochs 1 --train-phrases 120 --test-phrases 4 --dict {sample} "
+            "--seeds 2") in text
+    assert (tmp_path / "alignments_gmm.png").stat().st_size > 1000
+    (tmp_path / "RESULTS.md").unlink()
+    run_recipe("g2p_phrases", ["--report-only", "--out", str(tmp_path)], monkeypatch)
+    assert (tmp_path / "RESULTS.md").read_text() == text
+    with pytest.raises(SystemExit):   # not an attention of the test
+        run_recipe("g2p_phrases", ["--attention", "coverage", *common], monkeypatch)
+
+
 def test_summarisation_seeds_join_with_mean_sd_and_interval():
     """Three seeds of one setting: each model's ROUGE is the mean with the
     sample sd (NumPy's), and the 95% interval of the mean is t(2) sd /

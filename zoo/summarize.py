@@ -22,7 +22,7 @@ ORDER = ["seq2seq", "cho_encoder_decoder", "bahdanau_nmt", "luong_nmt",
          "transformer_nmt", "convs2s_nmt"]
 # The rows of the project README's short table, written from results.json.
 README_ROWS = ORDER + ["show_attend_tell", "han_classifier", "aoa_reader",
-                       "pointer_generator", "g2p"]
+                       "pointer_generator", "g2p", "g2p_phrases"]
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
@@ -62,6 +62,8 @@ def result_cell(name, r):
         return _rouge_rows(r)
     if name == "g2p":
         return _g2p_rows(r)
+    if name == "g2p_phrases":
+        return _phrase_rows(r, lengths=("2", "4", "8"))
     raise KeyError(f"no result cell for {name}")
 
 
@@ -106,6 +108,39 @@ def _g2p_rows(r):
     left = len(r["runs"]) - len(runs)
     return "WER / PER % " + "; ".join(parts) + (
         f"; {plural(left, 'more one-seed run')} in RESULTS.md" if left else "")
+
+
+def _g2p_best(r):
+    """The project README's short form of zoo/g2p's runs: the best (lowest
+    WER) offline run and the best streaming one, the others counted."""
+    best = []
+    for streaming in (False, True):
+        runs = [x for x in r["runs"]
+                if (x["settings"]["preset"] == "g2p-streaming") == streaming]
+        if runs:
+            best.append(min(runs, key=lambda x: x["wer"]))
+    text = _g2p_rows({"runs": best}).replace("WER / PER % ", "")
+    first, *rest = text.split("; ")
+    return (f"WER / PER % best: {first}" + "".join(
+        f"; best streaming: {x}" for x in rest)
+        + f"; {plural(len(r['runs']) - len(best), 'more run')} in zoo/g2p")
+
+
+# The short names of zoo/g2p_phrases' rows.
+PHRASE_NAMES = dict(G2P_NAMES, gmm="GMM v2b", dca="DCA", forward="forward",
+                    **{"stepwise-monotonic": "stepwise monotonic"})
+
+
+def _phrase_rows(r, lengths):
+    """WER % of zoo/g2p_phrases' runs on phrases of each of `lengths` words
+    (2 is the longest trained), with the seeds of each."""
+    def seeds(run):
+        return len(run.get("seeds", [run.get("seed")]))
+
+    parts = [f"{PHRASE_NAMES[x['settings']['attention']]} " + " / ".join(
+        shown(x["by_length"][n], "wer", 2) for n in lengths)
+        + f" ({plural(seeds(x), 'seed')})" for x in r["runs"]]
+    return f"WER % at {' / '.join(lengths)} words: " + "; ".join(parts)
 
 
 def _rouge_rows(r):
@@ -181,7 +216,9 @@ def readme_cell(name, r):
     if name == "pointer_generator":
         return _rouge_rows(r)
     if name == "g2p":
-        return _g2p_rows(r)
+        return _g2p_best(r)
+    if name == "g2p_phrases":
+        return _phrase_rows(r, lengths=("2", "8"))
     raise KeyError(f"no README cell for {name}")
 
 

@@ -9,7 +9,8 @@ prepare -> build -> train -> evaluate, on the CMU Pronouncing Dictionary
   pair per (word, pronunciation): a word with two pronunciations is two
   pairs.
 - `build`: `kerattn.zoo.luong_nmt` at a G2P preset with the attention as a
-  variant: "global", "location-sensitive", "hard-monotonic" or "mocha".
+  variant: any name of `kerattn.zoo.attentions.ATTENTIONS` ("global",
+  "location-sensitive", "hard-monotonic", "mocha", "gmm", "dca", ...).
 - `train`: the translation recipe's (`kerattn.recipes.translation.train`):
   `model.fit` on length-bucketed batches, Adam, clipping, a masked
   cross-entropy; optionally to convergence as the papers train (early
@@ -29,8 +30,11 @@ import numpy as np
 from keras import ops
 
 from kerattn import checks, distribute
+from kerattn.zoo import attentions as _attentions
 
-ATTENTIONS = ("global", "location-sensitive", "hard-monotonic", "mocha")
+# Every attention of the zoo's table (`kerattn.zoo.attentions`): zoo/g2p
+# compares the first four; zoo/g2p_phrases the long-input families too.
+ATTENTIONS = tuple(_attentions.ATTENTIONS)
 # The longest word (in letters) and pronunciation (in phonemes) trained on.
 MAX_TOKENS = 24
 # The most phonemes written for a word, EOS included (every search of the

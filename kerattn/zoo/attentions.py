@@ -18,11 +18,15 @@ What a factory is given:
 - `score`, `max_source_length`: Luong's score and its location score's
   longest source; `window`: local attention's `D`; `chunk_size`: MoChA's
   `w`.
-- `options`: more keyword arguments of the layer, which it checks.
+- `options`: more keyword arguments of the layer (the builders'
+  `attention_options`), over the builder's sizes; `make` refuses a name
+  the layer does not take (`options_of`), the layer checks the values.
 
 `READS_SCORE` names the families that score with Luong's `score` (the
 others refuse one in `luong_nmt`).
 """
+
+import inspect
 
 from kerattn import checks
 from kerattn.layers import (BahdanauAttention, DynamicConvolutionAttention,
@@ -36,19 +40,24 @@ from kerattn.layers import (BahdanauAttention, DynamicConvolutionAttention,
 ENERGIES = ("additive", "luong")
 
 
-def _content(energy, units, score, max_source_length, coverage=False, **options):
+def _layer(cls, options, *args, **given):
+    """`cls(*args, **given)` with `options` (the user's, checked by `make`)
+    over the builder's `given` sizes, named "attention"."""
+    return cls(*args, **{**given, **options}, name="attention")
+
+
+def _content(energy, units, score, max_source_length, coverage=False, options=None):
     if energy == "additive":
-        return BahdanauAttention(units, coverage=coverage, name="attention",
-                                 **options)
-    return LuongAttention(score, max_length=max_source_length,
-                          coverage=coverage, name="attention", **options)
+        return _layer(BahdanauAttention, options, units=units, coverage=coverage)
+    return _layer(LuongAttention, options, score=score, max_length=max_source_length,
+                  coverage=coverage)
 
 
 def _global(energy, units=None, score=None, max_source_length=None,
             options=None, **_):
     """Content-based attention over the whole source: Bahdanau et al.'s
     additive score, or Luong et al.'s global attention with its `score`."""
-    return _content(energy, units, score, max_source_length, **(options or {}))
+    return _content(energy, units, score, max_source_length, options=options)
 
 
 def _coverage(energy, units=None, score=None, max_source_length=None,
@@ -56,13 +65,13 @@ def _coverage(energy, units=None, score=None, max_source_length=None,
     """The content score plus See et al.'s (2017) coverage term `w_c c^i`
     (eq. 11), on Bahdanau's score or Luong's concat score."""
     return _content(energy, units, score, max_source_length, coverage=True,
-                    **(options or {}))
+                    options=options)
 
 
 def _location_sensitive(energy, units=None, options=None, **_):
     """Chorowski et al.'s (2015) location-sensitive attention, an additive
     score of `units` whatever the builder's energy."""
-    return LocationSensitiveAttention(units, name="attention", **(options or {}))
+    return _layer(LocationSensitiveAttention, options, units=units)
 
 
 def _monotonic_size(energy, units):
@@ -72,66 +81,61 @@ def _monotonic_size(energy, units):
 def _hard_monotonic(energy, units=None, options=None, **_):
     """Raffel et al.'s (2017) hard monotonic attention on the builder's
     energy."""
-    return HardMonotonicAttention(name="attention", **_monotonic_size(energy, units),
-                                  **(options or {}))
+    return _layer(HardMonotonicAttention, options, **_monotonic_size(energy, units))
 
 
 def _stepwise(energy, units=None, options=None, **_):
     """He et al.'s (2019) stepwise monotonic attention on the builder's
     energy."""
-    return StepwiseMonotonicAttention(name="attention",
-                                      **_monotonic_size(energy, units),
-                                      **(options or {}))
+    return _layer(StepwiseMonotonicAttention, options,
+                  **_monotonic_size(energy, units))
 
 
 def _mocha(energy, units=None, chunk_size=2, options=None, **_):
     """Chiu and Raffel's (2018) MoChA on the builder's energy."""
-    return MonotonicChunkwiseAttention(chunk_size=chunk_size, name="attention",
-                                       **_monotonic_size(energy, units),
-                                       **(options or {}))
+    return _layer(MonotonicChunkwiseAttention, options, chunk_size=chunk_size,
+                  **_monotonic_size(energy, units))
 
 
 def _gmm(energy, options=None, **_):
     """Graves' (2013) / Battenberg et al.'s (2020) GMM attention, v2b by
     default: location only, whatever the builder's energy."""
-    return GMMAttention(name="attention", **(options or {}))
+    return _layer(GMMAttention, options)
 
 
 def _dca(energy, options=None, **_):
     """Battenberg et al.'s (2020) dynamic convolution attention: location
     only, whatever the builder's energy."""
-    return DynamicConvolutionAttention(name="attention", **(options or {}))
+    return _layer(DynamicConvolutionAttention, options)
 
 
 def _forward(agent):
     def forward(energy, units=None, options=None, **_):
         """Zhang et al.'s (2018) forward attention on a location-sensitive
         score of `units`, with or without the transition agent."""
-        return ForwardAttention(units, transition_agent=agent, name="attention",
-                                **(options or {}))
+        return _layer(ForwardAttention, options, units=units,
+                      transition_agent=agent)
     return forward
 
 
 def _multi_head_location(energy, units=None, options=None, **_):
     """ESPnet's multi-head location attention (`AttMultiHeadLoc`): 4 heads
     of `units / 4` (at least 1) unless `options` say otherwise."""
-    options = dict(options or {})
-    heads = options.pop("num_heads", 4)
-    key_dim = options.pop("key_dim", max(1, (units or heads) // heads))
-    options.setdefault("location", True)
-    return MultiHeadLocationAttention(heads, key_dim, name="attention", **options)
+    heads = options.get("num_heads", 4)
+    return _layer(MultiHeadLocationAttention, options, num_heads=heads,
+                  key_dim=max(1, (units or heads) // heads), location=True)
 
 
 def _local(mode):
     def local(energy, score=None, window=10, options=None, **_):
         """Luong et al.'s local attention (section 3.2) with their `score`."""
-        return LocalAttention(mode, window=window, score=score, name="attention",
-                              **(options or {}))
+        return _layer(LocalAttention, options, mode=mode, window=window, score=score)
     return local
 
 
 # name -> factory(energy, units=, score=, max_source_length=, window=,
-# chunk_size=, options=) -> the layer.
+# chunk_size=, options=) -> the layer; the layer class of each, whose
+# arguments `options` may set.
 ATTENTIONS = {
     "global": _global,
     "coverage": _coverage,
@@ -147,13 +151,67 @@ ATTENTIONS = {
     "local-m": _local("monotonic"),
     "local-p": _local("predictive"),
 }
+LAYERS = {
+    "global": (BahdanauAttention, LuongAttention),
+    "coverage": (BahdanauAttention, LuongAttention),
+    "location-sensitive": LocationSensitiveAttention,
+    "hard-monotonic": HardMonotonicAttention,
+    "mocha": MonotonicChunkwiseAttention,
+    "stepwise-monotonic": StepwiseMonotonicAttention,
+    "gmm": GMMAttention,
+    "dca": DynamicConvolutionAttention,
+    "forward": ForwardAttention,
+    "forward-ta": ForwardAttention,
+    "multi-head-location": MultiHeadLocationAttention,
+    "local-m": LocalAttention,
+    "local-p": LocalAttention,
+}
 # The families that score with Luong's `score`.
 READS_SCORE = ("global", "coverage", "local-m", "local-p")
 
 
-def make(name, energy, **spec):
+def options_of(name, energy):
+    """The keyword arguments `attention_options` may give the layer of
+    `name` on `energy`: its constructor's, less `name` (the zoo's layer is
+    always "attention") and the base layer's (`dtype`, `trainable`)."""
+    cls = LAYERS[name]
+    if isinstance(cls, tuple):   # one class a score
+        cls = cls[ENERGIES.index(energy)]
+    names = set()
+    for klass in cls.__mro__:   # up through the kerattn classes it extends
+        if not klass.__module__.startswith("kerattn."):
+            break
+        if "__init__" not in vars(klass):
+            continue
+        params = inspect.signature(klass.__init__).parameters.values()
+        names |= {p.name for p in params
+                  if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
+        if not any(p.kind == p.VAR_KEYWORD for p in params):
+            break   # it takes nothing more
+    return sorted(names - {"self", "name"})
+
+
+def make(name, energy, options=None, **spec):
     """The attention layer `name` of `ATTENTIONS` for a builder whose score
-    is `energy` (see the module docstring for `spec`)."""
+    is `energy` (see the module docstring for `spec`).
+
+    `options` (the builders' `attention_options`): more keyword arguments of
+    the layer, over the builder's sizes (e.g. `{"units": 64}` for a
+    location-sensitive score wider than the decoder, `{"variant": "v1"}`
+    for GMM attention); the layer checks their values.
+
+    >>> make("gmm", "luong", options={"num_components": 2}).num_components
+    2
+    """
     checks.one_of("attention", name, list(ATTENTIONS))
     checks.one_of("energy", energy, ENERGIES)
-    return ATTENTIONS[name](energy, **spec)
+    checks.require(options is None or isinstance(options, dict),
+                   "attention_options", "None or a dict of the layer's keyword "
+                   "arguments", options)
+    options = dict(options or {})
+    accepted = options_of(name, energy)
+    unknown = sorted(set(options) - set(accepted))
+    checks.require(not unknown, "attention_options",
+                   f"keyword arguments of the {name!r} attention: "
+                   f"{', '.join(accepted)}", unknown)
+    return ATTENTIONS[name](energy, options=options, **spec)

@@ -48,8 +48,6 @@ from kerattn.zoo.model import GenerativeModel, from_preset
 ATTENTIONS = ("soft", "location-sensitive", "hard-monotonic", "mocha",
               "stepwise-monotonic", "gmm", "dca", "forward", "forward-ta",
               "multi-head-location")
-# What `attention_options` may set on a monotonic attention.
-MONOTONIC_OPTIONS = ("score_bias_init", "noise_std", "seed")
 
 
 # === Layers and training graph ===
@@ -117,10 +115,14 @@ def bahdanau_nmt(
             `coverage_penalty` is a decode-time rescoring with any model.
         coverage_loss_weight: the coverage loss's `lambda` (1 in See et
             al.); 0 keeps the coverage vector without its loss.
-        attention_options: more keyword arguments of the monotonic
-            attention layer, e.g. `{"score_bias_init": -1.0, "noise_std":
-            0.5}` (the initial `r` and the training noise; the layer checks
-            them). None: the layer's defaults.
+        attention_options: more keyword arguments of the attention layer
+            (`kerattn.zoo.attentions.make`), over the builder's sizes: e.g.
+            `{"score_bias_init": -1.0, "noise_std": 0.5}` for a monotonic
+            attention (the initial `r` and the training noise), `{"variant":
+            "v1", "num_components": 8}` for GMM attention, `{"units": 64}`
+            for a location-sensitive score of another width; a name the
+            layer does not take is refused, the layer checks the values.
+            None: the layer's defaults.
         preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
             "paper"); a size given above overrides the preset's.
         name: the model's name.
@@ -150,16 +152,6 @@ def bahdanau_nmt(
                    "False with a monotonic attention (coverage enters the "
                    "soft attention's score)", coverage)
     checks.nonnegative_number("coverage_loss_weight", coverage_loss_weight)
-    checks.require(attention_options is None or (
-        isinstance(attention_options, dict)
-        and set(attention_options) <= set(MONOTONIC_OPTIONS)),
-        "attention_options", f"None or a dict of {MONOTONIC_OPTIONS}",
-        attention_options)
-    attention_options = dict(attention_options or {})
-    checks.require(not attention_options
-                   or attention in ("hard-monotonic", "mocha", "stepwise-monotonic"),
-                   "attention_options", f"None with attention={attention!r} "
-                   "(they are the monotonic layers' options)", attention_options)
     checks.sizes(source_vocab_size=source_vocab_size,
                  target_vocab_size=target_vocab_size, **c)
     m, n = c["embedding_dim"], c["units"]

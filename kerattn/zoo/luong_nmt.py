@@ -77,6 +77,7 @@ def luong_nmt(
     wait_rate=1.0,
     latency_loss_weight=0.0,
     coverage_loss_weight=0.0,
+    attention_options=None,
     preset="paper",
     name="luong_nmt",
 ):
@@ -192,6 +193,13 @@ def luong_nmt(
             `lambda sum_j min(a_tj, c^t_j)` a step (`kerattn.losses.
             coverage_loss`, a `CoverageRegularization` layer in the
             graph), as `bahdanau_nmt(coverage=True)` adds it.
+        attention_options: more keyword arguments of the attention layer
+            (`kerattn.zoo.attentions.make`), over the builder's sizes: e.g.
+            `{"variant": "v1"}` for GMM attention, `{"score_bias_init":
+            -1.0}` for a monotonic attention, `{"channels": ("previous",
+            "cumulative")}` for Tacotron 2's location features; a name the
+            layer does not take is refused, the layer checks the values.
+            None: the layer's defaults.
         preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
             "paper", and the grapheme-to-phoneme sizes "g2p",
             "g2p-streaming" and "g2p-paper"); a size given above overrides
@@ -285,7 +293,7 @@ def luong_nmt(
     # === Layers ===
     align = attentions.make(attention, "luong", units=n, score=score,
                             max_source_length=max_source_length, window=window,
-                            chunk_size=chunk_size)
+                            chunk_size=chunk_size, options=attention_options)
     layers = [
         keras.layers.Embedding(source_vocab_size, e, mask_zero=True,
                                name="source_embedding", **embedding_kwargs),
