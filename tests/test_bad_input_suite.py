@@ -127,6 +127,14 @@ case("LocationSensitiveAttention", "one history for two channels",
      lambda: _LSA(3, filters=2, kernel_size=3, channels=("previous", "cumulative"))(
          x(2, 6), x(2, 5, 4), alignment_history=x(2, 5)),
      "`alignment_history` must be a tuple of 2 histories")
+case("LocationSensitiveAttention", "a window of no steps",
+     lambda: _LSA(3, previous_steps=0), "`previous_steps`")
+case("LocationSensitiveAttention", "a window without the previous channel",
+     lambda: _LSA(3, previous_steps=2, channels=("cumulative",)), "`previous_steps`")
+case("LocationSensitiveAttention", "one history for a window of three",
+     lambda: _LSA(3, filters=2, kernel_size=3, previous_steps=3)(
+         x(2, 6), x(2, 5, 4), alignment_history=x(2, 5)),
+     "`alignment_history` must be a tuple of 3 histories")
 _GMM = layers.GMMAttention
 case("GMMAttention", "no components", lambda: _GMM(0), "`num_components`")
 case("GMMAttention", "units 0", lambda: _GMM(2, units=0), "`units`")
@@ -1419,6 +1427,28 @@ case("copy_arrays", "not a word vocabulary",
      lambda tmp: datasets.copy_arrays([("a", "a")], {"a": 4}), "`vocab`")
 case("copy_arrays", "max_tokens 0",
      lambda tmp: datasets.copy_arrays([("a", "a")], _COPY_VOCAB, max_tokens=0), "`max_tokens`")
+
+
+_PHRASES = os.path.join(os.path.dirname(__file__), "data", "cmudict_sample.dict")
+
+
+def _phrases(splits=None, **kwargs):
+    from kerattn.recipes import g2p_phrases
+
+    return g2p_phrases.prepare(splits or datasets.cmudict_g2p(path=_PHRASES), **kwargs)
+
+
+case("g2p_phrases.prepare", "no training phrases",
+     lambda: _phrases(train_phrases=0), "`train_phrases`")
+case("g2p_phrases.prepare", "a negative test count",
+     lambda: _phrases(test_phrases=-1), "`test_phrases`")
+case("g2p_phrases.prepare", "no test lengths",
+     lambda: _phrases(test_lengths=()), "`test_lengths`")
+case("g2p_phrases.prepare", "a phrase of no words",
+     lambda: _phrases(train_lengths=(1, 0)), "`train_lengths`")
+case("g2p_phrases.prepare", "no test word of one pronunciation",
+     lambda: _phrases({"train": [("ab", ("A B",))], "valid": [],
+                       "test": [("cd", ("K D", "S D"))]}), "`splits\\['test'\\]`")
 
 
 # === The tests ===

@@ -63,15 +63,31 @@ class LocationSensitiveAttention(BahdanauAttention):
     (both convolve as a cross-correlation with `(r - 1) / 2` zeros each
     side, and mask padding with the softmax).
 
+    `previous_steps=w` widens the "previous" channel to the `w` last
+    alignments, `alpha_{i-w}, ..., alpha_{i-1}` (the oldest first), each an
+    input channel of the convolution: ESPnet's 2-D location attention
+    (`AttLoc2D(eprojs, dunits, att_dim, att_win, aconv_chans,
+    aconv_filts)`), whose `Conv2d(1, C, (att_win, 2 aconv_filts + 1))`
+    covers all `att_win` rows at once, is
+    `LocationSensitiveAttention(att_dim, filters=aconv_chans,
+    kernel_size=2 aconv_filts + 1, previous_steps=att_win,
+    sharpening=2.0)` with its `loc_conv.weight` `(C, 1, att_win, width)`
+    -> `location_kernel = w[:, 0].transpose(2, 1, 0)` (the other weights as
+    for `AttLoc`, docs/layers.md). ESPnet starts every row of the window
+    at the uniform weights over the real frames, ours at zeros (give
+    ESPnet's as `alignment_history=` to match its first steps).
+
     `alignment_state` is the channel ("previous" or "cumulative"), its
     state in the step protocol (`BaseAttention`) `{"alignment": the
     history}`, which `AttentionRNN` carries and passes back at each step;
     with two channels it is "previous+cumulative" and the state
-    `{"previous": alpha_{i-1}, "cumulative": sum_{i' < i} alpha_{i'}}`.
+    `{"previous": alpha_{i-1}, "cumulative": sum_{i' < i} alpha_{i'}}`;
+    with `previous_steps=w` the older steps join it as "previous-2" (for
+    `alpha_{i-2}`) up to "previous-w", each shifted along at every step.
     Called alone, the layer takes `alignment_history=`: the history
-    `(batch, Tv)` or `(batch, Tq, Tv)`, or with two channels a tuple of
-    them in `channels` order (zeros when not given, the history before the
-    first step).
+    `(batch, Tv)` or `(batch, Tq, Tv)`, or with several a tuple of them in
+    the order of `alignment_state` (zeros when not given, the history
+    before the first step).
 
     `LuongAttention(score="location")` is another mechanism: Luong's score
     from the target state alone, `a_t = softmax(W_a h_t)`, which reads no
@@ -85,6 +101,8 @@ class LocationSensitiveAttention(BahdanauAttention):
             channels the filters read (None: `("previous",)`, or
             `("cumulative",)` with `cumulative=True`).
         cumulative: bool, short for `channels=("cumulative",)`.
+        previous_steps: int `w >= 1`, the last alignments the "previous"
+            channel reads (ESPnet's `AttLoc2D` window; 1: `alpha_{i-1}`).
         use_bias: bool, the bias `b` inside the tanh (False: Tacotron 2's
             energy, without one).
         sharpening: float `beta > 0`, the inverse temperature of the
@@ -129,6 +147,7 @@ class LocationSensitiveAttention(BahdanauAttention):
         kernel_size=31,
         cumulative=False,
         channels=None,
+        previous_steps=1,
         use_bias=True,
         sharpening=1.0,
         smoothing=False,
@@ -169,11 +188,25 @@ class LocationSensitiveAttention(BahdanauAttention):
             not cumulative or channels == ("cumulative",), "cumulative",
             "False when `channels` is given (it is short for "
             "channels=('cumulative',))", cumulative)
+        checks.positive_int("previous_steps", previous_steps)
+        checks.require(
+            previous_steps == 1 or "previous" in channels, "previous_steps",
+            "1 unless `channels` has 'previous' (the steps are that "
+            "channel's)", previous_steps)
         checks.number("sharpening", sharpening, low=0.0, low_open=True)
         checks.boolean("smoothing", smoothing)
         self.filters = filters
         self.kernel_size = kernel_size
         self.channels = channels
+        self.previous_steps = previous_steps
+        # The histories the convolution reads, in its input channels'
+        # order: "previous" as its `previous_steps` last alignments, the
+        # oldest first (alpha_{i-w}, ..., alpha_{i-1}: "previous-w", ...,
+        # "previous").
+        self._inputs = tuple(
+            name for channel in channels for name in (
+                [f"previous-{k}" for k in range(previous_steps, 1, -1)]
+                + ["previous"] if channel == "previous" else [channel]))
         self.use_bias = use_bias
         self.sharpening = float(sharpening)
         self.smoothing = smoothing
@@ -187,9 +220,10 @@ class LocationSensitiveAttention(BahdanauAttention):
 
     @property
     def alignment_state(self):
-        """The channels read: "previous" (`alpha_{i-1}`), "cumulative", or
-        "previous+cumulative"."""
-        return "+".join(self.channels)
+        """The histories read: "previous" (`alpha_{i-1}`), "cumulative",
+        "previous+cumulative", or with `previous_steps=w` the `w` last
+        alignments ("previous-3+previous-2+previous" for 3)."""
+        return "+".join(self._inputs)
 
     @property
     def uses_bias(self):
@@ -204,7 +238,7 @@ class LocationSensitiveAttention(BahdanauAttention):
         )
         self.location_kernel = self.add_weight(
             name="location_kernel",
-            shape=(self.kernel_size, len(self.channels), self.filters),
+            shape=(self.kernel_size, len(self._inputs), self.filters),
             **common)
         self.location_projection = self.add_weight(
             name="location_projection", shape=(self.filters, self.units),
@@ -221,42 +255,48 @@ class LocationSensitiveAttention(BahdanauAttention):
     def _history_for(self, history, value_mask, query, value, dtype=None):
         """One channel: as in `BaseAttention`. Several: a tuple of
         histories (None: each the first) stacked as `(batch, Tq, Tv, C)`."""
-        if len(self.channels) == 1:
+        if len(self._inputs) == 1:
             return super()._history_for(history, value_mask, query, value,
                                         dtype=dtype)
         if history is None:
-            history = (None,) * len(self.channels)
+            history = (None,) * len(self._inputs)
         checks.require(
             isinstance(history, (list, tuple))
-            and len(history) == len(self.channels), "alignment_history",
-            f"a tuple of {len(self.channels)} histories, one of each of "
-            f"{self.channels}", type(history).__name__)
+            and len(history) == len(self._inputs), "alignment_history",
+            f"a tuple of {len(self._inputs)} histories, one of each of "
+            f"{self._inputs}", type(history).__name__)
         return ops.stack([
             super(LocationSensitiveAttention, self)._history_for(
                 h, value_mask, query, value, dtype=dtype) for h in history],
             axis=-1)
 
     def initial_state(self, cache, batch_size):
-        if len(self.channels) == 1:
+        if len(self._inputs) == 1:
             return super().initial_state(cache, batch_size)
         first = ops.cast(self.initial_alignment(cache["mask"]),
                          cache["mask"].dtype)
-        return {channel: first for channel in self.channels}
+        return {name: first for name in self._inputs}
 
     def step(self, query, cache, state, *, position=None, training=None,
              noise=None, mode=None):
-        if len(self.channels) == 1:
+        if len(self._inputs) == 1:
             return super().step(query, cache, state, position=position,
                                 training=training, noise=noise, mode=mode)
         context, weights, _ = self._attend(
             query, cache["values"], projected_key=cache["keys"],
             value_mask=cache["mask"], training=training,
-            alignment_history=tuple(state[c] for c in self.channels))
-        after = {"previous": lambda history: ops.cast(weights, history.dtype),
-                 "cumulative": lambda history: history + ops.cast(
-                     weights, history.dtype)}
-        return context, weights, {
-            channel: after[channel](state[channel]) for channel in self.channels}
+            alignment_history=tuple(state[c] for c in self._inputs))
+
+        def after(name):
+            history = state[name]
+            if name == "previous":
+                return ops.cast(weights, history.dtype)
+            if name == "cumulative":
+                return history + ops.cast(weights, history.dtype)
+            k = int(name.split("-")[1])   # alpha_{i-k} <- alpha_{i-(k-1)}
+            return state["previous" if k == 2 else f"previous-{k - 1}"]
+
+        return context, weights, {name: after(name) for name in self._inputs}
 
     def _normalize(self, scores, mask):
         if self.sharpening != 1.0:
@@ -278,6 +318,7 @@ class LocationSensitiveAttention(BahdanauAttention):
             "filters": self.filters,
             "kernel_size": self.kernel_size,
             "channels": list(self.channels),
+            "previous_steps": self.previous_steps,
             "use_bias": self.use_bias,
             "sharpening": self.sharpening,
             "smoothing": self.smoothing,
