@@ -106,3 +106,81 @@ def check_keras_round_trip(decoder, path, seed=3):
     assert type(decoder.attention).from_config(config).get_config() == config
     assert type(loaded.layers[-1].attention) is type(decoder.attention)
     return config
+
+
+def check_beam_carries_attention_state(attention, seed=4, boost=3.0, width=8,
+                                       max_length=5, check=True):
+    """A pure beam as wide as every prefix over a tiny GRU decoder whose
+    logits read `attention`'s context (its weights scaled by `boost`, so
+    that its state moves the scores): each hypothesis gets the score of
+    the model run along that sequence alone, so each took its parent's
+    attention state with it; and a search that leaves the attention's
+    state out of the reorder (each row keeping the state of the hypothesis
+    that was there before) scores some of them wrong."""
+    from kerattn.decoding import beam_search
+
+    rng = np.random.default_rng(seed)
+    keras.utils.set_random_seed(seed)
+    vocab, S, BOS, EOS, PAD = 5, 6, 1, 2, 0
+    decoder = layers.AttentionRNN(6, attention, cell="gru")
+    embed = (2.0 * rng.standard_normal((vocab, 3))).astype("float32")
+    memory = (3.0 * rng.standard_normal((1, S, 5))).astype("float32")
+    decoder(embed[None, :2], memory)
+    # Every weight drawn here, not by the backend: the same model on each.
+    attention_ids = {id(v) for v in decoder.attention.trainable_variables}
+    for variable in decoder.trainable_variables:
+        scale = boost if id(variable) in attention_ids else 0.5
+        variable.assign((scale * rng.standard_normal(tuple(variable.shape)))
+                        .astype(keras.backend.standardize_dtype(variable.dtype)))
+    readout = (2.0 * rng.standard_normal((6 + 5, vocab))).astype("float32")
+    cache = decoder.precompute(memory)
+    # EOS made unlikely: the best hypotheses are long ones, whose late
+    # steps read the state of their own earlier steps.
+    eos_unlikely = keras.ops.convert_to_tensor(
+        np.where(np.arange(vocab) == EOS, -3.0, 0.0).astype("float32"))
+
+    def step(tokens, state, index):
+        out, new, _ = decoder.step(keras.ops.take(embed, tokens, axis=0),
+                                   state["states"], state["cache"])
+        return (keras.ops.matmul(out, readout) + eos_unlikely,
+                {"cache": state["cache"], "states": new}, None)
+
+    def start():
+        return {"cache": cache, "states": decoder.get_initial_state(1, cache=cache)}
+
+    def score_alone(seq):
+        state, total, previous = start(), 0.0, BOS
+        for token in seq:
+            logits, state, _ = step(np.array([previous]), state, 0)
+            logits = to_numpy(logits)[0].astype("float64")
+            logits[[PAD, BOS]] = -np.inf
+            top = logits.max()
+            total += logits[token] - top - np.log(np.exp(logits - top).sum())
+            previous = token
+        return total
+
+    def scores_and_errors(step_fn, first, invariant=()):
+        out = beam_search(step_fn, first, 1, BOS, EOS, PAD, beam_width=width,
+                          max_length=max_length, length_penalty=0.0,
+                          num_return=width, beam_invariant=invariant)
+        tokens, lengths = to_numpy(out["tokens"])[0], to_numpy(out["lengths"])[0]
+        scores = to_numpy(out["log_probs"])[0]
+        return [abs(scores[k] - score_alone(tuple(tokens[k, :lengths[k]])))
+                for k in range(width)]
+
+    right = scores_and_errors(step, start())
+
+    def split_step(tokens, state, index):
+        logits, new, _ = step(tokens, {"cache": state["cache"], "states": {
+            **state["states"], "attention": state["attention"]}}, index)
+        states = dict(new["states"])
+        return logits, {"cache": state["cache"], "states": states,
+                        "attention": states.pop("attention")}, None
+
+    states = dict(start()["states"])
+    first = {"cache": cache, "states": states, "attention": states.pop("attention")}
+    wrong = scores_and_errors(split_step, first, ("attention",))
+    if not check:
+        return right, wrong
+    np.testing.assert_allclose(right, 0.0, atol=1e-4)
+    assert max(wrong) > 1e-3, wrong

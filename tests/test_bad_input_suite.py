@@ -51,6 +51,8 @@ ATTENTION = {
     "MonotonicChunkwiseAttention": (
         lambda: layers.MonotonicChunkwiseAttention(3, chunk_size=2), 6, 4),
     "GMMAttention": (lambda: layers.GMMAttention(2, units=3), 6, 4),
+    "RecurrentLocationAttention": (
+        lambda: layers.RecurrentLocationAttention(3, filters=2, kernel_size=3), 6, 4),
     "StepwiseMonotonicAttention": (lambda: layers.StepwiseMonotonicAttention(3), 6, 4),
     "MultiHeadLocationAttention": (
         lambda: layers.MultiHeadLocationAttention(2, 3, location=True, filters=2,

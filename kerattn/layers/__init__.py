@@ -25,6 +25,7 @@ from kerattn.layers.location_sensitive_attention import (
     LocationSensitiveAttention,
 )
 from kerattn.layers.luong_attention import LuongAttention
+from kerattn.layers.recurrent_location_attention import RecurrentLocationAttention
 from kerattn.layers.maxout import Maxout
 from kerattn.layers.monotonic_attention import (
     HardMonotonicAttention,
@@ -78,6 +79,7 @@ __all__ = [
     "LuongAttention",
     "LocalAttention",
     "LocationSensitiveAttention",
+    "RecurrentLocationAttention",
     "GMMAttention",
     "ForwardAttention",
     "DynamicConvolutionAttention",

@@ -35,6 +35,7 @@ from kerattn.layers import (BahdanauAttention, DynamicConvolutionAttention,
                             LocationSensitiveAttention, LuongAttention,
                             MultiHeadLocationAttention,
                             MonotonicChunkwiseAttention,
+                            RecurrentLocationAttention,
                             StepwiseMonotonicAttention)
 
 ENERGIES = ("additive", "luong")
@@ -72,6 +73,12 @@ def _location_sensitive(energy, units=None, options=None, **_):
     """Chorowski et al.'s (2015) location-sensitive attention, an additive
     score of `units` whatever the builder's energy."""
     return _layer(LocationSensitiveAttention, options, units=units)
+
+
+def _recurrent_location(energy, units=None, options=None, **_):
+    """ESPnet's location-aware recurrent attention (`AttLocRec`), an
+    additive score of `units` whatever the builder's energy."""
+    return _layer(RecurrentLocationAttention, options, units=units)
 
 
 def _monotonic_size(energy, units):
@@ -140,6 +147,7 @@ ATTENTIONS = {
     "global": _global,
     "coverage": _coverage,
     "location-sensitive": _location_sensitive,
+    "recurrent-location": _recurrent_location,
     "hard-monotonic": _hard_monotonic,
     "mocha": _mocha,
     "stepwise-monotonic": _stepwise,
@@ -155,6 +163,7 @@ LAYERS = {
     "global": (BahdanauAttention, LuongAttention),
     "coverage": (BahdanauAttention, LuongAttention),
     "location-sensitive": LocationSensitiveAttention,
+    "recurrent-location": RecurrentLocationAttention,
     "hard-monotonic": HardMonotonicAttention,
     "mocha": MonotonicChunkwiseAttention,
     "stepwise-monotonic": StepwiseMonotonicAttention,

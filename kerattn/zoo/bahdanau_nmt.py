@@ -45,7 +45,8 @@ from kerattn.zoo.model import GenerativeModel, from_preset
 # The families of the zoo's table (`kerattn.zoo.attentions`) offered on the
 # additive energy; "soft" is the table's "global" (its "coverage" with
 # `coverage=True`).
-ATTENTIONS = ("soft", "location-sensitive", "hard-monotonic", "mocha",
+ATTENTIONS = ("soft", "location-sensitive", "recurrent-location",
+              "hard-monotonic", "mocha",
               "stepwise-monotonic", "gmm", "dca", "forward", "forward-ta",
               "multi-head-location")
 
