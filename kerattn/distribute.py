@@ -129,9 +129,6 @@ def process_index():
     TensorFlow's `TF_CONFIG` (the chief task, else worker 0, is index 0).
     `(0, 1)` when none is set.
 
-    Args:
-        None.
-
     Example:
 
     >>> process_index()
@@ -169,9 +166,6 @@ def is_chief():
     """Whether this process is the one that writes (index 0, see
     `process_index`): results, pictures, `.keras` files, backups.
 
-    Args:
-        None.
-
     Example:
 
     >>> is_chief()
@@ -204,9 +198,6 @@ def engine_timeout():
     (`CommunicationOptions(timeout_seconds=)`). A short one bounds how long
     the healthy processes wait when one dies; the chief's evaluation then
     needs `Strategy.barrier`, whose wait is its own.
-
-    Args:
-        None.
 
     Example:
 
@@ -582,9 +573,6 @@ def _shard_dataset(data, rank, num_shards, multiple):
 def no_distribution():
     """One device, as without this module: `scope`, `prepare` and `shard`
     change nothing. Lets a script take the same path either way.
-
-    Args:
-        None.
 
     Example:
 

@@ -324,8 +324,8 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
     decoded that way as "the better of beam and greedy", not as beam search.
 
     Args:
-        step_fn, state, batch_size, bos_id, eos_id, pad_id, max_length,
-            min_length: as `greedy_search`.
+        step_fn, state, batch_size, bos_id, eos_id, pad_id: as `greedy_search`.
+        max_length, min_length: as `greedy_search`.
         beam_width: int `K >= 1`.
         length_penalty: GNMT's alpha (0 = raw log-probability), or
             "average" (See et al.'s average per token, above).
@@ -570,8 +570,8 @@ def sample(step_fn, state, batch_size, bos_id, eos_id, pad_id=0, max_length=50,
     or not.
 
     Args:
-        step_fn, state, batch_size, bos_id, eos_id, pad_id, max_length,
-            min_length: as `greedy_search`.
+        step_fn, state, batch_size, bos_id, eos_id, pad_id: as `greedy_search`.
+        max_length, min_length: as `greedy_search`.
         temperature: float > 0.
         top_k: int >= 0 (0 = no top-k filter).
         top_p: float in (0, 1] (1 = no nucleus filter).

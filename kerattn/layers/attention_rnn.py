@@ -117,9 +117,10 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
     loop of your own.
 
     Args:
-        cell, units, attention, order, input_feeding, num_layers,
-            output_state, reset_after, attentional_layer: as `AttentionRNN`'s
-            (`input_feeding` is False for order "bahdanau" here).
+        cell, units, attention, order, input_feeding, num_layers: as
+            `AttentionRNN`'s (`input_feeding` is False for order
+            "bahdanau" here).
+        output_state, reset_after, attentional_layer: likewise.
         attentional_units: the size of Luong's `h~_t = tanh(W_c [c; h])`
             (an int: `AttentionRNN` gives `units` for None).
         wait_k, wait_rate: as `AttentionRNN`'s.

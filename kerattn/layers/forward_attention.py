@@ -50,10 +50,10 @@ class ForwardAttention(LocationSensitiveAttention):
     `{"alignment": a_t[, "agent": u_t]}`.
 
     Args:
-        units, filters, kernel_size, sharpening, smoothing, use_bias,
-            kernel_initializer, kernel_regularizer, dropout: the base
-            score's, as in `LocationSensitiveAttention` (one "previous"
-            channel).
+        units, filters, kernel_size, sharpening, smoothing, use_bias: the
+            base score's, as in `LocationSensitiveAttention` (one
+            "previous" channel).
+        kernel_initializer, kernel_regularizer, dropout: likewise.
         transition_agent: None, "move" (the paper's) or "stay" (ESPnet's).
         **kwargs: base layer keyword arguments.
 

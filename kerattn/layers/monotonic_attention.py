@@ -532,8 +532,8 @@ class StepwiseMonotonicAttention(HardMonotonicAttention):
     output longer than its source would run to the end).
 
     Args:
-        units, energy, scale, noise_std, seed, kernel_initializer,
-            kernel_regularizer: as in `HardMonotonicAttention`.
+        units, energy, scale, noise_std, seed: as in `HardMonotonicAttention`.
+        kernel_initializer, kernel_regularizer: likewise.
         score_bias_init: float, the initial `r` (0).
         **kwargs: base layer keyword arguments.
 
@@ -590,10 +590,10 @@ class MonotonicChunkwiseAttention(HardMonotonicAttention):
     monotonic attention stopped.
 
     Args:
-        units, energy, scale, score_bias_init, noise_std, seed,
-        kernel_initializer, kernel_regularizer: as in
+        units, energy, scale, score_bias_init, noise_std, seed: as in
             `HardMonotonicAttention` (they apply to both energies; `scale`
             to the monotonic one).
+        kernel_initializer, kernel_regularizer: likewise.
         chunk_size: int `w >= 1`, the chunk's length (2 to 8 in the paper).
         **kwargs: base layer keyword arguments.
 

@@ -104,8 +104,9 @@ def bahdanau_nmt(
             position a step) and "forward" / "forward-ta"
             (`ForwardAttention`, Zhang et al., 2018, without and with the
             transition agent) and "multi-head-location"
-            (`MultiHeadLocationAttention`, ESPnet's `AttMultiHeadLoc`) come
-            from
+            (`MultiHeadLocationAttention`, ESPnet's `AttMultiHeadLoc`) and
+            "recurrent-location" (`RecurrentLocationAttention`, ESPnet's
+            `AttLocRec`) come from
             the zoo's table (`kerattn.zoo.attentions`), as every name here.
         chunk_size: MoChA's chunk length `w` (2).
         coverage: the alignment model also reads the coverage vector

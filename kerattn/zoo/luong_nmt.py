@@ -111,7 +111,8 @@ def luong_nmt(
             are `ForwardAttention` (Zhang et al., 2018) without and with
             the transition agent; "multi-head-location" is
             `MultiHeadLocationAttention` (ESPnet's `AttMultiHeadLoc`, 4
-            heads). Every name is an
+            heads); "recurrent-location" is `RecurrentLocationAttention`
+            (ESPnet's `AttLocRec`). Every name is an
             entry of the zoo's table, `kerattn.zoo.attentions`.
         score: "dot", "general" (the default), "concat" or "location"
             (global only; "location" is Luong's score from `h_t` alone,

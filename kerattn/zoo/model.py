@@ -459,14 +459,16 @@ class GenerativeModel(ZooModel):
         output_size(source_length): the size of `step`'s last axis.
         generate(inputs, ...): encode, then greedy / beam / sampling
             (`kerattn.decoding.generate`).
-        can_stream() -> (ok, why), lookahead() -> int, reads(index) ->
-            int or None, extend_source(state, fresh) -> state: the
-            streaming declaration (`kerattn.decoding.StreamingDecoder`):
-            whether an output may be committed before the input ends, how
-            many inputs past an attended position must be read first, how
-            many inputs the output at `index` reads when a fixed schedule
-            says so (a wait-k decoder; None: where a hard attention stops
-            says), and how a state carries over to a longer prefix.
+        can_stream() -> (ok, why): the streaming declaration
+            (`kerattn.decoding.StreamingDecoder`, with the three below):
+            whether an output may be committed before the input ends.
+        lookahead() -> int: how many inputs past an attended position
+            must be read first.
+        reads(index) -> int or None: how many inputs the output at
+            `index` reads when a fixed schedule says so (a wait-k decoder;
+            None: where a hard attention stops says).
+        extend_source(state, fresh) -> state: how a state carries over to
+            a longer prefix.
 
     Args:
         inputs, outputs, name: those of Keras' functional `Model`; each zoo
