@@ -8,8 +8,8 @@
   place in the repository; one to a page or picture of the site is
   rewritten to its place there (`../zoo/README.md` in docs/ ->
   `repo/zoo/README.md`), one to a file the site does not carry (a script,
-  a notebook) becomes its repository path in code, so that `--strict`
-  sees only links that resolve.
+  a notebook) becomes its repository path in code; one to no file at all
+  is left as it is, for `--strict` to report.
 """
 
 import os
@@ -73,6 +73,8 @@ def on_page_markdown(markdown, page, config, files):
         path, _, anchor = target.partition("#")
         resolved = posixpath.normpath(posixpath.join(posixpath.dirname(here), path))
         site = _site_path(resolved, site_files)
+        if site is None and not os.path.exists(os.path.join(ROOT, resolved)):
+            return match.group(0)   # broken: left for --strict to report
         if site is None:   # a file the site does not carry: its path
             return f"{text} (`{resolved}`)" if text else f"`{resolved}`"
         relative = posixpath.relpath(site, posixpath.dirname(page.file.src_uri) or ".")

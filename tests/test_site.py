@@ -43,23 +43,27 @@ def test_the_site_builds_strict_with_every_page(tmp_path):
 
 
 def test_a_broken_link_or_anchor_fails_the_strict_build(tmp_path):
-    """The site's own `validation` settings, on a page with a link to a
-    missing page and one to a missing anchor: `--strict` fails on each
+    """The site's own `validation` settings and hooks, on a page with a
+    link to a missing page, one to no file outside docs/ (which the hooks
+    leave as it is) and one to a missing anchor: `--strict` fails on each
     (without `validation`, MkDocs only reports them)."""
     with open(os.path.join(REPO, "mkdocs.yml"), encoding="utf-8") as f:
         config = yaml.safe_load(f)
     docs = tmp_path / "docs"
     docs.mkdir()
     for name, text in (("missing", "[a page](nowhere.md)"),
+                       ("outside", "[a file](../no/such/file.md)"),
                        ("anchor", "# Title\n\n[a section](#no-such-section)")):
         (docs / "index.md").write_text(f"# Home\n\n{text}\n")
-        small = {"site_name": "t", "docs_dir": str(docs),
-                 "validation": config["validation"], "nav": ["index.md"]}
+        small = {"site_name": "t", "docs_dir": str(docs), "nav": ["index.md"],
+                 "validation": config["validation"],
+                 "hooks": [os.path.join(REPO, "mkdocs_hooks.py")]}
         path = tmp_path / f"{name}.yml"
         path.write_text(yaml.safe_dump(small))
         result = build(str(path), str(tmp_path / f"site_{name}"))
         assert result.returncode != 0, name
-        assert ("nowhere.md" if name == "missing" else "no-such-section") in result.stderr
+        assert {"missing": "nowhere.md", "outside": "file.md",
+                "anchor": "no-such-section"}[name] in result.stderr, result.stderr
 
 
 def test_every_public_name_has_an_api_entry():
