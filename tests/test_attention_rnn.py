@@ -52,7 +52,7 @@ def np_bahdanau_decoder(y, h_enc, mask, W_a, U_a, v_a, cell, s0=None,
 
 
 def np_luong_decoder(y, h_enc, mask, W_a, W_c, stack, feeding, states=None,
-                     t_mask=None, window=None, wait=None):
+                     t_mask=None, window=None, wait=None, activation=np.tanh):
     """Luong et al. (2015), eq. 5 + "general" score + input feeding (3.3):
 
     h_t = stack(h_{t-1}, [y_t; h~_{t-1}]); a_t = softmax(h_t^T W_a h_s);
@@ -60,7 +60,9 @@ def np_luong_decoder(y, h_enc, mask, W_a, W_c, stack, feeding, states=None,
 
     `stack(x, states) -> (top h, new states)`; `states` zeros of one GRU
     when None. A padded target step keeps the states and h~ and outputs
-    zeros. `window=D`: local-m (section 3.2), the softmax over the source
+    zeros. `activation=None`: `h~_t = W_c [c_t; h_t]` (TensorFlow Addons'
+    `AttentionWrapper._compute_attention`, `attention_layer` a `Dense`
+    without activation). `window=D`: local-m (section 3.2), the softmax over the source
     positions `|s - t| <= D` alone, `t` each row's own count of real steps.
     `wait=(k, r)`: a wait-k schedule (Ma et al. 2019, with a rate): step
     `t` attends to the first `k + floor(r t)` source positions alone.
@@ -86,7 +88,8 @@ def np_luong_decoder(y, h_enc, mask, W_a, W_c, stack, feeding, states=None,
         a = np_masked_softmax(e, step_mask)
         c = np.einsum("bs,bsd->bd", a, h_enc)
         real = t_mask[:, i:i + 1]
-        out = np.tanh(np.concatenate([c, h], -1) @ W_c)
+        out = np.concatenate([c, h], -1) @ W_c
+        out = out if activation is None else activation(out)
         states = [np.where(real, n, o) for n, o in zip(new_states, states)]
         feed = np.where(real, out, feed)
         outs.append(np.where(real, out, 0.0))
@@ -122,21 +125,28 @@ def test_bahdanau_order_matches_numpy():
     np.testing.assert_allclose(to_numpy(out), ref_out, atol=1e-5)
 
 
+@pytest.mark.parametrize("activation", ["tanh", None])
 @pytest.mark.parametrize("feeding", [True, False])
-def test_luong_order_matches_numpy(feeding):
+def test_luong_order_matches_numpy(feeding, activation):
     rng = np.random.default_rng(1)
     y, h, mask = _data(rng)
     dec = AttentionRNN(8, LuongAttention("general"), order="luong",
-                       input_feeding=feeding, attentional_units=6)
+                       input_feeding=feeding, attentional_units=6,
+                       attentional_activation=activation)
     assert dec.parallel == (not feeding)
     out, al = dec(y, h, memory_mask=mask, return_attention_scores=True)
     gru = dec.cell.rnn_cell
     gru_w = [to_numpy(w) for w in (gru.kernel, gru.recurrent_kernel, gru.bias)]
     ref_out, ref_al = np_luong_decoder(
         y, h, mask, to_numpy(dec.attention.W_a),
-        to_numpy(dec.cell.attentional.kernel), np_gru_stack(gru_w), feeding)
+        to_numpy(dec.cell.attentional.kernel), np_gru_stack(gru_w), feeding,
+        activation=np.tanh if activation else None)
     np.testing.assert_allclose(to_numpy(al), ref_al, atol=1e-5)
     np.testing.assert_allclose(to_numpy(out), ref_out, atol=1e-5)
+    if activation is None:   # not tanh of the same: the option is read
+        assert np.abs(np.tanh(ref_out) - ref_out).max() > 1e-3
+        again = AttentionRNN.from_config(dec.get_config())
+        assert again.get_config()["attentional_activation"] is None
 
 
 CONFIGS = {
@@ -146,6 +156,8 @@ CONFIGS = {
         8, LuongAttention("concat"), cell="lstm", order="luong"),
     "luong_parallel": lambda: AttentionRNN(
         8, LuongAttention("dot"), order="luong", input_feeding=False),
+    "luong_tfa_no_activation": lambda: AttentionRNN(
+        8, LuongAttention("general"), order="luong", attentional_activation=None),
     "local_m": lambda: AttentionRNN(
         8, LocalAttention("monotonic", window=1, score="general"), order="luong"),
     "bahdanau_stacked": lambda: AttentionRNN(8, BahdanauAttention(5),

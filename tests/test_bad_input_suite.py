@@ -338,6 +338,10 @@ def _rnn(**kw):
     return layers.AttentionRNN(4, layers.BahdanauAttention(3), **kw)
 
 
+case("AttentionRNN", "an attentional activation other than tanh or None",
+     lambda: layers.AttentionRNN(4, layers.LuongAttention("dot"), order="luong",
+                                 attentional_activation="relu"),
+     "`attentional_activation`")
 case("AttentionRNN", "attention_window of one side",
      lambda: layers.AttentionRNN(4, layers.BahdanauAttention(3), attention_window=(1,)),
      "`attention_window`")

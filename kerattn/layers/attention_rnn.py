@@ -44,6 +44,10 @@ def _check_window(window):
     return tuple(window)
 
 
+def _check_activation(activation):
+    checks.one_of("attentional_activation", activation, ("tanh", None))
+
+
 def _check_args(units, attention, cell, order, attentional_units,
                 num_layers, output_state, input_feeding, attentional_layer,
                 wait_k=None, wait_rate=1.0):
@@ -143,11 +147,13 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
     def __init__(self, cell, units, attention, order, input_feeding,
                  attentional_units, num_layers=1, output_state="previous",
                  reset_after=True, attentional_layer=True, wait_k=None,
-                 wait_rate=1.0, attention_window=None, **kwargs):
+                 wait_rate=1.0, attention_window=None,
+                 attentional_activation="tanh", **kwargs):
         super().__init__(**kwargs)
         attention = _check_args(units, attention, cell, order, attentional_units,
                                 num_layers, output_state, input_feeding,
                                 attentional_layer, wait_k, wait_rate)
+        _check_activation(attentional_activation)
         self.wait_k, self.wait_rate = wait_k, float(wait_rate)
         self.attention_window = _check_window(attention_window)
         self.output_state = output_state
@@ -173,9 +179,11 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
         self.attention = attention
         self.attentional = None
         if order == "luong" and attentional_layer:
-            # h~_t = tanh(W_c [c_t; h_t]) (Luong et al., 2015, eq. 5).
+            # h~_t = tanh(W_c [c_t; h_t]) (Luong et al., 2015, eq. 5);
+            # tfa's attention_layer has no activation (None).
             self.attentional = keras.layers.Dense(
-                attentional_units, activation="tanh", use_bias=False,
+                attentional_units, activation=attentional_activation,
+                use_bias=False,
                 dtype=self.dtype_policy, name="attentional",
             )
         self.supports_masking = True
@@ -466,6 +474,11 @@ class AttentionRNN(keras.layers.Layer):
             False builds no `W_c` and outputs `[h_t; c_t]`, the top state and
             the context (`units + memory_dim` features); it needs
             `input_feeding=False` and no `attentional_units`.
+        attentional_activation: "tanh" (Luong et al.'s `h~_t = tanh(W_c
+            [c_t; h_t])`) or None, the attentional layer without an
+            activation, `h~_t = W_c [c_t; h_t]`: TensorFlow Addons'
+            `AttentionWrapper(attention_layer_size=...)` (a `Dense` without
+            activation or bias).
         output_state: "previous" or "current" (order "bahdanau" only):
             output `[s_{i-1}; c_i]` (Bahdanau et al.) or `[s_i; c_i]` (the
             new state, as Xu et al. (2015), eq. 7, read `h_t` and `z_t`).
@@ -548,12 +561,14 @@ class AttentionRNN(keras.layers.Layer):
                  input_feeding=True, attentional_units=None, num_layers=1,
                  output_state="previous", return_state=False, reset_after=True,
                  attentional_layer=True, wait_k=None, wait_rate=1.0,
-                 attention_window=None, **kwargs):
+                 attention_window=None, attentional_activation="tanh", **kwargs):
         super().__init__(**kwargs)
         attention = _check_args(units, attention, cell, order, attentional_units,
                                 num_layers, output_state, input_feeding,
                                 attentional_layer, wait_k, wait_rate)
         attention_window = _check_window(attention_window)
+        _check_activation(attentional_activation)
+        self.attentional_activation = attentional_activation
         self.output_state = output_state
         for name, flag in (("return_state", return_state),
                            ("reset_after", reset_after)):
@@ -581,6 +596,7 @@ class AttentionRNN(keras.layers.Layer):
             output_state=output_state, reset_after=reset_after,
             attentional_layer=self.attentional_layer, wait_k=wait_k,
             wait_rate=wait_rate, attention_window=attention_window,
+            attentional_activation=attentional_activation,
             dtype=self.dtype_policy, name="cell",
         )
 
@@ -902,5 +918,6 @@ class AttentionRNN(keras.layers.Layer):
             "wait_rate": self.wait_rate,
             "attention_window": (None if self.attention_window is None
                                  else list(self.attention_window)),
+            "attentional_activation": self.attentional_activation,
         })
         return config
