@@ -338,6 +338,10 @@ def _rnn(**kw):
     return layers.AttentionRNN(4, layers.BahdanauAttention(3), **kw)
 
 
+case("BahdanauAttention", "an unknown probability_fn",
+     lambda: layers.BahdanauAttention(3, probability_fn="argmax"), "`probability_fn`")
+case("LuongAttention", "probability_fn None",
+     lambda: layers.LuongAttention("dot", probability_fn=None), "`probability_fn`")
 case("AttentionRNN", "an attentional activation other than tanh or None",
      lambda: layers.AttentionRNN(4, layers.LuongAttention("dot"), order="luong",
                                  attentional_activation="relu"),

@@ -90,6 +90,70 @@ def masked_softmax(scores, mask=None, axis=-1):
     return ops.where(mask, weights, ops.zeros_like(weights))
 
 
+def masked_hardmax(scores, mask=None, axis=-1):
+    """One-hot at the largest score of each row (the first of equal ones),
+    masked positions never chosen; a fully masked row gets zeros. The
+    weights of TensorFlow Addons' `hardmax` (`probability_fn=hardmax`); no
+    gradient reaches the scores through them."""
+    if mask is not None:
+        mask = ops.cast(mask, "bool")
+        scores = ops.where(mask, scores, ops.cast(
+            large_negative_number(scores.dtype), scores.dtype))
+    hot = ops.one_hot(ops.argmax(scores, axis=axis), ops.shape(scores)[axis],
+                      axis=axis, dtype=scores.dtype)
+    if mask is None:
+        return hot
+    return ops.where(mask, hot, ops.zeros_like(hot))
+
+
+def masked_sparsemax(scores, mask=None):
+    """Sparsemax over the last axis (Martins and Astudillo, 2016, eq. 2 and
+    Algorithm 1): the Euclidean projection of the scores onto the simplex,
+
+        sparsemax(z)_j = max(z_j - tau(z), 0),
+        tau(z) = (sum_{j <= k(z)} z_(j) - 1) / k(z),
+        k(z) = max{k : 1 + k z_(k) > sum_{j <= k} z_(j)}
+
+    with `z_(1) >= z_(2) >= ...` the sorted scores: weights that sum to 1
+    and are exactly 0 below the threshold. Computed in float32. A masked
+    position is scored 2 below the row's lowest real score, which the
+    threshold (`tau >= max z - 1`) always leaves at 0 (no infinity enters
+    the sums); a fully masked row gets zeros.
+    """
+    dtype = scores.dtype
+    z = ops.cast(scores, "float32")
+    if mask is not None:
+        mask = ops.broadcast_to(ops.cast(mask, "bool"), ops.shape(z))
+        lowest = ops.min(ops.where(mask, z, ops.full_like(z, 3.0e38)), axis=-1,
+                         keepdims=True)
+        z = ops.where(mask, z, lowest - 2.0)
+        z = ops.where(ops.any(mask, axis=-1, keepdims=True), z, ops.zeros_like(z))
+    ordered = ops.flip(ops.sort(z, axis=-1), axis=-1)         # descending
+    k = ops.cast(ops.arange(1, ops.shape(z)[-1] + 1), "float32")
+    running = ops.cumsum(ordered, axis=-1)
+    support = ops.cast(1.0 + k * ordered > running, "float32")
+    size = ops.sum(support, axis=-1, keepdims=True)           # k(z) >= 1
+    total = ops.sum(support * ordered, axis=-1, keepdims=True)
+    tau = (total - 1.0) / size
+    weights = ops.maximum(z - tau, 0.0)
+    if mask is not None:
+        weights = ops.where(mask, weights, ops.zeros_like(weights))
+    return ops.cast(weights, dtype)
+
+
+def normalize(scores, mask, probability_fn="softmax"):
+    """The weights of `scores` by `probability_fn`: "softmax"
+    (`masked_softmax`), "hardmax" or "sparsemax"."""
+    if probability_fn == "hardmax":
+        return masked_hardmax(scores, mask)
+    if probability_fn == "sparsemax":
+        return masked_sparsemax(scores, mask)
+    return masked_softmax(scores, mask)
+
+
+PROBABILITY_FNS = ("softmax", "hardmax", "sparsemax")
+
+
 def causal_mask(query_length, value_length):
     """A boolean `(query_length, value_length)` lower-triangular mask.
 

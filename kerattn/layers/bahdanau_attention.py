@@ -56,6 +56,12 @@ class BahdanauAttention(BaseAttention):
         kernel_regularizer: optional regularizer of the same.
         dropout: float in [0, 1), dropout on the attention weights.
         causal: bool, causal masking for self-attention.
+        probability_fn: "softmax", "hardmax" (one-hot at the largest
+            score, TensorFlow Addons' `hardmax`; no gradient through the
+            weights) or "sparsemax" (Martins and Astudillo, 2016: the
+            projection onto the simplex, exactly zero below a threshold;
+            `kerattn.layers.attention_utils.masked_sparsemax`): tfa's
+            `probability_fn` of the same name.
         **kwargs: base layer keyword arguments.
 
     Call arguments, Returns: see `kerattn.layers.BaseAttention`.
@@ -83,12 +89,15 @@ class BahdanauAttention(BaseAttention):
         kernel_regularizer=None,
         dropout=0.0,
         causal=False,
+        probability_fn="softmax",
         **kwargs,
     ):
         super().__init__(dropout=dropout, causal=causal, **kwargs)
         checks.positive_int("units", units)
         checks.boolean("normalize", normalize)
         checks.boolean("coverage", coverage)
+        checks.one_of("probability_fn", probability_fn, utils.PROBABILITY_FNS)
+        self.probability_fn = probability_fn
         self.units = units
         self.normalize = normalize
         self.coverage = coverage
@@ -164,8 +173,13 @@ class BahdanauAttention(BaseAttention):
             v_a = self.g * v_a * ops.rsqrt(ops.sum(ops.square(v_a)))
         return ops.sum(ops.tanh(hidden) * v_a, axis=-1)
 
+    def _normalize(self, scores, mask):
+        return utils.normalize(scores, mask, self.probability_fn)
+
     def get_config(self):
         config = super().get_config()
+        if self.probability_fn != "softmax":   # older files lack it
+            config["probability_fn"] = self.probability_fn
         config.update(
             {
                 "units": self.units,

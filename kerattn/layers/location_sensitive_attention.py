@@ -158,6 +158,10 @@ class LocationSensitiveAttention(BahdanauAttention):
         **kwargs,
     ):
         checks.require(
+            kwargs.get("probability_fn", "softmax") == "softmax",
+            "probability_fn", "'softmax' for LocationSensitiveAttention (its own normalisation: sharpening, smoothing)",
+            kwargs.get("probability_fn"))
+        checks.require(
             not kwargs.pop("coverage", False), "coverage",
             "False for LocationSensitiveAttention (use cumulative=True to "
             "read the summed alignments)", True)

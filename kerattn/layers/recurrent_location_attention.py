@@ -79,6 +79,10 @@ class RecurrentLocationAttention(BahdanauAttention):
                  normalize=False, kernel_initializer="glorot_uniform",
                  kernel_regularizer=None, dropout=0.0, **kwargs):
         checks.require(
+            kwargs.get("probability_fn", "softmax") == "softmax",
+            "probability_fn", "'softmax' for RecurrentLocationAttention (its own normalisation: sharpening)",
+            kwargs.get("probability_fn"))
+        checks.require(
             not kwargs.pop("coverage", False), "coverage",
             "False for RecurrentLocationAttention (it reads the previous "
             "weights)", True)
