@@ -227,6 +227,28 @@ def test_an_ablation_phase_starts_from_its_saved_converged_variant(tmp_path, mon
     assert "By source length" in text
 
 
+def test_each_monotonic_row_is_compared_with_soft_attention_of_its_seed():
+    """The findings under the ablation tables set each hard monotonic row
+    beside the soft recipe of the same seed and budget (`recipe@6` for
+    seed 0, `recipe@6 seed 1` for seed 1), not beside seed 0's."""
+    def row(greedy, beam, nowhere=0.0):
+        return {"bleu_greedy": greedy, "bleu_beam": beam,
+                "alignment_rates": {"attended_nowhere": nowhere}}
+
+    variants = {"recipe@6": row(39.27, 42.03), "recipe@6 seed 1": row(38.49, 42.16)}
+    text = [translation_task._against_soft(k, v, variants.get(
+        "recipe@" + k.split("@", 1)[1])) for k, v in (
+            ("hard-monotonic-r-1@6", row(36.43, 39.12, 0.0009)),
+            ("hard-monotonic-r-1@6 seed 1", row(34.94, 38.16, 0.0034)),
+            ("hard-monotonic-r-1@6 seed 2", row(35.0, 38.0)))]
+    assert text == [
+        "`hard-monotonic-r-1@6` 36.43 / 39.12 (0.1% attending nowhere; 2.84 / "
+        "2.91 behind soft attention of its seed)",
+        "`hard-monotonic-r-1@6 seed 1` 34.94 / 38.16 (0.3% attending nowhere; "
+        "3.55 / 4.00 behind soft attention of its seed)",
+        "`hard-monotonic-r-1@6 seed 2` 35.0 / 38.0 (0.0% attending nowhere)"]
+
+
 def test_the_ablation_table_shows_each_row_and_its_long_bucket(tmp_path):
     assert translation_task.ablation_section(str(tmp_path)) == ""
     row = {"what": "Adam 1e-2", "epochs": 1, "final_loss": 4.5,

@@ -373,8 +373,9 @@ def ablation_section(folder, results=None):
     findings = [text for text in (_monotonic_findings(variants),
                                   _phase_findings(variants)) if text]
     if findings:
-        lines += ["", "What these rows show (one seed each, read from the rows "
-                  "above):", ""] + [f"- {text}" for text in findings]
+        lines += ["", "What these rows show (read from the rows above; a row "
+                  "named `seed N` is that seed, the others seed 0):", ""] + [
+                      f"- {text}" for text in findings]
     return "\n".join(lines) + "\n"
 
 
@@ -403,9 +404,7 @@ def _monotonic_findings(variants):
             f"of output words attending nowhere (16-20 words): greedy BLEU "
             f"{row['bleu_greedy']} (expected alignment "
             f"{row.get('bleu_greedy_expected_alignment', '-')}).")
-    others = [f"`{k}` {v['bleu_greedy']} / {v.get('bleu_beam', '-')} "
-              f"({100 * v['alignment_rates'].get('attended_nowhere', 0):.1f}% "
-              "attending nowhere)"
+    others = [_against_soft(k, v, variants.get("recipe@" + k.split("@", 1)[1]))
               for k, v in variants.items()
               if k.startswith("hard-monotonic-") and "alignment_rates" in v]
     if others:
@@ -429,6 +428,19 @@ def _monotonic_findings(variants):
             f"{b} words: {long_moved[b]['bleu']} against {long_control[b]['bleu']}"
             for b in long) + ")")
     return text + "."
+
+
+def _against_soft(name, row, soft):
+    """`name`'s greedy / beam BLEU and its share attending nowhere, and how
+    far behind the soft recipe of the same seed and budget it is."""
+    text = (f"`{name}` {row['bleu_greedy']} / {row.get('bleu_beam', '-')} "
+            f"({100 * row['alignment_rates'].get('attended_nowhere', 0):.1f}% "
+            "attending nowhere")
+    if soft and "bleu_beam" in soft and "bleu_beam" in row:
+        text += (f"; {soft['bleu_greedy'] - row['bleu_greedy']:.2f} / "
+                 f"{soft['bleu_beam'] - row['bleu_beam']:.2f} behind soft "
+                 "attention of its seed")
+    return text + ")"
 
 
 def _phase_findings(variants):
