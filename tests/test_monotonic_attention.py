@@ -503,3 +503,42 @@ def test_decoder_keeps_the_alignment_dtype():
     assert dtype(states["attention"]["alignment"].dtype) == "float32"
     np.testing.assert_allclose(to_numpy(states["attention"]["alignment"]).sum(-1),
                                [4.0, 4.0], atol=0.05)
+
+
+@pytest.mark.parametrize("cls", ["HardMonotonicAttention", "MonotonicChunkwiseAttention",
+                                 "StepwiseMonotonicAttention"])
+def test_tfa_defaults_score_as_tfa_does(cls):
+    """`with_tfa_defaults`: tfa's `_bahdanau_score(normalize=False)` and
+    `_luong_score(scale=False)` (tensorflow_addons/seq2seq/
+    attention_wrapper.py) plus `score_bias_init=0`, `sigmoid_noise=0`: the
+    energy is `v^T tanh(W q + U h)` (no `g`, no `b`) or `q^T W h`, and `r`
+    starts at 0; both round-trip through the config."""
+    import kerattn.layers as kl
+
+    rng = np.random.default_rng(0)
+    q, h = rng.standard_normal((2, 3, 4)).astype("float32"), \
+        rng.standard_normal((2, 5, 6)).astype("float32")
+    layer_cls = getattr(kl, cls)
+    for energy, units in (("bahdanau", 3), ("luong", None)):
+        layer = layer_cls.with_tfa_defaults(units, energy=energy)
+        layer(q, h)
+        config = layer.get_config()
+        assert (config["noise_std"], config["score_bias_init"], config["scale"]) == (
+            0.0, 0.0, False)
+        assert config.get("normalize", True) == (energy != "bahdanau")
+        assert float(to_numpy(layer.score_bias)) == 0.0
+        e, _ = layer._energies(keras.ops.convert_to_tensor(q),
+                               layer.project_key(keras.ops.convert_to_tensor(h)))
+        if energy == "bahdanau":
+            E = layer.energy
+            assert not hasattr(E, "b") and not hasattr(E, "g")
+            want = np.tanh((q @ to_numpy(E.W_a))[:, :, None] + (h @ to_numpy(E.U_a))[:, None]
+                           ) @ to_numpy(E.v_a)
+        else:
+            want = np.einsum("bqd,de,bse->bqs", q, to_numpy(layer.energy.W_a), h)
+        np.testing.assert_allclose(to_numpy(e), want, atol=1e-5)
+        again = layer_cls.from_config(config).get_config()
+        assert again == config
+    assert "normalize" not in layer_cls(3).get_config()   # the paper's default: as before
+    with pytest.raises(ValueError, match="`normalize`"):
+        layer_cls(energy="luong", normalize=False)

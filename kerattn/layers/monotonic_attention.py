@@ -237,7 +237,10 @@ class HardMonotonicAttention(BaseAttention):
             default) for the Luong energy.
         energy: "bahdanau" or "luong".
         scale: bool, the Luong energy's scalar `g` (TensorFlow Addons'
-            `scale`); the Bahdanau energy always has `g` and `b`.
+            `scale`).
+        normalize: bool, the Bahdanau energy's weight normalisation, its
+            `g` and `b` (TensorFlow Addons' `normalize`; the paper's, True).
+            `with_tfa_defaults` builds the layer at tfa's defaults.
         score_bias_init: float, the initial `r` (-4).
         noise_std: float >= 0, the pre-sigmoid noise's standard deviation in
             training (1, as in the paper; 0 turns it off).
@@ -279,13 +282,29 @@ class HardMonotonicAttention(BaseAttention):
 
     alignment_state = "previous"
     reads_prefix = True          # "hard" mode stops at the first j >= t_{i-1}
+
+    @classmethod
+    def with_tfa_defaults(cls, units=None, energy="bahdanau", **kwargs):
+        """The layer at TensorFlow Addons' defaults
+        (`BahdanauMonotonicAttention(normalize=False, sigmoid_noise=0.,
+        score_bias_init=0.)`, `LuongMonotonicAttention(scale=False, ...)`):
+        no weight normalisation, no `g`, `r` starting at 0, no noise.
+        `kwargs` set any other argument (or override these).
+
+        >>> HardMonotonicAttention.with_tfa_defaults(8).get_config()["noise_std"]
+        0.0
+        """
+        defaults = {"scale": False, "score_bias_init": 0.0, "noise_std": 0.0}
+        if energy == "bahdanau":
+            defaults["normalize"] = False
+        return cls(units, energy=energy, **{**defaults, **kwargs})
     _history_dtype = "float32"   # the state, whatever the weights' dtype
     _causal_refused = "its weights are a monotonic alignment"
 
     def __init__(self, units=None, energy="bahdanau", scale=True,
                  score_bias_init=-4.0, noise_std=1.0, seed=None,
                  kernel_initializer="glorot_uniform", kernel_regularizer=None,
-                 **kwargs):
+                 normalize=True, **kwargs):
         checks.require(not kwargs.pop("dropout", False), "dropout",
                        f"unset for {type(self).__name__} (its weights "
                        "are a monotonic alignment)", True)
@@ -298,11 +317,16 @@ class HardMonotonicAttention(BaseAttention):
                            "None with energy='luong' (its size is the query's)",
                            units)
         checks.boolean("scale", scale)
+        checks.boolean("normalize", normalize)
+        checks.require(normalize or energy == "bahdanau", "normalize",
+                       "True with energy='luong' (it is the Bahdanau "
+                       "energy's weight normalisation)", normalize)
         checks.number("score_bias_init", score_bias_init)
         checks.number("noise_std", noise_std, low=0.0)
         self.units = units
         self.energy_form = energy
         self.scale = scale
+        self.normalize = normalize
         self.score_bias_init = float(score_bias_init)
         self.noise_std = float(noise_std)
         self.seed = seed
@@ -316,7 +340,8 @@ class HardMonotonicAttention(BaseAttention):
                       kernel_regularizer=self.kernel_regularizer,
                       dtype=self.dtype_policy, name=name)
         if self.energy_form == "bahdanau":
-            return BahdanauAttention(self.units, normalize=monotonic, **common)
+            return BahdanauAttention(self.units, normalize=monotonic and self.normalize,
+                                     **common)
         return LuongAttention("general", scale=self.scale and monotonic,
                               **common)
 
@@ -456,6 +481,7 @@ class HardMonotonicAttention(BaseAttention):
             "units": self.units,
             "energy": self.energy_form,
             "scale": self.scale,
+            **({} if self.normalize else {"normalize": False}),   # older files lack it
             "score_bias_init": self.score_bias_init,
             "noise_std": self.noise_std,
             "seed": self.seed,
