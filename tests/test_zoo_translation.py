@@ -409,6 +409,43 @@ def test_coverage_loss_trains_with_the_model():
     assert not np.allclose(to_numpy(attention.w_c), w_c)
 
 
+def test_translator_returns_the_n_best_strings_with_their_scores():
+    """`num_return=n`: each text's n hypotheses as strings, best first,
+    each with the search's score and log-probability; they are
+    `beam_search`'s own n-best (the same model through `generate`), the
+    first is the 1-best translation, and each alignment ends at its own
+    EOS. The first text is not the longest."""
+    texts = ["permission denied", "cannot open the file %s now", "open"]
+    src = WordVocabulary.build(texts)
+    tgt = WordVocabulary.build(["ouvrir le fichier", "permission refusée",
+                                "impossible d'ouvrir %s"])
+    keras.utils.set_random_seed(5)
+    model = BUILDERS["bahdanau"](len(src), len(tgt))
+    translator = Translator(model, src, tgt, max_length=7)
+    n_best = translator(texts, beam_width=4, num_return=3, length_penalty=0.6)
+    assert [len(h) for h in n_best] == [3, 3, 3]
+    n, ids = translator.generator.pad(translator._source_ids(texts)[0])
+    raw = model.generate(ids[:n], strategy="beam", beam_width=4, num_return=3,
+                         length_penalty=0.6, max_length=7, bos_id=tgt.bos_id,
+                         eos_id=tgt.eos_id, pad_id=tgt.pad_id)
+    for row, hypotheses in enumerate(n_best):
+        scores = [h["score"] for h in hypotheses]
+        assert scores == sorted(scores, reverse=True)
+        np.testing.assert_allclose(scores, to_numpy(raw["scores"])[row], atol=1e-5)
+        np.testing.assert_allclose([h["log_prob"] for h in hypotheses],
+                                   to_numpy(raw["log_probs"])[row], atol=1e-5)
+        assert [h["translation"] for h in hypotheses] == [
+            tgt.decode(t) for t in to_numpy(raw["tokens"])[row]]
+    best = translator(texts, beam_width=4, length_penalty=0.6)
+    assert [h[0]["translation"] for h in n_best] == best
+    with_alignments = translator(texts, beam_width=4, num_return=2,
+                                 return_alignments=True)
+    for hypotheses in with_alignments:
+        for h in hypotheses:
+            tokens = h["alignment"]["target_tokens"]
+            assert len(h["alignment"]["weights"]) == len(tokens)
+
+
 @pytest.mark.parametrize("name", ["bahdanau", "luong_local_p", "seq2seq",
                                   "transformer", "convs2s"])
 def test_compiled_translator_equals_eager(name):

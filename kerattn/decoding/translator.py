@@ -84,11 +84,17 @@ class Translator:
             given, else "greedy"), "greedy", "beam" or "sample".
         **options: `length_penalty`, `coverage_penalty`,
             `no_repeat_ngram_size`, `min_length`, `never_worse_than_greedy`
-            of `beam_search`; `temperature`, `top_k`, `top_p`, `seed` of
+            and `num_return` (the n-best, at most `beam_width`) of
+            `beam_search`; `temperature`, `top_k`, `top_p`, `seed` of
             `sample`.
 
     Returns:
-        A list of translations (and the list of alignment dicts).
+        A list of translations (and the list of alignment dicts). With
+        `num_return=n > 1`: for each text, its `n` best hypotheses, best
+        first, each `{"translation", "score" (the search's ranking score),
+        "log_prob"}` (and `"alignment"`, its alignment dict, with
+        `return_alignments`); TensorFlow Addons' `BeamSearchDecoder`'s
+        n-best as strings.
 
     A copying model (`kerattn.zoo.pointer_generator`, See et al. 2017;
     its `copies` is True) reads and writes extended ids: each text's words outside the
@@ -215,22 +221,45 @@ class Translator:
             strategy=strategy, bos_id=v.bos_id, eos_id=v.eos_id,
             pad_id=v.pad_id, **options)
         tokens, attention = result["tokens"], result.get("attention")
+        if options.get("num_return", 1) > 1:   # the n-best of each text
+            return self._n_best(texts, result, oovs, return_alignments)
         translations = [self._decode(ids, oovs, row)
                         for row, ids in enumerate(tokens)]
         if not return_alignments:
             return translations
-        alignments = []
-        for row, text in enumerate(texts):
-            src = self.source_vocab.display_tokens(text)
-            out = list(tokens[row])
-            end = out.index(v.eos_id) + 1 if v.eos_id in out else len(out)
-            alignments.append({
-                "source_tokens": src,
-                "target_tokens": self._tokens(out[:end], oovs, row),
-                "weights": None if attention is None
-                else attention[row, :end, : len(src)],
-            })
+        alignments = [self._alignment(text, tokens[row], None if attention is None
+                                      else attention[row], oovs, row)
+                      for row, text in enumerate(texts)]
         return translations, alignments
+
+    def _alignment(self, text, ids, attention, oovs, row):
+        """One hypothesis' alignment dict, up to its EOS."""
+        v = self.target_vocab
+        src = self.source_vocab.display_tokens(text)
+        out = list(ids)
+        end = out.index(v.eos_id) + 1 if v.eos_id in out else len(out)
+        return {"source_tokens": src,
+                "target_tokens": self._tokens(out[:end], oovs, row),
+                "weights": None if attention is None else attention[:end, : len(src)]}
+
+    def _n_best(self, texts, result, oovs, return_alignments):
+        """Each text's hypotheses, best first: `{"translation", "score",
+        "log_prob"}` (and its alignment dict with `return_alignments`)."""
+        tokens, attention = result["tokens"], result.get("attention")
+        out = []
+        for row, text in enumerate(texts):
+            hypotheses = []
+            for k in range(tokens.shape[1]):
+                hypothesis = {"translation": self._decode(tokens[row, k], oovs, row),
+                              "score": float(result["scores"][row, k]),
+                              "log_prob": float(result["log_probs"][row, k])}
+                if return_alignments:
+                    hypothesis["alignment"] = self._alignment(
+                        text, tokens[row, k], None if attention is None
+                        else attention[row, k], oovs, row)
+                hypotheses.append(hypothesis)
+            out.append(hypotheses)
+        return out
 
     def _search(self, beam_width, max_length, strategy, options):
         """A call's `beam_width` and options over the default `search`
