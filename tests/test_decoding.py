@@ -12,6 +12,7 @@ from cases import to_numpy
 from kerattn import zoo
 from kerattn.decoding import (
     beam_search,
+    gather_tree,
     gnmt_length_penalty,
     greedy_search,
     sample,
@@ -141,7 +142,7 @@ def assert_same_or_tied(table, got, expected, expected_score, alpha, max_length)
                                                    expected_score)
 
 
-def numpy_beam_search(table, width, max_length, alpha):
+def numpy_beam_search(table, width, max_length, alpha, steps=None):
     """Beam search written out in NumPy, the independent reference: keep the
     `width` best hypotheses by GNMT's length-normalised score at every
     step; a finished one stays in the beam with its score frozen.
@@ -172,6 +173,8 @@ def numpy_beam_search(table, width, max_length, alpha):
                            for t in range(len(table)) if t not in (PAD, BOS)]
         ranked = sorted(candidates, key=score, reverse=True)
         beams = ranked[:width]
+        if steps is not None:   # the beam's scores after each step, best first
+            steps.append([score(b) for b in beams])
         ambiguous += [(step, kept[0], dropped[0]) for kept in beams
                       for dropped in ranked[width:]
                       if abs(score(kept) - score(dropped)) < 1e-4
@@ -351,6 +354,46 @@ def test_narrow_beam_matches_a_numpy_beam_search(width, alpha):
         _, best = brute_force_best(table, max_length, alpha, vocab)
         below_optimum += expected[0][1] < best - 1e-6
     assert below_optimum > 0  # the tables include searches that miss the optimum
+
+
+@pytest.mark.parametrize("width", [2, 3])
+def test_the_steps_are_the_searchs_own(width):
+    """`return_steps=True` (tfa's `BeamSearchDecoderOutput`): the search
+    returns the same n-best; each step's slot scores are the NumPy
+    reference's beam scores after that step (best first, as top-k keeps
+    them); following each final slot back through `step_parents`
+    (`gather_tree`) gives the returned hypotheses, each slot's last score
+    and log-probability theirs."""
+    vocab, max_length, alpha = 6, 5, 0.6
+    tables = np.stack([random_table(seed, vocab, scale=2.0) for seed in (20, 85, 21)])
+    common = dict(beam_width=width, max_length=max_length, length_penalty=alpha,
+                  num_return=width, never_worse_than_greedy=False)
+    plain = beam_search(batch_markov_step(tables), row_state(3), 3, BOS, EOS, PAD,
+                        **common)
+    beam = beam_search(batch_markov_step(tables), row_state(3), 3, BOS, EOS, PAD,
+                       return_steps=True, **common)
+    for key in plain:
+        np.testing.assert_allclose(to_numpy(beam[key]), to_numpy(plain[key]), atol=1e-6)
+    ids, parents = to_numpy(beam["step_ids"]), to_numpy(beam["step_parents"])
+    assert ids.shape == parents.shape == (3, max_length, width)
+    step_scores = to_numpy(beam["step_scores"])
+    paths = gather_tree(ids, parents)
+    tokens, lengths = _tokens(beam), to_numpy(beam["lengths"])
+    for row, table in enumerate(tables):
+        steps = []
+        numpy_beam_search(table, width, max_length, alpha, steps=steps)
+        np.testing.assert_allclose(step_scores[row], steps, atol=1e-4)
+        slots = {tuple(paths[row, :lengths[row, k], j]): j for k in range(width)
+                 for j in range(width)}
+        for k in range(width):
+            j = slots[tuple(tokens[row, k, :lengths[row, k]])]
+            assert step_scores[row, -1, j] == pytest.approx(
+                float(to_numpy(beam["scores"])[row, k]), abs=1e-5)
+            assert to_numpy(beam["step_log_probs"])[row, -1, j] == pytest.approx(
+                float(to_numpy(beam["log_probs"])[row, k]), abs=1e-5)
+    assert set(parents.reshape(-1)) <= set(range(width))
+    with pytest.raises(ValueError, match="`step_parents`"):
+        gather_tree(ids, parents[:, :2])
 
 
 def test_greedy_fallback_keeps_greedy_when_it_scores_higher():

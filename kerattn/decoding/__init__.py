@@ -12,6 +12,7 @@ from kerattn.decoding.compiled import compile_decoder
 from kerattn.decoding.generate import Generator, decode_function, generate
 from kerattn.decoding.search import (
     beam_search,
+    gather_tree,
     gnmt_coverage_penalty,
     gnmt_length_penalty,
     greedy_search,
@@ -23,6 +24,7 @@ from kerattn.decoding.translator import Translator
 __all__ = [
     "greedy_search",
     "beam_search",
+    "gather_tree",
     "sample",
     "generate",
     "Generator",

@@ -165,7 +165,8 @@ def generate(model, inputs, max_length=50, strategy="greedy", bos_id=2, eos_id=3
     out = beam_search(beam_invariant=model.beam_invariant,
                       num_return=num_return, **common, **options)
     if num_return == 1:  # the best hypothesis, without the beam axis
-        out = {key: value[:, 0] for key, value in out.items()}
+        out = {key: value if key.startswith("step_") else value[:, 0]
+               for key, value in out.items()}
     return out
 
 

@@ -108,6 +108,42 @@ def _write(history, t, values):
     return ops.slice_update(history, (0, t), ops.expand_dims(values, 1))
 
 
+def _write_step(array, t, values):
+    """array[:, :, t] = values `(batch, K)`, for a traced `t`."""
+    return ops.slice_update(array, (0, 0, t), ops.expand_dims(
+        ops.cast(values, array.dtype), -1))
+
+
+def gather_tree(step_ids, step_parents):
+    """Each beam slot's tokens, followed back through its parents: the
+    hypothesis that ends in slot `j` after the last step, `(batch,
+    max_length, K)` (TensorFlow Addons' `gather_tree`, without its
+    end-token fill: the steps after a hypothesis ended hold what the
+    search wrote there, PAD).
+
+    Args:
+        step_ids, step_parents: `beam_search(..., return_steps=True)`'s,
+            `(batch, max_length, K)`.
+
+    >>> import numpy as np
+    >>> ids = np.array([[[4, 5], [6, 7]]])       # two steps, two slots
+    >>> parents = np.array([[[0, 0], [1, 0]]])   # slot 0 came from slot 1
+    >>> gather_tree(ids, parents)[0].tolist()
+    [[5, 4], [6, 7]]
+    """
+    ids = np.asarray(keras.ops.convert_to_numpy(step_ids))
+    parents = np.asarray(keras.ops.convert_to_numpy(step_parents))
+    checks.require(ids.ndim == 3 and ids.shape == parents.shape, "step_parents",
+                   f"the shape of step_ids {ids.shape}", parents.shape)
+    out = np.zeros_like(ids)
+    slot = np.broadcast_to(np.arange(ids.shape[2]), (ids.shape[0], ids.shape[2])).copy()
+    rows = np.arange(ids.shape[0])[:, None]
+    for t in range(ids.shape[1] - 1, -1, -1):
+        out[:, t] = ids[rows, t, slot]
+        slot = parents[rows, t, slot]
+    return out
+
+
 def _write_attention(history, t, attention):
     return ops.slice_update(history, (0, t, 0), ops.expand_dims(attention, 1))
 
@@ -301,7 +337,7 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
                 beam_width=4, max_length=50, min_length=0, length_penalty=0.0,
                 coverage_penalty=0.0, no_repeat_ngram_size=0, num_return=1,
                 source_mask=None, never_worse_than_greedy=False,
-                beam_invariant=(), return_attention=True):
+                beam_invariant=(), return_attention=True, return_steps=False):
     """Beam search with the GNMT scoring of Wu et al. (2016), section 7.
 
     Hypotheses are ranked, while searching and at the end, by
@@ -348,13 +384,20 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
             Each zoo model names its own (`GenerativeModel.beam_invariant`).
         return_attention: as `greedy_search`: False keeps no attention
             history (the coverage penalty still sums the weights it needs).
+        return_steps: bool; also return the search step by step, as
+            TensorFlow Addons' `BeamSearchDecoderOutput`: `step_ids`,
+            `step_parents` (the beam each slot came from), `step_scores`
+            (each slot's ranking score after the step) and `step_log_probs`,
+            each `(batch, max_length, K)` in the order of the beam's slots
+            (not sorted; `gather_tree(step_ids, step_parents)` follows each
+            slot back to the start, as tfa's `gather_tree`).
 
     Returns:
         A dict: `tokens` `(batch, num_return, max_length)`, `scores`
         `(batch, num_return)` (the ranking score `s`), `log_probs`
         `(batch, num_return)`, `lengths`, and `attention` `(batch,
         num_return, max_length, S)` when the step function returns it;
-        best first.
+        best first; with `return_steps`, the step arrays above.
 
     Example:
 
@@ -433,6 +476,10 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
                   "float32"),  # coverage
         raw, ops.zeros((batch_size, k), "bool"),
         ops.zeros((batch_size, k), "int32"),
+        # The step arrays (return_steps), (batch, K, max_length) each, or
+        # placeholders of one step.
+        *[ops.zeros((batch_size, k, max_length if return_steps else 1), dtype)
+          for dtype in ("int32", "int32", "float32", "float32")],
     )
     offsets = ops.expand_dims(ops.arange(batch_size) * k, 1)  # (B, 1)
 
@@ -452,7 +499,7 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
 
     def body(t, carry):
         (logits, state, attention, history, att_history, coverage, raw,
-         finished, lengths) = carry
+         finished, lengths, *steps) = carry
         vocab = ops.shape(logits)[-1]
         flat_finished = ops.reshape(finished, (bk,))
         logp = _ban_token(_log_probs(logits, pad_id, bos_id), eos_id, t < min_length)
@@ -488,15 +535,19 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
         if use_attention:
             att_history = _write_attention(ops.take(att_history, rows, axis=0), t,
                                            ops.take(att, rows, axis=0))
+        if return_steps:
+            steps = [_write_step(a, t, v) for a, v in zip(steps, (
+                token, ops.cast(beam, "int32"), score_of(raw, lengths, coverage), raw))]
         state = reorder(state, rows)
         logits, state, new_attention = _call(step_fn, ops.reshape(token, (bk,)),
                                              state, t + 1)
         attention = new_attention if gives_attention else attention
         return (logits, state, attention, history, att_history, coverage, raw,
-                finished, lengths)
+                finished, lengths, *steps)
 
     carry = _loop(body, carry, max_length, lambda c: c[7])
-    (_, _, _, history, att_history, coverage, raw, finished, lengths) = carry
+    (_, _, _, history, att_history, coverage, raw, finished, lengths,
+     *steps) = carry
     final = score_of(raw, lengths, coverage)
     order = ops.argsort(-final, axis=1)[:, :num_return]  # best first
     rows = ops.reshape(order + offsets, (-1,))
@@ -511,6 +562,9 @@ def beam_search(step_fn, state, batch_size, bos_id, eos_id, pad_id=0,
         out["attention"] = ops.reshape(
             ops.take(att_history, rows, axis=0),
             (batch_size, num_return, max_length, -1))
+    if return_steps:   # (batch, max_length, K), as tfa's
+        out.update({name: ops.transpose(value, (0, 2, 1)) for name, value in zip(
+            ("step_ids", "step_parents", "step_scores", "step_log_probs"), steps)})
     if never_worse_than_greedy and k > 1 and not no_repeat_ngram_size:
         # Greedy obeys min_length but knows no n-gram blocking: only then.
         greedy = greedy_search(step_fn, initial_state, batch_size, bos_id, eos_id,
