@@ -125,6 +125,11 @@ def gather_tree(step_ids, step_parents):
         step_ids, step_parents: `beam_search(..., return_steps=True)`'s,
             `(batch, max_length, K)`.
 
+    Returns:
+        A NumPy array `(batch, max_length, K)`.
+
+    Example:
+
     >>> import numpy as np
     >>> ids = np.array([[[4, 5], [6, 7]]])       # two steps, two slots
     >>> parents = np.array([[[0, 0], [1, 0]]])   # slot 0 came from slot 1
