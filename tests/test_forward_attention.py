@@ -162,3 +162,29 @@ def test_keras_file_round_trip(tmp_path):
                                          transition_agent="stay")),
         str(tmp_path / "model.keras"))
     assert config["transition_agent"] == "stay"
+
+
+def test_no_nan_when_the_scores_put_their_mass_far_from_the_alignment():
+    """The recursion's product of two probabilities: with the scores'
+    softmax one-hot far from where `a_{t-1}` is (a sharpening of 1e4), the
+    paper's `a^ / sum a^` is 0 / 0 in float32, and a tiny sum gives an
+    infinite gradient. The layer reaches only the positions `a_{t-1}`
+    moves to, as the limit of the equation: finite weights that sum to 1
+    over them, finite gradients (this was NaN within an epoch of
+    zoo/g2p_phrases)."""
+    from test_probability_fn import _grad
+
+    rng = np.random.default_rng(0)
+    layer = ForwardAttention(4, filters=2, kernel_size=3, sharpening=1e4)
+    q = rng.standard_normal((2, 5)).astype("float32")
+    v = (5 * rng.standard_normal((2, 9, 3))).astype("float32")
+    history = np.zeros((2, 9), "float32")
+    history[:, 0] = 1.0                          # a_{t-1} at the first position
+    _, w = layer(q, v, alignment_history=history, return_attention_scores=True)
+    w = to_numpy(w)
+    assert np.all(np.isfinite(w))
+    np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-5)
+    assert np.all(w[:, 2:] == 0)                 # only stay (0) or move (1)
+    values = keras.ops.convert_to_tensor(v)
+    grad = _grad(lambda x: keras.ops.sum(layer(x, values, alignment_history=history)), q)
+    assert np.all(np.isfinite(to_numpy(grad)))

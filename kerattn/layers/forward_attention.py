@@ -109,7 +109,6 @@ class ForwardAttention(LocationSensitiveAttention):
         previous = ops.cast(alignment_history, "float32")          # (b, Tq, Tv)
         scores = self._calculate_scores(
             query, key, alignment_history=ops.cast(previous, self.compute_dtype))
-        y = ops.cast(self._normalize(scores, mask), "float32")
         shifted = ops.pad(previous[..., :-1], [[0, 0], [0, 0], [1, 0]])
         if self.transition_agent is None:
             moved = previous + shifted
@@ -121,11 +120,21 @@ class ForwardAttention(LocationSensitiveAttention):
                 moved = (1.0 - u) * previous + u * shifted
             else:
                 moved = u * previous + (1.0 - u) * shifted
-        hat = moved * y
+        # a_t(n) = moved(n) y_t(n) / sum_m moved(m) y_t(m), with y_t the
+        # softmax of the (sharpened) scores: the softmax's normaliser
+        # cancels, so a_t is a softmax of `log y~ + log moved` over the
+        # positions `moved` reaches. Written so, no product of two small
+        # probabilities underflows to a zero total (the paper's 0 / 0, and
+        # an infinite gradient through a tiny one, where y_t puts its mass
+        # far from a_{t-1}: NaN within an epoch of G2P phrases).
+        logits = ops.cast(scores, "float32") * self.sharpening
+        if self.smoothing:   # y~ = sigmoid(beta e)
+            logits = ops.log_sigmoid(logits)
+        support = moved > 0.0
         if mask is not None:
-            hat = ops.where(mask, hat, 0.0)
-        total = ops.sum(hat, axis=-1, keepdims=True)
-        alpha = hat / ops.where(total > 0, total, 1.0)
+            support = ops.logical_and(support, ops.cast(mask, "bool"))
+        alpha = utils.masked_softmax(
+            logits + ops.log(ops.where(support, moved, 1.0)), support)
         weights = ops.cast(alpha, self.compute_dtype)
         dropped = self._dropout_layer(weights, training=training)
         output = ops.matmul(dropped, ops.cast(value, self.compute_dtype))

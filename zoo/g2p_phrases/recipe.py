@@ -175,7 +175,8 @@ Measured on $machine; written by `zoo/g2p_phrases/recipe.py`.
 
 Greedy decoding (a monotonic attention decodes hard). Word error rate: \
 the edit distance between the output's words (its phonemes split at `_`) \
-and the reference's, over the reference's words; phoneme error rate: the \
+and the reference's, over the reference's words (above 100 when the output \
+writes more words than the reference has); phoneme error rate: the \
 edit distance of the phonemes (`_` left out) over the reference's; in \
 percent, mean ± sd over seeds. At 2 words the phrases are as long as \
 the longest trained.
