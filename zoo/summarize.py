@@ -137,10 +137,16 @@ def _phrase_rows(r, lengths):
     def seeds(run):
         return len(run.get("seeds", [run.get("seed")]))
 
+    counts = {seeds(x) for x in r["runs"]}
+    alike = len(counts) == 1   # the seeds said once
     parts = [f"{PHRASE_NAMES[x['settings']['attention']]} " + " / ".join(
         shown(x["by_length"][n], "wer", 2) for n in lengths)
-        + f" ({plural(seeds(x), 'seed')})" for x in r["runs"]]
-    return f"WER % at {' / '.join(lengths)} words: " + "; ".join(parts)
+        + ("" if alike else f" ({plural(seeds(x), 'seed')})") for x in r["runs"]]
+    tail = ""
+    if alike:
+        n = counts.pop()
+        tail = " (one seed each)" if n == 1 else f" ({n} seeds each)"
+    return f"WER % at {' / '.join(lengths)} words: " + "; ".join(parts) + tail
 
 
 def _rouge_rows(r):
