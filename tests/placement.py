@@ -66,9 +66,9 @@ HEAVY = {
         "torch", "zoo/han_classifier/recipe.py --preset tiny on the topical-10 sample"),
     "test_zoo_runner.py::test_reading_recipe_tiny_run": (
         "jax", "zoo/aoa_reader/recipe.py --preset tiny on the KJV cloze sample"),
-    "test_site.py": ("tensorflow", "the documentation site: mkdocs build --strict, its validation, the API entries"),
+    "test_site.py": ("torch", "the documentation site: mkdocs build --strict, its validation, the API entries"),
     "test_zoo_runner.py::test_g2p_phrases_recipe_tiny_run": (
-        "tensorflow", "zoo/g2p_phrases/recipe.py --preset tiny on the CMUdict sample: two seeds of GMM attention, one of DCA, then --report-only"),
+        "torch", "zoo/g2p_phrases/recipe.py --preset tiny on the CMUdict sample: two seeds of GMM attention, one of DCA, then --report-only"),
     "test_zoo_runner.py::test_g2p_recipe_tiny_run": (
         "torch", "zoo/g2p/recipe.py --preset tiny on the CMUdict sample, two attentions (one trained the papers' way: early stopping, a decay, a backup, beam search), then --report-only"),
     "test_zoo_runner.py::test_summarisation_recipe_tiny_run": (

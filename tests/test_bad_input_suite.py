@@ -1120,6 +1120,18 @@ case("gnmt_coverage_penalty", "coverage a string",
      lambda: decoding.gnmt_coverage_penalty("0.5", 0.2), "`coverage`")
 
 
+_STEPS = np.zeros((2, 3, 2), "int32")
+case("gather_tree", "step ids of rank 2",
+     lambda: decoding.gather_tree(_STEPS[0], _STEPS[0]), "`step_ids`")
+case("gather_tree", "parents of another shape",
+     lambda: decoding.gather_tree(_STEPS, _STEPS[:, :2]), "`step_parents`")
+case("gather_tree", "float ids",
+     lambda: decoding.gather_tree(_STEPS.astype("float32"), _STEPS), "`step_ids`")
+case("gather_tree", "float parents",
+     lambda: decoding.gather_tree(_STEPS, _STEPS.astype("float32")), "`step_parents`")
+case("gather_tree", "a parent past the beam",
+     lambda: decoding.gather_tree(_STEPS, _STEPS + 2), "`step_parents`")
+
 # === Dataset loaders ===
 
 def _file(tmp, name, text):

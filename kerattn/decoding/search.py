@@ -138,8 +138,17 @@ def gather_tree(step_ids, step_parents):
     """
     ids = np.asarray(keras.ops.convert_to_numpy(step_ids))
     parents = np.asarray(keras.ops.convert_to_numpy(step_parents))
-    checks.require(ids.ndim == 3 and ids.shape == parents.shape, "step_parents",
+    checks.require(ids.ndim == 3, "step_ids", "(batch, max_length, K) token ids",
+                   ids.shape)
+    checks.require(parents.shape == ids.shape, "step_parents",
                    f"the shape of step_ids {ids.shape}", parents.shape)
+    for name, array in (("step_ids", ids), ("step_parents", parents)):
+        checks.require(np.issubdtype(array.dtype, np.integer), name,
+                       "integers", array.dtype)
+    checks.require(parents.size == 0 or (parents.min() >= 0
+                                         and parents.max() < ids.shape[2]),
+                   "step_parents", f"beam slots in [0, {ids.shape[2]})",
+                   (int(parents.min()), int(parents.max())) if parents.size else ())
     out = np.zeros_like(ids)
     slot = np.broadcast_to(np.arange(ids.shape[2]), (ids.shape[0], ids.shape[2])).copy()
     rows = np.arange(ids.shape[0])[:, None]
