@@ -149,6 +149,23 @@ def positive_int(name, value, allow_none=False):
              value)
 
 
+def odd_int(name, value, why="the window is centred on each position"):
+    """`value` is an odd int >= 1: the width of a filter centred on each
+    position.
+
+    Args:
+        name, value: the argument, as the user spells it, and its value.
+        why: the reason it must be odd, said in the error.
+
+    Example:
+
+    >>> odd_int("kernel_size", 31)
+    """
+    positive_int(name, value)
+    if value % 2 != 1:
+        fail(name, f"an odd int ({why})", value)
+
+
 def int_at_least(name, value, low, allow_none=False):
     """`value` is an int >= `low` (or None when `allow_none`).
 

@@ -342,6 +342,14 @@ case("BahdanauAttention", "an unknown probability_fn",
      lambda: layers.BahdanauAttention(3, probability_fn="argmax"), "`probability_fn`")
 case("LuongAttention", "probability_fn None",
      lambda: layers.LuongAttention("dot", probability_fn=None), "`probability_fn`")
+# A family that computes its weights its own way takes "softmax" only.
+case("LocalAttention", "probability_fn hardmax (its window's softmax)",
+     lambda: layers.LocalAttention("monotonic", 2, probability_fn="hardmax"),
+     "`probability_fn`")
+case("GMMAttention", "probability_fn sparsemax (a mixture, not a score)",
+     lambda: layers.GMMAttention(2, probability_fn="sparsemax"), "`probability_fn`")
+case("RecurrentLocationAttention", "coverage (it reads the previous weights)",
+     lambda: layers.RecurrentLocationAttention(3, coverage=True), "`coverage`")
 case("AttentionRNN", "an attentional activation other than tanh or None",
      lambda: layers.AttentionRNN(4, layers.LuongAttention("dot"), order="luong",
                                  attentional_activation="relu"),

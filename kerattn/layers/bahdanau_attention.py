@@ -56,12 +56,9 @@ class BahdanauAttention(BaseAttention):
         kernel_regularizer: optional regularizer of the same.
         dropout: float in [0, 1), dropout on the attention weights.
         causal: bool, causal masking for self-attention.
-        probability_fn: "softmax", "hardmax" (one-hot at the largest
-            score, TensorFlow Addons' `hardmax`; no gradient through the
-            weights) or "sparsemax" (Martins and Astudillo, 2016: the
-            projection onto the simplex, exactly zero below a threshold;
-            `kerattn.layers.attention_utils.masked_sparsemax`): tfa's
-            `probability_fn` of the same name.
+        probability_fn: "softmax", "hardmax" or "sparsemax": tfa's
+            `probability_fn` of the same name (see
+            `kerattn.layers.BaseAttention`).
         **kwargs: base layer keyword arguments.
 
     Call arguments, Returns: see `kerattn.layers.BaseAttention`.
@@ -92,17 +89,24 @@ class BahdanauAttention(BaseAttention):
         probability_fn="softmax",
         **kwargs,
     ):
-        super().__init__(dropout=dropout, causal=causal, **kwargs)
+        super().__init__(dropout=dropout, causal=causal,
+                         probability_fn=probability_fn, **kwargs)
         checks.positive_int("units", units)
         checks.boolean("normalize", normalize)
         checks.boolean("coverage", coverage)
-        checks.one_of("probability_fn", probability_fn, utils.PROBABILITY_FNS)
-        self.probability_fn = probability_fn
+        checks.require(
+            not (coverage and self._coverage_refused), "coverage",
+            f"False for {type(self).__name__} ({self._coverage_refused})",
+            coverage)
         self.units = units
         self.normalize = normalize
         self.coverage = coverage
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
+
+    _probability_fn_refused = None
+    # Why a subclass refuses `coverage=True` (None: it takes it).
+    _coverage_refused = None
 
     @property
     def alignment_state(self):
@@ -173,13 +177,8 @@ class BahdanauAttention(BaseAttention):
             v_a = self.g * v_a * ops.rsqrt(ops.sum(ops.square(v_a)))
         return ops.sum(ops.tanh(hidden) * v_a, axis=-1)
 
-    def _normalize(self, scores, mask):
-        return utils.normalize(scores, mask, self.probability_fn)
-
     def get_config(self):
         config = super().get_config()
-        if self.probability_fn != "softmax":   # older files lack it
-            config["probability_fn"] = self.probability_fn
         config.update(
             {
                 "units": self.units,

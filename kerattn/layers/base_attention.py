@@ -29,6 +29,15 @@ class BaseAttention(keras.layers.Layer):
         causal: bool; if True, query `i` attends only to keys `j <= i`
             (aligned at the end when `Tq != Tv`, see
             `attention_utils.causal_mask`). For self-attention.
+        probability_fn: how the scores become weights: "softmax",
+            "hardmax" (one-hot at the largest score, TensorFlow Addons'
+            `hardmax`; no gradient through the weights) or "sparsemax"
+            (Martins and Astudillo, 2016: the projection onto the simplex,
+            exactly zero below a threshold;
+            `kerattn.layers.attention_utils.masked_sparsemax`): tfa's
+            `probability_fn` of the same name. A family that computes its
+            weights its own way (a monotonic alignment, a mixture,
+            sharpening) takes "softmax" only.
         **kwargs: base layer keyword arguments (`name`, `dtype`, ...).
 
     Call arguments:
@@ -148,16 +157,27 @@ class BaseAttention(keras.layers.Layer):
     # Why the family cannot honour `causal=True` (None: it can). Such a
     # family accepts `causal=False` (saved configs hold it) and refuses True.
     _causal_refused = None
+    # Why the family takes no `probability_fn` but "softmax" (None: it
+    # takes them all, its weights being `_normalize` of its scores).
+    _probability_fn_refused = "it computes its weights its own way"
 
-    def __init__(self, dropout=0.0, causal=False, **kwargs):
+    def __init__(self, dropout=0.0, causal=False, probability_fn="softmax",
+                 **kwargs):
         super().__init__(**kwargs)
         checks.rate("dropout", dropout)
         checks.boolean("causal", causal)
         checks.require(
             not (causal and self._causal_refused), "causal",
             f"False for {type(self).__name__} ({self._causal_refused})", causal)
+        if self._probability_fn_refused:
+            checks.require(
+                probability_fn == "softmax", "probability_fn",
+                f"'softmax' for {type(self).__name__} "
+                f"({self._probability_fn_refused})", probability_fn)
+        checks.one_of("probability_fn", probability_fn, utils.PROBABILITY_FNS)
         self.dropout = dropout
         self.causal = causal
+        self.probability_fn = probability_fn
         self.supports_masking = True
         self._dropout_layer = keras.layers.Dropout(
             dropout, dtype=self.dtype_policy, name="attention_dropout"
@@ -246,12 +266,14 @@ class BaseAttention(keras.layers.Layer):
         raise NotImplementedError
 
     def _normalize(self, scores, mask):
-        """Weights from scores `(batch, Tq, Tv)`: the masked softmax.
+        """Weights from scores `(batch, Tq, Tv)`: the masked
+        `probability_fn` (the softmax by default).
 
-        Override for another normalisation; masked positions must get
-        exactly zero weight and a fully masked row zeros.
+        Override for another normalisation (and give the reason in
+        `_probability_fn_refused`); masked positions must get exactly zero
+        weight and a fully masked row zeros.
         """
-        return utils.masked_softmax(scores, mask)
+        return utils.normalize(scores, mask, self.probability_fn)
 
     def _compute_attention(
         self, query, key, value, mask, training, return_attention_scores,
@@ -472,4 +494,6 @@ class BaseAttention(keras.layers.Layer):
     def get_config(self):
         config = super().get_config()
         config.update({"dropout": self.dropout, "causal": self.causal})
+        if self.probability_fn != "softmax":   # older files lack it
+            config["probability_fn"] = self.probability_fn
         return config

@@ -116,9 +116,7 @@ class DynamicConvolutionAttention(BaseAttention):
             checks.positive_int(name, value)
         for name, value in (("static_width", static_width),
                             ("dynamic_width", dynamic_width)):
-            checks.positive_int(name, value)
-            checks.require(value % 2 == 1, name, "an odd int (the filters are "
-                           "centred on each position)", value)
+            checks.odd_int(name, value, "the filters are centred on each position")
         checks.number("prior_alpha", prior_alpha, low=0.0, low_open=True)
         checks.number("prior_beta", prior_beta, low=0.0, low_open=True)
         self.units = units

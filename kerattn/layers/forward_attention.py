@@ -73,6 +73,7 @@ class ForwardAttention(LocationSensitiveAttention):
     """
 
     _history_dtype = "float32"
+    _probability_fn_refused = "its weights are the forward recursion's"
 
     def __init__(self, units, filters=32, kernel_size=31, transition_agent=None,
                  **kwargs):

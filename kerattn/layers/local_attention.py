@@ -112,6 +112,8 @@ class LocalAttention(LuongAttention):
 
     _causal_refused = ("its window is placed by the step (local-m) or "
                        "predicted (local-p), never cut at the query")
+    _probability_fn_refused = ("its weights are a softmax over its window "
+                               "(times a Gaussian for local-p)")
 
     def step(self, query, cache, state, *, position=None, training=None,
              noise=None, mode=None):

@@ -157,14 +157,6 @@ class LocationSensitiveAttention(BahdanauAttention):
         dropout=0.0,
         **kwargs,
     ):
-        checks.require(
-            kwargs.get("probability_fn", "softmax") == "softmax",
-            "probability_fn", "'softmax' for LocationSensitiveAttention (its own normalisation: sharpening, smoothing)",
-            kwargs.get("probability_fn"))
-        checks.require(
-            not kwargs.pop("coverage", False), "coverage",
-            "False for LocationSensitiveAttention (use cumulative=True to "
-            "read the summed alignments)", True)
         super().__init__(
             units,
             normalize=normalize,
@@ -174,10 +166,7 @@ class LocationSensitiveAttention(BahdanauAttention):
             **kwargs,
         )
         checks.positive_int("filters", filters)
-        checks.positive_int("kernel_size", kernel_size)
-        checks.require(kernel_size % 2 == 1, "kernel_size",
-                       "an odd int (the window is centred on each position)",
-                       kernel_size)
+        checks.odd_int("kernel_size", kernel_size)
         checks.boolean("cumulative", cumulative)
         checks.boolean("use_bias", use_bias)
         if channels is None:
@@ -216,6 +205,8 @@ class LocationSensitiveAttention(BahdanauAttention):
         self.smoothing = smoothing
 
     _causal_refused = "it scores with its own past alignments"
+    _probability_fn_refused = "its own normalisation: sharpening, smoothing"
+    _coverage_refused = "use cumulative=True to read the summed alignments"
 
     @property
     def cumulative(self):

@@ -62,12 +62,9 @@ class LuongAttention(BaseAttention):
         kernel_regularizer: optional regularizer of the weights.
         dropout: float in [0, 1), dropout on the attention weights.
         causal: bool, causal masking for self-attention.
-        probability_fn: "softmax", "hardmax" (one-hot at the largest
-            score, TensorFlow Addons' `hardmax`; no gradient through the
-            weights) or "sparsemax" (Martins and Astudillo, 2016: the
-            projection onto the simplex, exactly zero below a threshold;
-            `kerattn.layers.attention_utils.masked_sparsemax`): tfa's
-            `probability_fn` of the same name.
+        probability_fn: "softmax", "hardmax" or "sparsemax": tfa's
+            `probability_fn` of the same name (see
+            `kerattn.layers.BaseAttention`).
         **kwargs: base layer keyword arguments.
 
     Call arguments, Returns: see `kerattn.layers.BaseAttention`. "dot"
@@ -98,10 +95,9 @@ class LuongAttention(BaseAttention):
         probability_fn="softmax",
         **kwargs,
     ):
-        super().__init__(dropout=dropout, causal=causal, **kwargs)
+        super().__init__(dropout=dropout, causal=causal,
+                         probability_fn=probability_fn, **kwargs)
         checks.one_of("score", score, SCORES)
-        checks.one_of("probability_fn", probability_fn, utils.PROBABILITY_FNS)
-        self.probability_fn = probability_fn
         checks.positive_int("units", units, allow_none=True)
         checks.require(
             units is None or score == "concat", "units",
@@ -184,6 +180,8 @@ class LuongAttention(BaseAttention):
             )
         self.built = True
 
+    _probability_fn_refused = None
+
     @property
     def alignment_state(self):
         """"cumulative" with `coverage=True` (the decoder carries `c^t`)."""
@@ -219,13 +217,8 @@ class LuongAttention(BaseAttention):
             scores = scores * self.scale_factor
         return scores
 
-    def _normalize(self, scores, mask):
-        return utils.normalize(scores, mask, self.probability_fn)
-
     def get_config(self):
         config = super().get_config()
-        if self.probability_fn != "softmax":   # older files lack it
-            config["probability_fn"] = self.probability_fn
         config.update(
             {
                 "score": self.score,

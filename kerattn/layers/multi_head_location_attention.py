@@ -91,10 +91,7 @@ class MultiHeadLocationAttention(BaseAttention):
         checks.boolean("location", location)
         checks.boolean("multi_resolution", multi_resolution)
         checks.positive_int("filters", filters)
-        checks.positive_int("kernel_size", kernel_size)
-        checks.require(kernel_size % 2 == 1, "kernel_size",
-                       "an odd int (the window is centred on each position)",
-                       kernel_size)
+        checks.odd_int("kernel_size", kernel_size)
         checks.require(location or not multi_resolution, "multi_resolution",
                        "False without location=True (it sizes the location "
                        "filters)", multi_resolution)

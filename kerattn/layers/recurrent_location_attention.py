@@ -78,23 +78,12 @@ class RecurrentLocationAttention(BahdanauAttention):
     def __init__(self, units, filters=32, kernel_size=31, sharpening=1.0,
                  normalize=False, kernel_initializer="glorot_uniform",
                  kernel_regularizer=None, dropout=0.0, **kwargs):
-        checks.require(
-            kwargs.get("probability_fn", "softmax") == "softmax",
-            "probability_fn", "'softmax' for RecurrentLocationAttention (its own normalisation: sharpening)",
-            kwargs.get("probability_fn"))
-        checks.require(
-            not kwargs.pop("coverage", False), "coverage",
-            "False for RecurrentLocationAttention (it reads the previous "
-            "weights)", True)
         super().__init__(units, normalize=normalize,
                          kernel_initializer=kernel_initializer,
                          kernel_regularizer=kernel_regularizer, dropout=dropout,
                          **kwargs)
         checks.positive_int("filters", filters)
-        checks.positive_int("kernel_size", kernel_size)
-        checks.require(kernel_size % 2 == 1, "kernel_size",
-                       "an odd int (the window is centred on each position)",
-                       kernel_size)
+        checks.odd_int("kernel_size", kernel_size)
         checks.number("sharpening", sharpening, low=0.0, low_open=True)
         self.filters = filters
         self.kernel_size = kernel_size
@@ -102,6 +91,8 @@ class RecurrentLocationAttention(BahdanauAttention):
 
     alignment_state = "previous"
     _causal_refused = "it scores with its own past alignments"
+    _probability_fn_refused = "its own normalisation: sharpening"
+    _coverage_refused = "it reads the previous weights"
 
     @property
     def uses_bias(self):
