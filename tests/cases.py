@@ -87,6 +87,30 @@ def check_long_padded_pass(decoder, sums_to_one=True, length=2000, seed=2):
     return out, weights, final
 
 
+def check_steps_equal_pass(decoder, inputs, memory, memory_mask, outputs, weights,
+                           inputs_mask=None, initial_state=None, atol=1e-5):
+    """`decoder.step()` from `get_initial_state`, one target step at a time,
+    equals `outputs` and `weights` (`(batch, T, ...)`: the full pass's, or
+    a NumPy reference) on every real step of `inputs_mask` (every step when
+    None). Returns the states after each step."""
+    outputs, weights = to_numpy(outputs), to_numpy(weights)
+    batch, steps = inputs.shape[:2]
+    real = (np.ones((batch, steps), bool) if inputs_mask is None
+            else np.asarray(inputs_mask, bool))
+    cache = decoder.precompute(memory, memory_mask)
+    states = decoder.get_initial_state(batch, initial_state, cache)
+    seen = []
+    for t in range(steps):
+        step_out, states, step_w = decoder.step(inputs[:, t], states, cache)
+        rows = real[:, t]
+        np.testing.assert_allclose(to_numpy(step_out)[rows], outputs[rows, t],
+                                   atol=atol, err_msg=f"output at step {t}")
+        np.testing.assert_allclose(to_numpy(step_w)[rows], weights[rows, t],
+                                   atol=atol, err_msg=f"weights at step {t}")
+        seen.append(states)
+    return seen
+
+
 def check_keras_round_trip(decoder, path, seed=3):
     """A functional model around `decoder` (inputs of 3 features, a memory
     of 5 and its mask) gives the same outputs after `.keras` save and load,

@@ -10,7 +10,7 @@ import keras
 import numpy as np
 import pytest
 
-from cases import lengths_mask, np_masked_softmax, to_numpy
+from cases import lengths_mask, np_masked_softmax, to_numpy, check_steps_equal_pass
 from kerattn.layers import (
     AttentionRNN,
     BahdanauAttention,
@@ -271,13 +271,7 @@ def test_decoder_carries_the_history(name):
         np.testing.assert_allclose(history, al[np.arange(b), np.array(lengths) - 1],
                                    atol=1e-6)
     # Incremental decoding carries the same slot.
-    cache = dec.precompute(mem, mem_mask)
-    states = dec.get_initial_state(b, cache=cache)
-    for t in range(T):
-        step_out, states, step_w = dec.step(y[:, t], states, cache)
-        real = t_mask[:, t]
-        np.testing.assert_allclose(to_numpy(step_out)[real], out[real, t], atol=1e-5)
-        np.testing.assert_allclose(to_numpy(step_w)[real], al[real, t], atol=1e-5)
+    check_steps_equal_pass(dec, y, mem, mem_mask, out, al, t_mask)
 
 
 # --- 4. The coverage loss ------------------------------------------------------

@@ -2,7 +2,7 @@ import keras
 import numpy as np
 import pytest
 
-from cases import lengths_mask, np_masked_softmax, to_numpy
+from cases import lengths_mask, np_masked_softmax, to_numpy, check_steps_equal_pass
 from kerattn.layers import (
     AttentionRNN,
     BahdanauAttention,
@@ -645,14 +645,7 @@ def test_luong_state_and_context_matches_numpy(kind):
     np.testing.assert_allclose(al, ref_al, atol=1e-5)
     np.testing.assert_allclose(out, ref_out, atol=1e-5)
 
-    cache = dec.precompute(h, mask)
-    states = dec.get_initial_state(3, init, cache)
-    for t in range(y.shape[1]):
-        step_out, states, step_w = dec.step(y[:, t], states, cache)
-        real = t_mask[:, t]
-        np.testing.assert_allclose(to_numpy(step_out)[real], out[real, t],
-                                   atol=1e-5)
-        np.testing.assert_allclose(to_numpy(step_w)[real], al[real, t], atol=1e-5)
+    check_steps_equal_pass(dec, y, h, mask, out, al, t_mask, initial_state=init)
 
     config = dec.get_config()
     assert config["attentional_layer"] is False
@@ -719,13 +712,7 @@ def test_wait_k_decoder_matches_numpy(feeding):
         t_mask=t_mask)
     assert not np.allclose(everywhere, ref_out, atol=1e-3)
 
-    cache = dec.precompute(h, mask)
-    states = dec.get_initial_state(3, None, cache)
-    for t in range(y.shape[1]):
-        step_out, states, step_w = dec.step(y[:, t], states, cache)
-        real = t_mask[:, t]
-        np.testing.assert_allclose(to_numpy(step_out)[real], out[real, t], atol=1e-5)
-        np.testing.assert_allclose(to_numpy(step_w)[real], al[real, t], atol=1e-5)
+    check_steps_equal_pass(dec, y, h, mask, out, al, t_mask)
 
     again = AttentionRNN.from_config(dec.get_config())
     assert (again.wait_k, again.wait_rate) == (2, 1.5)

@@ -11,7 +11,8 @@ import keras
 import numpy as np
 import pytest
 
-from cases import (check_keras_round_trip, check_long_padded_pass, lengths_mask,
+from cases import (check_keras_round_trip, check_long_padded_pass,
+                   check_steps_equal_pass, lengths_mask,
                    np_masked_softmax, to_numpy)
 from kerattn.layers import AttentionRNN, ForwardAttention
 from test_attention_rnn import np_gru
@@ -136,13 +137,7 @@ def test_decoder_matches_numpy_and_steps(agent):
     if agent:
         np.testing.assert_allclose(to_numpy(final["attention"]["agent"])[:, 0], u,
                                    atol=1e-5)
-    cache = decoder.precompute(h, mem_mask)
-    states = decoder.get_initial_state(b, cache=cache)
-    for t in range(T):
-        step_out, states, step_w = decoder.step(y[:, t], states, cache)
-        real = t_mask[:, t]
-        np.testing.assert_allclose(to_numpy(step_w)[real], ref_al[real, t], atol=1e-5)
-        np.testing.assert_allclose(to_numpy(step_out)[real], ref_out[real, t], atol=1e-5)
+    check_steps_equal_pass(decoder, y, h, mem_mask, ref_out, ref_al, t_mask)
 
 
 def test_long_padded_sources_under_mixed_bfloat16():

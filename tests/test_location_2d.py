@@ -12,7 +12,8 @@ docstring says: the layer alone, steps carrying the window, inside
 import numpy as np
 import pytest
 
-from cases import (check_keras_round_trip, check_long_padded_pass, lengths_mask,
+from cases import (check_keras_round_trip, check_long_padded_pass,
+                   check_steps_equal_pass, lengths_mask,
                    to_numpy)
 from kerattn.layers import AttentionRNN, LocationSensitiveAttention
 
@@ -128,13 +129,7 @@ def test_decoder_full_pass_equals_its_steps():
     out, final, al = decoder(y, memory, inputs_mask=t_mask, memory_mask=mem_mask,
                              return_attention_scores=True)
     out, al = to_numpy(out), to_numpy(al)
-    cache = decoder.precompute(memory, mem_mask)
-    states = decoder.get_initial_state(b, cache=cache)
-    for t in range(T):
-        step_out, states, step_w = decoder.step(y[:, t], states, cache)
-        real = t_mask[:, t]
-        np.testing.assert_allclose(to_numpy(step_out)[real], out[real, t], atol=1e-5)
-        np.testing.assert_allclose(to_numpy(step_w)[real], al[real, t], atol=1e-5)
+    check_steps_equal_pass(decoder, y, memory, mem_mask, out, al, t_mask)
     last = np.array([2, 5, 4]) - 1
     rows = np.arange(b)
     for k, name in enumerate(("previous", "previous-2", "previous-3")):

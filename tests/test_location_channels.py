@@ -10,7 +10,8 @@ test_bad_input_suite.py)."""
 
 import numpy as np
 
-from cases import (check_keras_round_trip, check_long_padded_pass, lengths_mask,
+from cases import (check_keras_round_trip, check_long_padded_pass,
+                   check_steps_equal_pass, lengths_mask,
                    to_numpy)
 from kerattn.layers import AttentionRNN, LocationSensitiveAttention
 from test_attention_rnn import np_gru
@@ -151,13 +152,7 @@ def test_decoder_carries_both_channels():
     np.testing.assert_allclose(to_numpy(out), ref_out, atol=1e-5)
     np.testing.assert_allclose(to_numpy(final["attention"]["previous"]), prev, atol=1e-5)
     np.testing.assert_allclose(to_numpy(final["attention"]["cumulative"]), cum, atol=1e-5)
-    cache = decoder.precompute(memory, mem_mask)
-    states = decoder.get_initial_state(b, cache=cache)
-    for t in range(T):
-        step_out, states, step_w = decoder.step(y[:, t], states, cache)
-        real = t_mask[:, t]
-        np.testing.assert_allclose(to_numpy(step_out)[real], ref_out[real, t], atol=1e-5)
-        np.testing.assert_allclose(to_numpy(step_w)[real], ref_al[real, t], atol=1e-5)
+    check_steps_equal_pass(decoder, y, memory, mem_mask, ref_out, ref_al, t_mask)
 
 
 def test_long_padded_sources_under_mixed_bfloat16():

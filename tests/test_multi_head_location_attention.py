@@ -11,7 +11,8 @@ first target row shortest), 2,000 positions under `mixed_bfloat16`, a
 import numpy as np
 import pytest
 
-from cases import (check_keras_round_trip, check_long_padded_pass, lengths_mask,
+from cases import (check_keras_round_trip, check_long_padded_pass,
+                   check_steps_equal_pass, lengths_mask,
                    to_numpy)
 from kerattn.layers import AttentionRNN, MultiHeadLocationAttention
 
@@ -143,14 +144,7 @@ def test_decoder_steps_equal_the_full_pass():
                              return_attention_scores=True)
     assert tuple(final["attention"]["alignment"].shape) == (b, 3, S)
     assert np.all(to_numpy(al)[3] == 0)
-    cache = decoder.precompute(h, mem_mask)
-    states = decoder.get_initial_state(b, cache=cache)
-    for t in range(T):
-        step_out, states, step_w = decoder.step(y[:, t], states, cache)
-        real = t_mask[:, t]
-        np.testing.assert_allclose(to_numpy(step_w)[real], to_numpy(al)[real, t], atol=1e-5)
-        np.testing.assert_allclose(to_numpy(step_out)[real], to_numpy(out)[real, t],
-                                   atol=1e-5)
+    check_steps_equal_pass(decoder, y, h, mem_mask, out, al, t_mask)
 
 
 def test_long_padded_sources_under_mixed_bfloat16():

@@ -9,7 +9,7 @@ import keras
 import numpy as np
 import pytest
 
-from cases import lengths_mask, to_numpy
+from cases import lengths_mask, to_numpy, check_steps_equal_pass
 from kerattn.layers import (AttentionRNN, BahdanauAttention,
                             LocationSensitiveAttention, LuongAttention)
 from kerattn.layers import attention_utils as utils
@@ -119,13 +119,7 @@ def test_layers_and_the_decoder_use_it(make, fn):
     t_mask = lengths_mask([2, 4, 3], 4)
     out, al = decoder(y, v, inputs_mask=t_mask, memory_mask=mask,
                       return_attention_scores=True)
-    cache = decoder.precompute(v, mask)
-    states = decoder.get_initial_state(3, cache=cache)
-    for t in range(4):
-        step_out, states, step_w = decoder.step(y[:, t], states, cache)
-        real = t_mask[:, t]
-        np.testing.assert_allclose(to_numpy(step_out)[real], to_numpy(out)[real, t], atol=1e-5)
-        np.testing.assert_allclose(to_numpy(step_w)[real], to_numpy(al)[real, t], atol=1e-5)
+    check_steps_equal_pass(decoder, y, v, mask, out, al, t_mask)
 
 
 def test_softmax_configs_are_as_before():

@@ -12,7 +12,8 @@ zoo's table, bad input."""
 import numpy as np
 import pytest
 
-from cases import (check_keras_round_trip, check_long_padded_pass, lengths_mask,
+from cases import (check_keras_round_trip, check_long_padded_pass,
+                   check_steps_equal_pass, lengths_mask,
                    to_numpy)
 from kerattn import zoo
 from kerattn.layers import AttentionRNN, RecurrentLocationAttention
@@ -33,7 +34,7 @@ def espnet_locrec(enc, mask, dec_z, att_prev, att_h, att_c, w, scaling=2.0):
     the padded frames too; a batch of one length each has none): returns
     `(c, weights, (att_h, att_c))`."""
     conv_w = w["conv"]                                  # (C, 1, 1, width)
-    C, width = conv_w.shape[0], conv_w.shape[-1]
+    width = conv_w.shape[-1]
     pad = (width - 1) // 2
     out_c, out_w, out_h, out_m = [], [], [], []
     for row in range(len(enc)):
@@ -136,15 +137,8 @@ def test_decoder_full_pass_equals_its_steps():
     out, final, al = decoder(y, memory, inputs_mask=t_mask, memory_mask=mem_mask,
                              return_attention_scores=True)
     out, al = to_numpy(out), to_numpy(al)
-    cache = decoder.precompute(memory, mem_mask)
-    states = decoder.get_initial_state(b, cache=cache)
-    hs = []
-    for t in range(T):
-        step_out, states, step_w = decoder.step(y[:, t], states, cache)
-        real = t_mask[:, t]
-        np.testing.assert_allclose(to_numpy(step_out)[real], out[real, t], atol=1e-5)
-        np.testing.assert_allclose(to_numpy(step_w)[real], al[real, t], atol=1e-5)
-        hs.append(to_numpy(states["attention"]["h"]))
+    seen = check_steps_equal_pass(decoder, y, memory, mem_mask, out, al, t_mask)
+    hs = [to_numpy(states["attention"]["h"]) for states in seen]
     rows = np.arange(b)
     last = np.array(lengths) - 1
     np.testing.assert_allclose(to_numpy(final["attention"]["alignment"]),
