@@ -658,20 +658,24 @@ def test_luong_state_and_context_matches_numpy(kind):
 
 
 def test_attentional_layer_false_refuses_what_needs_h_tilde():
-    """Input feeding feeds back `h~_{t-1}` and `attentional_units` sizes it:
-    without the attentional layer both are refused; "bahdanau" ignores the
-    flag (it has no such layer)."""
+    """`attentional_units` sizes `h~_t`: without the attentional layer it is
+    refused (input feeding then feeds back the context); "bahdanau" ignores
+    the flag (it has no such layer) and takes no `step_output`."""
     att = LuongAttention("general")
-    with pytest.raises(ValueError, match="`input_feeding` must be False with "
-                                         "attentional_layer=False"):
-        AttentionRNN(8, att, order="luong", attentional_layer=False)
     with pytest.raises(ValueError, match="`attentional_units` must be None"):
         AttentionRNN(8, att, order="luong", input_feeding=False,
                      attentional_units=6, attentional_layer=False)
     with pytest.raises(ValueError, match="`attentional_layer` must be a bool"):
         AttentionRNN(8, att, order="luong", attentional_layer="no")
+    with pytest.raises(ValueError, match="`step_output` must be None for order='bahdanau'"):
+        AttentionRNN(8, BahdanauAttention(5), step_output="cell")
+    with pytest.raises(ValueError, match="`step_output` must be one of"):
+        AttentionRNN(8, att, order="luong", step_output="context")
+    feeding = AttentionRNN(8, att, order="luong", attentional_layer=False)
+    assert feeding.cell.feeds and feeding.cell.feed_dim(5) == 5
     bahdanau = AttentionRNN(8, BahdanauAttention(5), attentional_layer=False)
     assert bahdanau.get_config()["attentional_layer"] is False
+    assert "step_output" not in bahdanau.get_config()   # older files lack it
 
 
 # --- A wait-k schedule (Ma et al. 2019) ----------------------------------------

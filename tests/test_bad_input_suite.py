@@ -378,8 +378,10 @@ case("AttentionRNN", "zero-length memory",
 case("AttentionRNN", "get_initial_state without the cache of a stateful attention",
      lambda: layers.AttentionRNN(4, layers.BahdanauAttention(3, coverage=True))
      .get_initial_state(2), "`cache`")
-case("AttentionRNN", "input feeding without the attentional layer",
-     lambda: _rnn(order="luong", attentional_layer=False), "`input_feeding`")
+case("AttentionRNN", "an unknown step_output",
+     lambda: _rnn(order="luong", step_output="context"), "`step_output`")
+case("AttentionRNN", "step_output with order bahdanau",
+     lambda: _rnn(step_output="cell"), "`step_output`")
 case("AttentionRNN", "attentional_units without the attentional layer",
      lambda: _rnn(order="luong", input_feeding=False, attentional_units=3,
                   attentional_layer=False), "`attentional_units`")
@@ -403,10 +405,10 @@ case("AttentionRNNCell", "attention not a kerattn layer",
      lambda: _cell(attention=keras.layers.Dense(3)), "`attention`")
 case("AttentionRNNCell", "unknown cell", lambda: _cell(cell="rnn"), "`cell`")
 case("AttentionRNNCell", "unknown order", lambda: _cell(order="sideways"), "`order`")
-case("AttentionRNNCell", "input feeding without the attentional layer",
+case("AttentionRNNCell", "step_output not a string",
      lambda: layers.AttentionRNNCell("gru", 4, layers.BahdanauAttention(3), "luong",
-                                     True, 4, attentional_layer=False),
-     "`input_feeding`")
+                                     True, 4, step_output=True),
+     "`step_output`")
 
 
 # === Small building blocks ===

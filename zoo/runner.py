@@ -279,6 +279,33 @@ def join_commands(earlier, command):
     return [c for c in earlier if c and c != command] + [command]
 
 
+def join_run(saved, run, summarise, meta=None, match=(), commands=True):
+    """results.json's `runs` (one run a setting) with this command's seeds
+    joined to the run of its settings: that run's earlier seeds and this
+    command's (`join_seeds` with `match`), summarised by `summarise(rows)`
+    (a dict: the figures over the seeds and `seed_fields`), then the
+    settings, `meta` (when given) and the commands (`join_commands`, with
+    `commands`). Returns `(runs, joined)`: every run, this one last, and
+    this one."""
+    runs = saved["runs"] if saved else []
+    same = next((r for r in runs if r["settings"] == run.settings), {})
+    rows = join_seeds(same.get("per_seed", []), run.rows, match=match)
+    joined = dict(summarise(rows), settings=run.settings)
+    if meta is not None:
+        joined["meta"] = meta
+    if commands:
+        joined["commands"] = join_commands(same.get("commands", []), run.command)
+    runs = [r for r in runs if r["settings"] != run.settings] + [joined]
+    return runs, joined
+
+
+def backend():
+    """The Keras backend this process runs (for a record's meta)."""
+    import keras
+
+    return keras.backend.backend()
+
+
 def machines(rows, backend=None):
     """What `rows` (a run's seeds, as results.json holds them) were measured
     on, for a page: each machine once (`kerattn.environment.describe`; a
@@ -312,6 +339,19 @@ def mean_sd(values, digits):
     mean = round(float(np.mean(values)), digits)
     sd = round(float(np.std(values, ddof=1)), digits) if len(values) > 1 else None
     return mean, sd
+
+
+def figures_over(rows, names, digits, value=lambda row, name: row[name]):
+    """`{name: mean, name_sd: deviation}` of each figure in `names` over
+    the seeds' `rows` (`value(row, name)` reads one; no `_sd` for one
+    seed), rounded to `digits`."""
+    figures = {}
+    for name in names:
+        mean, sd = mean_sd([value(r, name) for r in rows], digits)
+        figures[name] = mean
+        if sd is not None:
+            figures[f"{name}_sd"] = sd
+    return figures
 
 
 def mean_of(rows, key, digits):

@@ -23,6 +23,9 @@ from kerattn.layers.scan import masked_scan
 
 CELLS = ("gru", "lstm")
 ORDERS = ("bahdanau", "luong")
+# What order "luong"'s step outputs (None: "attention" with the attentional
+# layer, "cell_and_context" without).
+STEP_OUTPUTS = ("attention", "cell", "cell_and_context")
 
 
 def _layer_from(config_or_layer):
@@ -48,6 +51,14 @@ def _check_activation(activation):
     checks.one_of("attentional_activation", activation, ("tanh", None))
 
 
+def _check_step_output(step_output, order):
+    checks.one_of("step_output", step_output, (None,) + STEP_OUTPUTS)
+    checks.require(
+        step_output is None or order == "luong", "step_output",
+        "None for order='bahdanau' (its step outputs [s; c]; "
+        "`output_state` picks the state)", step_output)
+
+
 def _check_args(units, attention, cell, order, attentional_units,
                 num_layers, output_state, input_feeding, attentional_layer,
                 wait_k=None, wait_rate=1.0):
@@ -71,11 +82,6 @@ def _check_args(units, attention, cell, order, attentional_units,
     checks.one_of("output_state", output_state, ("previous", "current"))
     checks.boolean("input_feeding", input_feeding)
     checks.boolean("attentional_layer", attentional_layer)
-    checks.require(
-        order != "luong" or attentional_layer or not input_feeding,
-        "input_feeding", "False with attentional_layer=False (input feeding "
-        "feeds back the attentional vector h~_{t-1}, which that layer makes)",
-        input_feeding)
     return attention
 
 
@@ -124,7 +130,8 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
         cell, units, attention, order, input_feeding, num_layers: as
             `AttentionRNN`'s (`input_feeding` is False for order
             "bahdanau" here).
-        output_state, reset_after, attentional_layer: likewise.
+        output_state, reset_after, attentional_layer, step_output: likewise
+            (`step_output` resolved: None is read as `AttentionRNN` says).
         attentional_units: the size of Luong's `h~_t = tanh(W_c [c; h])`
             (an int: `AttentionRNN` gives `units` for None).
         wait_k, wait_rate: as `AttentionRNN`'s.
@@ -148,12 +155,17 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
                  attentional_units, num_layers=1, output_state="previous",
                  reset_after=True, attentional_layer=True, wait_k=None,
                  wait_rate=1.0, attention_window=None,
-                 attentional_activation="tanh", **kwargs):
+                 attentional_activation="tanh", step_output=None, **kwargs):
         super().__init__(**kwargs)
         attention = _check_args(units, attention, cell, order, attentional_units,
                                 num_layers, output_state, input_feeding,
                                 attentional_layer, wait_k, wait_rate)
         _check_activation(attentional_activation)
+        _check_step_output(step_output, order)
+        if step_output is None:
+            step_output = ("attention" if attentional_layer
+                           else "cell_and_context")
+        self.step_output = step_output
         self.wait_k, self.wait_rate = wait_k, float(wait_rate)
         self.attention_window = _check_window(attention_window)
         self.output_state = output_state
@@ -190,21 +202,36 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
 
     @property
     def feeds(self):
-        """Whether the state carries Luong's fed-back `h~_{t-1}`."""
+        """Whether the state carries Luong's fed-back attentional vector
+        (`h~_{t-1}`, or the context `c_{t-1}` without the attentional
+        layer)."""
         return self.order == "luong" and self.input_feeding
+
+    def feed_dim(self, memory_dim):
+        """The size of the fed-back vector: `h~_t`'s, or the context's
+        (`memory_dim`) without the attentional layer."""
+        if self.attentional is None:
+            checks.require(memory_dim is not None, "cache",
+                           "the dict of `precompute(memory)` (the fed context "
+                           "has the memory's size)", None)
+            return int(memory_dim)
+        return self.attentional_units
 
     def output_dim(self, memory_dim):
         """The size of a step's output for a memory of `memory_dim` features."""
-        if self.attentional is None:  # [s; c] or [h_t; c_t]
-            return self.units + int(memory_dim)
-        return self.attentional_units
+        if self.order == "bahdanau" or self.step_output == "cell_and_context":
+            return self.units + int(memory_dim)   # [s; c] or [h_t; c_t]
+        if self.step_output == "cell":
+            return self.units
+        return self.feed_dim(memory_dim)
 
     def build_for(self, inputs_dim, memory_dim):
         feed = 0
         if self.order == "bahdanau":
             feed = memory_dim
         elif self.input_feeding:
-            feed = self.attentional_units
+            feed = self.feed_dim(memory_dim)
+        self.memory_dim = int(memory_dim)
         self.inputs_dim = int(inputs_dim)
         self.rnn_cells[0].build((None, inputs_dim + feed))
         for cell in self.rnn_cells[1:]:
@@ -284,8 +311,10 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
                            for _ in range(self.num_cell_states)]
         state = {"cells": [ops.cast(s, dtype) for s in cell_states]}
         if self.feeds:
-            state["feed"] = ops.zeros((batch_size, self.attentional_units),
-                                      dtype)
+            memory_dim = (cache["values"].shape[-1] if cache is not None
+                          else getattr(self, "memory_dim", None))
+            state["feed"] = ops.zeros(
+                (batch_size, self.feed_dim(memory_dim)), dtype)
         state["attention"] = self.attention.initial_state(cache, batch_size)
         # float32 whatever the policy: bfloat16 counts exactly to 256 only.
         state["step"] = ops.zeros((batch_size, 1), "float32")
@@ -316,19 +345,33 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
         return input_product(row, weights["layers"][0])
 
     def luong_output(self, h, context, weights=None):
-        """Order "luong"'s output from the top state `h` and the context:
-        `h~ = tanh(W_c [c; h])`, or `[h; c]` without the attentional layer.
+        """Order "luong"'s `(output, attentional vector)` from the top state
+        `h` and the context `c`. The attentional vector (what input feeding
+        feeds back) is `h~ = tanh(W_c [c; h])`, or `c` without the
+        attentional layer (TensorFlow Addons' `attention`); the output is
+        it (`step_output="attention"`), `h` ("cell") or `[h; c]`
+        ("cell_and_context").
 
         `weights`: those of `loop_weights` (in the loop); None applies the
         `attentional` layer itself (the parallel form, any leading shape).
         """
-        if self.attentional is None:  # [h_t; c_t] (attentional_layer=False)
-            return ops.concatenate([h, ops.cast(context, h.dtype)], -1)
-        pair = ops.concatenate([ops.cast(context, h.dtype), h], -1)
-        if weights is None:
-            return self.attentional(pair)
-        return self.attentional.activation(ops.matmul(pair,
-                                                      weights["attentional"]))
+        context = ops.cast(context, h.dtype)
+        if self.attentional is None:
+            attentional = context
+        elif not (self.feeds or self.step_output == "attention"):
+            attentional = None   # neither fed back nor output
+        else:
+            pair = ops.concatenate([context, h], -1)
+            if weights is None:
+                attentional = self.attentional(pair)
+            else:
+                attentional = self.attentional.activation(
+                    ops.matmul(pair, weights["attentional"]))
+        if self.step_output == "cell":
+            return h, attentional
+        if self.step_output == "cell_and_context":
+            return ops.concatenate([h, context], -1), attentional
+        return attentional, attentional
 
     def step_with(self, x, state, memory, weights, projected, training=None,
                   noise=None, mode=None, constrain=False):
@@ -357,10 +400,10 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
                 self._bottom_product(x, feed, weights, projected),
                 cells, weights)
             context, alignment, attention_state = attend(h)
-            output = self.luong_output(h, context, weights)
+            output, attentional = self.luong_output(h, context, weights)
         new = {"cells": cells}
         if feed is not None:
-            new["feed"] = output
+            new["feed"] = attentional
         new["attention"] = attention_state
         new["step"] = state["step"] + 1.0
         if "last" in state:
@@ -428,14 +471,20 @@ class AttentionRNN(keras.layers.Layer):
           c_t = sum_s a_t(s) h_s,  a_t = attention(h_t, h)
           h~_t = tanh(W_c [c_t; h_t])
 
-      and output `h~_t`. With `attentional_layer=False` there is no `W_c`
-      (nor input feeding): the step outputs `[h_t; c_t]` (`units +
-      memory_dim` features), the state and the context that a readout of
-      its own reads, as See et al. (2017), section 2.1, read `[s_t; h*_t]`.
-      Without input feeding the recurrence does not depend on the
-      attention, and the layer runs the cell over the whole target first
-      and attends once (the parallel form: same outputs, faster training),
-      unless the attention reads its own past alignments.
+      and output `h~_t`. With `attentional_layer=False` there is no `W_c`:
+      the step outputs `[h_t; c_t]` (`units + memory_dim` features), the
+      state and the context that a readout of its own reads, as See et al.
+      (2017), section 2.1, read `[s_t; h*_t]`, and input feeding feeds back
+      the context `c_{t-1}`. `step_output=` picks another output: the
+      attentional vector alone (`h~_t`, or `c_t` without `W_c`), the state
+      `h_t`, or `[h_t; c_t]`; with `attentional_activation=None` these are
+      TensorFlow Addons' `AttentionWrapper` exactly (its
+      `attention_layer_size`, `output_attention` and default
+      `cell_input_fn`: docs/migrating_from_tfa.md). Without input feeding
+      the recurrence does not depend on the attention, and the layer runs
+      the cell over the whole target first and attends once (the parallel
+      form: same outputs, faster training), unless the attention reads its
+      own past alignments.
 
     The attention is called through `BaseAttention`'s step protocol and
     nothing else: an attention that scores with its own past (coverage,
@@ -472,8 +521,17 @@ class AttentionRNN(keras.layers.Layer):
         attentional_layer: bool (order "luong" only; ignored for
             "bahdanau"): True outputs Luong's `h~_t = tanh(W_c [c_t; h_t])`;
             False builds no `W_c` and outputs `[h_t; c_t]`, the top state and
-            the context (`units + memory_dim` features); it needs
-            `input_feeding=False` and no `attentional_units`.
+            the context (`units + memory_dim` features), and feeds back the
+            context `c_{t-1}` with input feeding (tfa's
+            `attention_layer_size=None`); it takes no `attentional_units`.
+        step_output: None, "attention", "cell" or "cell_and_context" (order
+            "luong" only): what a step outputs. "attention": the
+            attentional vector, `h~_t` (or `c_t` without the attentional
+            layer; tfa's `output_attention=True`); "cell": the top state
+            `h_t` (tfa's `output_attention=False`); "cell_and_context":
+            `[h_t; c_t]`. None: "attention" with the attentional layer,
+            "cell_and_context" without. What input feeding feeds back is
+            the attentional vector whatever the output.
         attentional_activation: "tanh" (Luong et al.'s `h~_t = tanh(W_c
             [c_t; h_t])`) or None, the attentional layer without an
             activation, `h~_t = W_c [c_t; h_t]`: TensorFlow Addons'
@@ -561,13 +619,16 @@ class AttentionRNN(keras.layers.Layer):
                  input_feeding=True, attentional_units=None, num_layers=1,
                  output_state="previous", return_state=False, reset_after=True,
                  attentional_layer=True, wait_k=None, wait_rate=1.0,
-                 attention_window=None, attentional_activation="tanh", **kwargs):
+                 attention_window=None, attentional_activation="tanh",
+                 step_output=None, **kwargs):
         super().__init__(**kwargs)
         attention = _check_args(units, attention, cell, order, attentional_units,
                                 num_layers, output_state, input_feeding,
                                 attentional_layer, wait_k, wait_rate)
         attention_window = _check_window(attention_window)
         _check_activation(attentional_activation)
+        _check_step_output(step_output, order)
+        self.step_output = step_output
         self.attentional_activation = attentional_activation
         self.output_state = output_state
         for name, flag in (("return_state", return_state),
@@ -597,6 +658,7 @@ class AttentionRNN(keras.layers.Layer):
             attentional_layer=self.attentional_layer, wait_k=wait_k,
             wait_rate=wait_rate, attention_window=attention_window,
             attentional_activation=attentional_activation,
+            step_output=step_output,
             dtype=self.dtype_policy, name="cell",
         )
 
@@ -815,7 +877,7 @@ class AttentionRNN(keras.layers.Layer):
                 value_mask=cache["mask"] > 0.5, query_mask=inputs_mask,
                 return_attention_scores=True, training=training,
             )
-            emitted = {"outputs": cell.luong_output(h, context),
+            emitted = {"outputs": cell.luong_output(h, context)[0],
                        "weights": weights}
         else:
             memory_args = self.memory_of(cache)
@@ -887,7 +949,7 @@ class AttentionRNN(keras.layers.Layer):
                                for _ in range(self.cell.num_cell_states)]}
             if self.cell.feeds:
                 final["feed"] = keras.KerasTensor(
-                    (b, self.cell.attentional_units), dtype=dtype)
+                    (b, self.cell.feed_dim(memory.shape[-1])), dtype=dtype)
             final["attention"] = attention_state
             final["step"] = keras.KerasTensor((b, 1), dtype="float32")
             result += (final,)
@@ -920,4 +982,6 @@ class AttentionRNN(keras.layers.Layer):
                                  else list(self.attention_window)),
             "attentional_activation": self.attentional_activation,
         })
+        if self.step_output is not None:   # older files lack it
+            config["step_output"] = self.step_output
         return config

@@ -224,49 +224,36 @@ FIGURES = ("wer", "per", "attended_nowhere", "minutes", "steps")
 
 def record(saved, run):
     """One run a setting; this command's seeds join those of its settings."""
-    runs = saved["runs"] if saved else []
-    same = next((r for r in runs if r["settings"] == run.settings), {})
-    # The budget (epochs, minutes, patience) is in the settings; the epochs
-    # a seed trained are not (early stopping and a time cap end seeds at
-    # different epochs), so they do not keep seeds apart.
-    rows = runner.join_seeds(same.get("per_seed", []), run.rows,
-                             match=("test_words",))
-    figures = {"parameters": rows[0]["parameters"], "test_words": rows[0]["test_words"],
-               "examples": rows[0]["examples"]}
-    if "streaming" in rows[0]:   # how early a left-to-right model commits
-        for name in ("early", "same_as_offline", "lagging"):
-            if any(r["streaming"].get(name) is None for r in rows):
-                continue   # seeds recorded before it was measured
-            mean, sd = runner.mean_sd([r["streaming"][name] for r in rows], 4)
-            figures[f"streaming_{name}"] = mean
-            if sd is not None:
-                figures[f"streaming_{name}_sd"] = sd
-        figures["streaming_words"] = rows[0]["streaming"]["words"]
-        figures["streaming_examples"] = rows[0]["streaming"]["examples"]
-    for name in FIGURES:
-        mean, sd = runner.mean_sd([r[name] for r in rows], 4)
-        figures[name] = mean
-        if sd is not None:
-            figures[f"{name}_sd"] = sd
     data = run.data
-    meta = {"backend": _backend(), "train_words": data["train_words"],
+    meta = {"backend": runner.backend(), "train_words": data["train_words"],
             "train_pairs": data["train_pairs"], "valid_words": data["valid_words"],
             "letters": len(data["source_vocab"]) - 4,
             "phonemes": len(data["target_vocab"]) - 4}
-    joined = dict(figures, **runner.seed_fields(rows), settings=run.settings,
-                  meta=meta, commands=runner.join_commands(same.get("commands", []),
-                                                           run.command))
-    runs = [r for r in runs if r["settings"] != run.settings] + [joined]
+    # The budget (epochs, minutes, patience) is in the settings; the epochs
+    # a seed trained are not (early stopping and a time cap end seeds at
+    # different epochs), so they do not keep seeds apart.
+    runs, _ = runner.join_run(saved, run, _summarise, meta=meta,
+                              match=("test_words",))
     order = {a: k for k, a in enumerate(ATTENTIONS)}
     runs.sort(key=lambda r: (order.get(r["settings"]["attention"], 99),
                              sorted(map(str, r["settings"].items()))))
     return {"runs": runs}
 
 
-def _backend():
-    import keras
-
-    return keras.backend.backend()
+def _summarise(rows):
+    figures = {"parameters": rows[0]["parameters"], "test_words": rows[0]["test_words"],
+               "examples": rows[0]["examples"]}
+    if "streaming" in rows[0]:   # how early a left-to-right model commits
+        for name in ("early", "same_as_offline", "lagging"):
+            if any(r["streaming"].get(name) is None for r in rows):
+                continue   # seeds recorded before it was measured
+            over = runner.figures_over(rows, [name], 4,
+                                       lambda r, n: r["streaming"][n])
+            figures.update({f"streaming_{k}": v for k, v in over.items()})
+        figures["streaming_words"] = rows[0]["streaming"]["words"]
+        figures["streaming_examples"] = rows[0]["streaming"]["examples"]
+    figures.update(runner.figures_over(rows, FIGURES, 4))
+    return dict(figures, **runner.seed_fields(rows))
 
 
 # -----------------------------------------------------------------------------

@@ -119,41 +119,28 @@ FIGURES = ("wer", "per", "skipped", "repeated", "stalled")
 
 def record(saved, run):
     """One run a setting; this command's seeds join those of its settings."""
-    runs = saved["runs"] if saved else []
-    same = next((r for r in runs if r["settings"] == run.settings), {})
-    rows = runner.join_seeds(same.get("per_seed", []), run.rows)
-    figures = {"parameters": rows[0]["parameters"],
-               "minutes": runner.mean_of(rows, "minutes", 2),
-               "steps": rows[0]["steps"], "by_length": {}}
-    for n in map(str, LENGTHS):
-        at = {}
-        for name in FIGURES:
-            mean, sd = runner.mean_sd([r["by_length"][n][name] for r in rows], 2)
-            at[name] = mean
-            if sd is not None:
-                at[f"{name}_sd"] = sd
-        at["phrases"] = rows[0]["by_length"][n]["phrases"]
-        figures["by_length"][n] = at
     data = run.data
-    meta = {"backend": _backend(), "train_words": data["train_words"],
+    meta = {"backend": runner.backend(), "train_words": data["train_words"],
             "train_phrases": data["train_pairs"], "valid_phrases": data["valid_pairs"],
             "longest_trained": max(data["train_lengths"]),
             "letters": len(data["source_vocab"]) - 4,
             "phonemes": len(data["target_vocab"]) - 4}
-    joined = dict(figures, **runner.seed_fields(rows), settings=run.settings,
-                  meta=meta, commands=runner.join_commands(same.get("commands", []),
-                                                           run.command))
-    runs = [r for r in runs if r["settings"] != run.settings] + [joined]
+    runs, _ = runner.join_run(saved, run, _summarise, meta=meta)
     order = {a: k for k, a in enumerate(ATTENTIONS)}
     runs.sort(key=lambda r: (order.get(r["settings"]["attention"], 99),
                              sorted(map(str, r["settings"].items()))))
     return {"runs": runs}
 
 
-def _backend():
-    import keras
-
-    return keras.backend.backend()
+def _summarise(rows):
+    figures = {"parameters": rows[0]["parameters"],
+               "minutes": runner.mean_of(rows, "minutes", 2),
+               "steps": rows[0]["steps"], "by_length": {}}
+    for n in map(str, LENGTHS):
+        at = runner.figures_over(rows, FIGURES, 2, lambda r, name: r["by_length"][n][name])
+        at["phrases"] = rows[0]["by_length"][n]["phrases"]
+        figures["by_length"][n] = at
+    return dict(figures, **runner.seed_fields(rows))
 
 
 # -----------------------------------------------------------------------------

@@ -98,15 +98,11 @@ def record(saved, run):
     command's seeds join the run of its settings."""
     from kerattn.recipes import classification
 
-    runs = saved["runs"] if saved else []
-    same = next((r for r in runs if r["settings"] == run.settings), {})
-    rows = runner.join_seeds(same.get("per_seed", []), run.rows)
-    joined = dict(aggregate(rows), settings=run.settings)
-    runs = [r for r in runs if r["settings"] != run.settings] + [joined]
+    runs, joined = runner.join_run(saved, run, aggregate, commands=False)
     top = next((r for r in runs if r["settings"] == DEFAULTS), joined)
     data, args = run.data, run.args
     examples = data["examples"]
-    meta = {"backend": _backend(), "embeddings": args.embeddings,
+    meta = {"backend": runner.backend(), "embeddings": args.embeddings,
             "unlabelled_texts": len(data["unlabelled"]),
             "documents": {k: len(examples[k]) for k in ("train", "valid", "test")},
             "vocabulary": len(data["vocab"]),
@@ -114,12 +110,6 @@ def record(saved, run):
             "max_words": classification.MAX_WORDS, "preset": args.preset,
             "sizes": classification.sizes(args.preset)}
     return {"meta": meta, **top, "runs": runs}
-
-
-def _backend():
-    import keras
-
-    return keras.backend.backend()
 
 
 def aggregate(rows):

@@ -198,29 +198,17 @@ def settings(args):
 
 def record(saved, run):
     """One run a setting; this command's seeds join those of its settings."""
-    runs = saved["runs"] if saved else []
-    same = next((r for r in runs if r["settings"] == run.settings), {})
-    rows = runner.join_seeds(same.get("per_seed", []), run.rows)
     data = run.data
     # The data of this run's seeds (another --max-test is another test set).
-    meta = {"backend": _backend(), "report": data["report"],
+    meta = {"backend": runner.backend(), "report": data["report"],
             "pairs": {"train": len(data["train_pairs"]),
                       "valid": len(data["valid_pairs"]),
                       "test": len(data["test"])},
             "vocabulary": len(data["vocab"]), "max_summary": data["max_summary"],
             "lead": data["lead"], "rouge_stemmer": True}
-    joined = dict(aggregate(rows), settings=run.settings, meta=meta,
-                  commands=runner.join_commands(same.get("commands", []),
-                                                run.command))
-    runs = [r for r in runs if r["settings"] != run.settings] + [joined]
+    runs, joined = runner.join_run(saved, run, aggregate, meta=meta)
     top = next((r for r in runs if r["settings"] == DEFAULTS), joined)
     return {**top, "runs": runs}
-
-
-def _backend():
-    import keras
-
-    return keras.backend.backend()
 
 
 # Student's t, 97.5% quantile, by degrees of freedom.
@@ -239,11 +227,7 @@ def aggregate(rows):
     for key, _, _ in MODELS:
         seeds = [r[key] for r in rows]
         figures = {"parameters": seeds[0]["parameters"]}
-        for name in FIGURES:
-            mean, sd = runner.mean_sd([s[name] for s in seeds], 4)
-            figures[name] = mean
-            if sd is not None:
-                figures[f"{name}_sd"] = sd
+        figures.update(runner.figures_over(seeds, FIGURES, 4))
         models[key] = figures
     return dict({"models": models, "reference_figures": rows[0]["reference_figures"],
                  "test_pairs": rows[0]["test_pairs"]}, **runner.seed_fields(rows))

@@ -268,10 +268,8 @@ def combine_seeds(rows):
 
     result = json.loads(json.dumps(rows[0]))
     for beam in ("beam1", "beam3"):
-        for key in rows[0][beam]:
-            result[beam][key], sd = runner.mean_sd([r[beam][key] for r in rows], 4)
-            if sd is not None:
-                result[beam][key + "_sd"] = sd
+        result[beam].update(runner.figures_over(
+            rows, list(rows[0][beam]), 4, lambda r, key: r[beam][key]))
     for key, digits in (("train_minutes", 2), ("final_loss", 4)):
         result["train"][key] = runner.mean_of([r["train"] for r in rows], key, digits)
     result["seeds"] = len(rows)
