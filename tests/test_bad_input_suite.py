@@ -378,6 +378,10 @@ case("AttentionRNN", "zero-length memory",
 case("AttentionRNN", "get_initial_state without the cache of a stateful attention",
      lambda: layers.AttentionRNN(4, layers.BahdanauAttention(3, coverage=True))
      .get_initial_state(2), "`cache`")
+case("AttentionRNN", "a Dense layer as the cell",
+     lambda: _rnn(order="luong", cell=keras.layers.Dense(4)), "`cell`")
+case("AttentionRNN", "a Keras cell with Bahdanau's order",
+     lambda: _rnn(cell=keras.layers.GRUCell(4)), "`order`")
 case("AttentionRNN", "an unknown step_output",
      lambda: _rnn(order="luong", step_output="context"), "`step_output`")
 case("AttentionRNN", "step_output with order bahdanau",

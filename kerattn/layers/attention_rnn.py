@@ -59,6 +59,40 @@ def _check_step_output(step_output, order):
         "`output_state` picks the state)", step_output)
 
 
+def _cell_from(cell, order, units, num_layers):
+    """`cell`: "gru", "lstm", or a Keras RNN cell (a layer with a
+    `state_size`, called as `cell(inputs, states) -> (output, states)`),
+    maybe as a saved config."""
+    if isinstance(cell, str):
+        checks.one_of("cell", cell, CELLS)
+        return cell
+    cell = _layer_from(cell)
+    checks.require(
+        isinstance(cell, keras.layers.Layer) and hasattr(cell, "state_size"),
+        "cell", f'one of {CELLS!r} or a Keras RNN cell (a layer with a '
+        "`state_size`, e.g. keras.layers.StackedRNNCells([...]))",
+        type(cell).__name__)
+    sizes = keras.tree.flatten(cell.state_size)
+    checks.require(
+        sizes and all(isinstance(n, int) for n in sizes), "cell",
+        "a cell whose `state_size` is ints (one per state vector)",
+        cell.state_size)
+    checks.require(
+        order == "luong", "order",
+        "'luong' with a Keras cell (Bahdanau's order attends with the "
+        "previous state, which a general cell does not name; use cell="
+        "'gru' or 'lstm')", order)
+    checks.require(
+        num_layers == 1, "num_layers",
+        "1 with a Keras cell (stack inside it: keras.layers."
+        "StackedRNNCells)", num_layers)
+    size = getattr(cell, "output_size", None)
+    checks.require(
+        not isinstance(size, int) or size == units, "units",
+        f"the cell's output size, {size}", units)
+    return cell
+
+
 def _check_args(units, attention, cell, order, attentional_units,
                 num_layers, output_state, input_feeding, attentional_layer,
                 wait_k=None, wait_rate=1.0):
@@ -77,7 +111,6 @@ def _check_args(units, attention, cell, order, attentional_units,
         "attention", attention, BaseAttention,
         "a single-head kerattn attention layer (a kerattn.layers."
         "BaseAttention, e.g. BahdanauAttention or LuongAttention)")
-    checks.one_of("cell", cell, CELLS)
     checks.one_of("order", order, ORDERS)
     checks.one_of("output_state", output_state, ("previous", "current"))
     checks.boolean("input_feeding", input_feeding)
@@ -169,23 +202,28 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
         self.wait_k, self.wait_rate = wait_k, float(wait_rate)
         self.attention_window = _check_window(attention_window)
         self.output_state = output_state
-        self.cell_type = cell
+        cell = _cell_from(cell, order, units, num_layers)
         self.units = units
         self.num_layers = num_layers
         self.order = order
         self.input_feeding = input_feeding
         self.attentional_units = attentional_units
-        if cell == "gru":
-            cell_cls = functools.partial(keras.layers.GRUCell,
-                                         reset_after=reset_after)
+        if not isinstance(cell, str):   # the general path (RecurrentStack)
+            self.cell_type, self.keras_cell = "keras", cell
+            self.rnn_cells = [cell]
         else:
-            cell_cls = keras.layers.LSTMCell
-        # A stack of cells; attention reads (and Bahdanau's feeds) the top.
-        self.rnn_cells = [
-            cell_cls(units, dtype=self.dtype_policy,
-                     name=cell if k == 0 else f"{cell}_{k + 1}")
-            for k in range(num_layers)
-        ]
+            self.cell_type, self.keras_cell = cell, None
+            if cell == "gru":
+                cell_cls = functools.partial(keras.layers.GRUCell,
+                                             reset_after=reset_after)
+            else:
+                cell_cls = keras.layers.LSTMCell
+            # A stack of cells; attention reads (and Bahdanau's feeds) the top.
+            self.rnn_cells = [
+                cell_cls(units, dtype=self.dtype_policy,
+                         name=cell if k == 0 else f"{cell}_{k + 1}")
+                for k in range(num_layers)
+            ]
         for rnn_cell in self.rnn_cells:
             rnn_cell.supports_masking = True  # AttentionRNN's loop applies masks
         self.attention = attention
@@ -233,7 +271,8 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
             feed = self.feed_dim(memory_dim)
         self.memory_dim = int(memory_dim)
         self.inputs_dim = int(inputs_dim)
-        self.rnn_cells[0].build((None, inputs_dim + feed))
+        if not self.rnn_cells[0].built:   # a Keras cell may come built
+            self.rnn_cells[0].build((None, inputs_dim + feed))
         for cell in self.rnn_cells[1:]:
             cell.build((None, self.units))
         if not self.attention.built:
@@ -307,8 +346,8 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
         `initial_state(cache, batch_size)` and a zero step count."""
         dtype = self.compute_dtype
         if cell_states is None:
-            cell_states = [ops.zeros((batch_size, self.units), dtype)
-                           for _ in range(self.num_cell_states)]
+            cell_states = [ops.zeros((batch_size, size), dtype)
+                           for size in self.state_sizes]
         state = {"cells": [ops.cast(s, dtype) for s in cell_states]}
         if self.feeds:
             memory_dim = (cache["values"].shape[-1] if cache is not None
@@ -337,6 +376,8 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
         embedded token and the row is multiplied whole (one product: a
         single step gains nothing from the split).
         """
+        if self.keras_cell is not None:   # the cell's whole input row
+            return x if feed is None else ops.concatenate([x, feed], -1)
         if projected:
             if feed is None:
                 return x
@@ -511,7 +552,18 @@ class AttentionRNN(keras.layers.Layer):
         attention: a single-head attention layer of kerattn
             (`BahdanauAttention`, `LuongAttention`, `LocalAttention`,
             `SoftVisualAttention`, ...), used with one decoder step as query.
-        cell: "gru" or "lstm".
+        cell: "gru" or "lstm" (Keras' `GRUCell` / `LSTMCell`, `num_layers`
+            of them: the fast path, the bottom cell's product with the
+            targets taken for every step before the loop), or any Keras RNN
+            cell (a layer with a `state_size`, called as `cell(inputs,
+            states) -> (output, new states)`: `keras.layers.StackedRNNCells`,
+            `SimpleRNNCell`, a cell of your own): the general path, called
+            at each step on its whole input row `[y_{t-1}; feed]`, with
+            order "luong" and `num_layers=1` (stack inside the cell); its
+            output size must be `units` (the attention's query). Its states
+            are the state's `"cells"`, flat in `keras.tree.flatten` order
+            of its `state_size`. TensorFlow Addons wrapped any cell this
+            way.
         order: "bahdanau" or "luong".
         num_layers: int, the depth of the stack of cells (4 in Luong et al.);
             attention reads the top layer, input feeding enters the bottom.
@@ -642,7 +694,6 @@ class AttentionRNN(keras.layers.Layer):
                        "True for an LSTM cell (it is a GRU option)", reset_after)
         self.reset_after = reset_after
         self.units = units
-        self.cell_type = cell
         self.order = order
         self.input_feeding = input_feeding if order == "luong" else False
         self.attentional_layer = attentional_layer if order == "luong" else False
@@ -667,6 +718,11 @@ class AttentionRNN(keras.layers.Layer):
     @property
     def attention(self):
         return self.cell.attention
+
+    @property
+    def cell_type(self):
+        """"gru", "lstm", or "keras" (a Keras cell: `cell.keras_cell`)."""
+        return self.cell.cell_type
 
     @property
     def wait_k(self):
@@ -788,13 +844,13 @@ class AttentionRNN(keras.layers.Layer):
             checks.require(
                 len(cell_states) == self.cell.num_cell_states,
                 "initial_state",
-                f"a list of {self.cell.num_cell_states} tensor(s) of shape "
-                f"(batch, {self.units}) for cell={self.cell_type!r} and "
+                f"a list of {self.cell.num_cell_states} tensor(s) of shapes "
+                f"(batch, {self.cell.state_sizes}) for cell={self.cell_type!r} and "
                 f"num_layers={self.num_layers} (layer by layer: GRU [h], "
                 "LSTM [h, c])", len(cell_states))
-            for s in cell_states:
+            for s, size in zip(cell_states, self.cell.state_sizes):
                 checks.rank("initial_state", s.shape, (2,),
-                            f"(batch, {self.units})")
+                            f"(batch, {size})")
         return self.cell.initial_state(batch_size, cache, cell_states)
 
     def step(self, inputs, states, cache, training=None, attention_mode=None):
@@ -945,8 +1001,8 @@ class AttentionRNN(keras.layers.Layer):
         result = (keras.KerasTensor(
             (b, t, self.cell.output_dim(memory.shape[-1])), dtype=dtype),)
         if self.return_state:
-            final = {"cells": [keras.KerasTensor((b, self.units), dtype=dtype)
-                               for _ in range(self.cell.num_cell_states)]}
+            final = {"cells": [keras.KerasTensor((b, size), dtype=dtype)
+                               for size in self.cell.state_sizes]}
             if self.cell.feeds:
                 final["feed"] = keras.KerasTensor(
                     (b, self.cell.feed_dim(memory.shape[-1])), dtype=dtype)
@@ -967,7 +1023,8 @@ class AttentionRNN(keras.layers.Layer):
         config.update({
             "units": self.units,
             "attention": keras.saving.serialize_keras_object(self.attention),
-            "cell": self.cell_type,
+            "cell": (self.cell_type if self.cell.keras_cell is None else
+                     keras.saving.serialize_keras_object(self.cell.keras_cell)),
             "order": self.order,
             "input_feeding": self.input_feeding,
             "attentional_units": self.attentional_units,

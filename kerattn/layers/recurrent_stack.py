@@ -85,7 +85,16 @@ class RecurrentStack:
     """A mixin for a layer with `rnn_cells` (Keras GRU/LSTM cells, bottom
     first), `cell_type` ("gru" or "lstm"), `units`, `num_layers`,
     `inputs_dim` (the token part of the bottom input) and an optional
-    `attentional` Dense layer (Luong's `W_c`)."""
+    `attentional` Dense layer (Luong's `W_c`).
+
+    The general path: with `keras_cell` set (any Keras RNN cell, the one
+    entry of `rnn_cells`), a step calls the cell itself on its whole input
+    row, `cell(x, states) -> (output, states)`, its states kept as a flat
+    list (`state_sizes`); nothing is multiplied before the loop. The host
+    sets `keras_cell` (None on the fast path) in its `__init__`: not a
+    class attribute, which on torch would hide the layer that torch's
+    module keeps.
+    """
 
     @property
     def rnn_cell(self):
@@ -94,11 +103,21 @@ class RecurrentStack:
 
     @property
     def states_per_layer(self):
+        if self.keras_cell is not None:
+            return len(self.state_sizes)
         return 1 if self.cell_type == "gru" else 2
 
     @property
     def num_cell_states(self):
         return self.states_per_layer * self.num_layers
+
+    @property
+    def state_sizes(self):
+        """The size of each state vector, in the flat order of the cell
+        states (`(batch, size)` each)."""
+        if self.keras_cell is not None:
+            return list(keras.tree.flatten(self.keras_cell.state_size))
+        return [self.units] * self.num_cell_states
 
     def top_hidden(self, cell_states):
         """The top layer's hidden state `h` in a flat list of cell states."""
@@ -115,6 +134,10 @@ class RecurrentStack:
         without one); `attentional`, `W_c` (Luong).
         """
         dtype = self.compute_dtype
+        attentional = (None if self.attentional is None
+                       else ops.cast(self.attentional.kernel, dtype))
+        if self.keras_cell is not None:   # the cell reads its own weights
+            return {"layers": None, "attentional": attentional}
         layers = [cell_weights(cell, dtype) for cell in self.rnn_cells]
         kernel, m = layers[0][0], self.inputs_dim
         has_feed = kernel.shape[0] > m
@@ -122,8 +145,7 @@ class RecurrentStack:
             "layers": layers,
             "token_kernel": kernel[:m] if has_feed else kernel,
             "feed_kernel": kernel[m:] if has_feed else None,
-            "attentional": (None if self.attentional is None
-                            else ops.cast(self.attentional.kernel, dtype)),
+            "attentional": attentional,
         }
 
     def project_inputs(self, inputs, weights):
@@ -132,6 +154,8 @@ class RecurrentStack:
         `inputs` is `(batch, m)` or `(batch, T, m)`; the result has the
         cell's gate width (`3 units` GRU, `4 units` LSTM) as last axis.
         """
+        if self.keras_cell is not None:   # no product before the loop
+            return ops.convert_to_tensor(inputs, self.compute_dtype)
         x = project(inputs, weights["token_kernel"])
         bias = weights["layers"][0][2]
         return x if bias is None else x + bias
@@ -143,7 +167,10 @@ class RecurrentStack:
         return cell_step(self.rnn_cells[k], x_proj, states, weights["layers"][k])
 
     def _stack(self, x_proj, cell_states, weights):
-        """Up the stack from the bottom cell's input product."""
+        """Up the stack from the bottom cell's input product (the general
+        path: from its input row)."""
+        if self.keras_cell is not None:
+            return self._keras_cell_step(x_proj, cell_states)
         per, new = self.states_per_layer, []
         for k in range(self.num_layers):
             if k > 0:  # the layer below's output times this cell's kernel
@@ -154,6 +181,18 @@ class RecurrentStack:
             new += states
         return h, new
 
+    def _keras_cell_step(self, x, cell_states):
+        """The general path's step: the Keras cell on its input row, its
+        flat states packed as its `state_size` nests them."""
+        cell, dtype = self.keras_cell, self.compute_dtype
+        structure = cell.state_size
+        if not keras.tree.is_nested(structure):
+            structure = [structure]
+        states = keras.tree.pack_sequence_as(structure, list(cell_states))
+        output, new = cell(x, states)
+        new = [ops.cast(s, dtype) for s in keras.tree.flatten(new)]
+        return ops.cast(output, dtype), new
+
     def run_stack(self, x, cell_states, weights=None):
         """One step up the stack from the bottom input `x` (its whole row,
         `[y; feed]`): `(top output, new flat cell states)`."""
@@ -161,5 +200,7 @@ class RecurrentStack:
         x = ops.convert_to_tensor(x, self.compute_dtype)
         cell_states = [ops.convert_to_tensor(s, self.compute_dtype)
                        for s in cell_states]
+        if self.keras_cell is not None:
+            return self._keras_cell_step(x, cell_states)
         return self._stack(input_product(x, weights["layers"][0]),
                            cell_states, weights)
