@@ -62,6 +62,9 @@ ATTENTION = {
     "DynamicConvolutionAttention": (
         lambda: layers.DynamicConvolutionAttention(3, static_width=3,
                                                    dynamic_width=3), 6, 4),
+    "MultipleAttention": (
+        lambda: layers.MultipleAttention([layers.BahdanauAttention(5),
+                                          layers.LuongAttention("general")]), 6, 4),
 }
 for _name, (_make, _dq, _dv) in ATTENTION.items():
     case(_name, "query of rank 4",
@@ -342,6 +345,13 @@ case("BahdanauAttention", "an unknown probability_fn",
      lambda: layers.BahdanauAttention(3, probability_fn="argmax"), "`probability_fn`")
 case("LuongAttention", "probability_fn None",
      lambda: layers.LuongAttention("dot", probability_fn=None), "`probability_fn`")
+case("MultipleAttention", "one layer, not a list",
+     lambda: layers.MultipleAttention(layers.LuongAttention()), "`attentions`")
+case("MultipleAttention", "a list of one",
+     lambda: layers.MultipleAttention([layers.LuongAttention()]), "`attentions`")
+case("MultipleAttention", "a Dense layer in the list",
+     lambda: layers.MultipleAttention([layers.LuongAttention(), keras.layers.Dense(3)]),
+     "`attentions`")
 # A family that computes its weights its own way takes "softmax" only.
 case("LocalAttention", "probability_fn hardmax (its window's softmax)",
      lambda: layers.LocalAttention("monotonic", 2, probability_fn="hardmax"),

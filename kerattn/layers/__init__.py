@@ -40,6 +40,7 @@ from kerattn.layers.multi_head_location_attention import (
     MultiHeadLocationAttention,
 )
 from kerattn.layers.multi_step_attention import GLUConvBlock, MultiStepAttention
+from kerattn.layers.multiple_attention import MultipleAttention
 from kerattn.layers.pointer_generator import ExtendedEmbedding, PointerGenerator
 from kerattn.layers.recurrent import GRU, LSTM
 from kerattn.layers.position_embedding import PositionEmbedding
@@ -78,6 +79,7 @@ __all__ = [
     "BahdanauAttention",
     "LuongAttention",
     "LocalAttention",
+    "MultipleAttention",
     "LocationSensitiveAttention",
     "RecurrentLocationAttention",
     "GMMAttention",

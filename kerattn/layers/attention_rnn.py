@@ -107,6 +107,10 @@ def _check_args(units, attention, cell, order, attentional_units,
     checks.positive_int("attentional_units", attentional_units,
                         allow_none=True)
     attention = _layer_from(attention)   # a saved config holds a dict
+    if isinstance(attention, (list, tuple)):   # tfa's list of mechanisms
+        from kerattn.layers.multiple_attention import MultipleAttention
+
+        attention = MultipleAttention(list(attention))
     checks.instance(
         "attention", attention, BaseAttention,
         "a single-head kerattn attention layer (a kerattn.layers."
@@ -252,21 +256,23 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
             checks.require(memory_dim is not None, "cache",
                            "the dict of `precompute(memory)` (the fed context "
                            "has the memory's size)", None)
-            return int(memory_dim)
+            return self.attention.context_dim(int(memory_dim))
         return self.attentional_units
 
     def output_dim(self, memory_dim):
         """The size of a step's output for a memory of `memory_dim` features."""
         if self.order == "bahdanau" or self.step_output == "cell_and_context":
-            return self.units + int(memory_dim)   # [s; c] or [h_t; c_t]
+            # [s; c] or [h_t; c_t]
+            return self.units + self.attention.context_dim(int(memory_dim))
         if self.step_output == "cell":
             return self.units
         return self.feed_dim(memory_dim)
 
     def build_for(self, inputs_dim, memory_dim):
         feed = 0
+        context_dim = self.attention.context_dim(int(memory_dim))
         if self.order == "bahdanau":
-            feed = memory_dim
+            feed = context_dim
         elif self.input_feeding:
             feed = self.feed_dim(memory_dim)
         self.memory_dim = int(memory_dim)
@@ -278,7 +284,7 @@ class AttentionRNNCell(RecurrentStack, keras.layers.Layer):
         if not self.attention.built:
             self.attention.build((None, self.units), (None, None, memory_dim))
         if self.attentional is not None:
-            self.attentional.build((None, memory_dim + self.units))
+            self.attentional.build((None, context_dim + self.units))
         self.built = True
 
     def build(self, *args, **kwargs):
@@ -551,7 +557,9 @@ class AttentionRNN(keras.layers.Layer):
         units: int, the cell's units.
         attention: a single-head attention layer of kerattn
             (`BahdanauAttention`, `LuongAttention`, `LocalAttention`,
-            `SoftVisualAttention`, ...), used with one decoder step as query.
+            `SoftVisualAttention`, ...), used with one decoder step as query;
+            or a list of them, queried at once with their contexts
+            concatenated (`MultipleAttention`, tfa's list of mechanisms).
         cell: "gru" or "lstm" (Keras' `GRUCell` / `LSTMCell`, `num_layers`
             of them: the fast path, the bottom cell's product with the
             targets taken for every step before the loop), or any Keras RNN

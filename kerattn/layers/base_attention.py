@@ -465,6 +465,12 @@ class BaseAttention(keras.layers.Layer):
 
         return {k: grow(v) for k, v in state.items()} if state else state
 
+    def context_dim(self, value_dim):
+        """The size of the context for values of `value_dim` features (the
+        values' own here; several mechanisms side by side:
+        `MultipleAttention`)."""
+        return value_dim
+
     def compute_output_shape(self, query_shape, value_shape, key_shape=None):
         return tuple(query_shape[:-1]) + (value_shape[-1],)
 
