@@ -352,6 +352,14 @@ case("MultipleAttention", "a list of one",
 case("MultipleAttention", "a Dense layer in the list",
      lambda: layers.MultipleAttention([layers.LuongAttention(), keras.layers.Dense(3)]),
      "`attentions`")
+_SAE = layers.SelfAttentiveEmbedding
+case("SelfAttentiveEmbedding", "units 0", lambda: _SAE(0), "`units`")
+case("SelfAttentiveEmbedding", "hops 0", lambda: _SAE(4, hops=0), "`hops`")
+case("SelfAttentiveEmbedding", "a negative penalty", lambda: _SAE(4, penalty=-1.0), "`penalty`")
+case("SelfAttentiveEmbedding", "inputs of rank 2", lambda: _SAE(4)(x(2, 5)),
+     "`inputs` must have rank 3")
+case("SelfAttentiveEmbedding", "a mask of the wrong length",
+     lambda: _SAE(4)(x(2, 5, 3), mask=np.ones((2, 4), bool)), "`mask` must have shape")
 # A family that computes its weights its own way takes "softmax" only.
 case("LocalAttention", "probability_fn hardmax (its window's softmax)",
      lambda: layers.LocalAttention("monotonic", 2, probability_fn="hardmax"),

@@ -47,6 +47,7 @@ from kerattn.layers.position_embedding import PositionEmbedding
 from kerattn.layers.repeat_over_time import RepeatOverTime
 from kerattn.layers.restricted_self_attention import RestrictedSelfAttention
 from kerattn.layers.reverse_sequence import ReverseSequence
+from kerattn.layers.self_attentive_embedding import SelfAttentiveEmbedding
 from kerattn.layers.scaled_dot_product_attention import (
     ScaledDotProductAttention,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "LuongAttention",
     "LocalAttention",
     "MultipleAttention",
+    "SelfAttentiveEmbedding",
     "LocationSensitiveAttention",
     "RecurrentLocationAttention",
     "GMMAttention",
