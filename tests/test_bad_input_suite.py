@@ -352,6 +352,14 @@ case("MultipleAttention", "a list of one",
 case("MultipleAttention", "a Dense layer in the list",
      lambda: layers.MultipleAttention([layers.LuongAttention(), keras.layers.Dense(3)]),
      "`attentions`")
+case("MultiHeadAttention", "max_relative_position 0",
+     lambda: layers.MultiHeadAttention(2, 4, max_relative_position=0), "`max_relative_position`")
+case("MultiHeadAttention", "query_positions of rank 3",
+     lambda: (lambda l: (l(x(2, 3, 8), x(2, 3, 8)),
+                         l.attend(x(2, 3, 8), *l.project_key_value(x(2, 3, 8), x(2, 3, 8)),
+                                  query_positions=np.zeros((2, 3, 1), "int32"))))(
+         layers.MultiHeadAttention(2, 4, max_relative_position=2)),
+     "`query_positions`")
 _SAE = layers.SelfAttentiveEmbedding
 case("SelfAttentiveEmbedding", "units 0", lambda: _SAE(0), "`units`")
 case("SelfAttentiveEmbedding", "hops 0", lambda: _SAE(4, hops=0), "`hops`")

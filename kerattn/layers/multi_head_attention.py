@@ -1,5 +1,7 @@
 """Multi-head attention (Vaswani et al., 2017)."""
 
+import math
+
 import keras
 from keras import ops
 
@@ -25,6 +27,24 @@ class MultiHeadAttention(keras.layers.Layer):
     are asked for or dropout is active; `_compute_attention` is the one place
     to override.
 
+    With `max_relative_position=k`, the relative position representations
+    of Shaw, Uszkoreit and Vaswani (2018, "Self-Attention with Relative
+    Position Representations", section 3): learned `a^K_ij`, `a^V_ij` of the
+    clipped distance `clip(j - i, -k, k)` (`2k + 1` vectors each, shared by
+    the heads), and
+
+        e_ij = q_i (k_j + a^K_ij)^T / sqrt(d_k)
+        z_i = sum_j alpha_ij (v_j + a^V_ij)
+
+    computed as their section 3.3 does: the relative terms are products of
+    the queries (or the weights) with one `(Tq, Tv, d)` tensor of relative
+    embeddings shared by the batch and the heads, so no `(batch, heads, Tq,
+    Tv, d)` tensor is formed. The query at row `t` sits at position `Tv - Tq
+    + t` (aligned at the end, as the causal mask is: a step over a key/value
+    cache is the last position), or where `attend(..., query_positions=)`
+    says. The fused kernel cannot add the relative terms: with the option
+    on, the attention runs the explicit path; off, nothing changes.
+
     Differences from `keras.layers.MultiHeadAttention`: masked query rows
     (and rows with no attendable key) give zero output and zero weights, not
     a softmax over nothing; `causal=True` is a constructor argument and is
@@ -40,8 +60,11 @@ class MultiHeadAttention(keras.layers.Layer):
         use_bias: bool, whether the projections have biases.
         output_dim: int, the size of the output; the query size when None.
         causal: bool, causal masking (decoder self-attention).
+        max_relative_position: None, or int `k >= 1`: Shaw et al.'s
+            relative position representations, distances clipped to
+            `[-k, k]` (16 in their translation experiments).
         kernel_initializer, bias_initializer: initializers of the
-            projections.
+            projections (and of the relative embeddings).
         kernel_regularizer, bias_regularizer: optional regularizers.
         **kwargs: base layer keyword arguments.
 
@@ -87,6 +110,7 @@ class MultiHeadAttention(keras.layers.Layer):
         bias_initializer="zeros",
         kernel_regularizer=None,
         bias_regularizer=None,
+        max_relative_position=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -97,6 +121,9 @@ class MultiHeadAttention(keras.layers.Layer):
         checks.rate("dropout", dropout)
         for name, flag in (("use_bias", use_bias), ("causal", causal)):
             checks.boolean(name, flag)
+        checks.positive_int("max_relative_position", max_relative_position,
+                            allow_none=True)
+        self.max_relative_position = max_relative_position
         self.num_heads = num_heads
         self.key_dim = key_dim
         self.value_dim = value_dim or key_dim
@@ -188,6 +215,16 @@ class MultiHeadAttention(keras.layers.Layer):
             "abcd,cde->abe", (None, out_dim), "e", "attention_output"
         )
         self.output_dense.build((query_shape[0], None, heads, self.value_dim))
+        if self.max_relative_position is not None:
+            # a^K and a^V for the distances -k..k (Shaw et al., section 3.2).
+            size = 2 * self.max_relative_position + 1
+            common = dict(initializer=self.kernel_initializer,
+                          regularizer=self.kernel_regularizer,
+                          dtype=self.variable_dtype)
+            self.relative_key = self.add_weight(
+                name="relative_key", shape=(size, self.key_dim), **common)
+            self.relative_value = self.add_weight(
+                name="relative_value", shape=(size, self.value_dim), **common)
         self._dims = {
             "query": query_shape[-1],
             "value": value_shape[-1],
@@ -197,7 +234,7 @@ class MultiHeadAttention(keras.layers.Layer):
 
     def _compute_attention(
         self, query, key, value, mask=None, training=None,
-        return_attention_scores=False,
+        return_attention_scores=False, query_positions=None,
     ):
         """Attention over projected heads.
 
@@ -206,11 +243,16 @@ class MultiHeadAttention(keras.layers.Layer):
             key: `(batch, Tv, heads, key_dim)`.
             value: `(batch, Tv, heads, value_dim)`.
             mask: boolean, broadcastable to `(batch, Tq, Tv)`, or None.
+            query_positions: with relative positions, the queries' positions
+                (see `attend`); None aligns them at the end.
 
         Returns:
             `(output (batch, Tq, heads, value_dim), weights (batch, heads,
             Tq, Tv) or None)`.
         """
+        if self.max_relative_position is not None:
+            return self._relative_attention(query, key, value, mask, training,
+                                            query_positions)
         result = utils.dot_product_attention(
             query,
             key,
@@ -224,6 +266,39 @@ class MultiHeadAttention(keras.layers.Layer):
             return result
         return result, None
 
+    def _relative_ids(self, query_positions, tq, tv):
+        """`clip(j - i, -k, k) + k`: `(Tq, Tv)`, or `(batch, Tq, Tv)` for
+        per-row positions."""
+        if query_positions is None:
+            query_positions = ops.arange(tq, dtype="int32") + (tv - tq)
+        i = ops.expand_dims(ops.cast(query_positions, "int32"), -1)
+        j = ops.arange(tv, dtype="int32")
+        k = self.max_relative_position
+        return ops.clip(j - i, -k, k) + k
+
+    def _relative_attention(self, query, key, value, mask, training,
+                            query_positions):
+        """Shaw et al. (2018), section 3.3: `Q K^T + Q A^K^T` with one
+        `(Tq, Tv, d)` table of relative embeddings (per row of the batch
+        when the positions are), then the weights times `V` plus the weights
+        times `A^V`."""
+        dtype = query.dtype
+        ids = self._relative_ids(query_positions, ops.shape(query)[1],
+                                 ops.shape(key)[1])
+        a_k = ops.cast(ops.take(self.relative_key, ids, axis=0), dtype)
+        a_v = ops.cast(ops.take(self.relative_value, ids, axis=0), dtype)
+        per_row = len(ids.shape) == 3
+        scores = ops.einsum("bqhd,bkhd->bhqk", query, key) + ops.einsum(
+            "bqhd,bqkd->bhqk" if per_row else "bqhd,qkd->bhqk", query, a_k)
+        scores = scores * ops.cast(1.0 / math.sqrt(self.key_dim), dtype)
+        if mask is not None:
+            mask = ops.expand_dims(ops.cast(mask, "bool"), 1)   # (b, 1, Tq, Tv)
+        weights = utils.masked_softmax(scores, mask)
+        dropped = self._dropout_layer(weights, training=training)
+        output = ops.einsum("bhqk,bkhd->bqhd", dropped, value) + ops.einsum(
+            "bhqk,bqkd->bqhd" if per_row else "bhqk,qkd->bqhd", dropped, a_v)
+        return output, weights
+
     def project_key_value(self, key, value):
         """`(K W^K, V W^V)`: `(batch, Tv, heads, key_dim)`, `(..., value_dim)`.
 
@@ -233,22 +308,33 @@ class MultiHeadAttention(keras.layers.Layer):
         return self.key_dense(key), self.value_dense(value)
 
     def attend(self, query, key, value, mask=None, training=None,
-               return_attention_scores=False):
+               return_attention_scores=False, query_positions=None):
         """Attention of a `(batch, Tq, dim)` query over projected keys/values.
 
         Args:
             query: `(batch, Tq, query_dim)`, not yet projected.
             key, value: from `project_key_value` (or a cache of them).
             mask: boolean, broadcastable to `(batch, Tq, Tv)`, or None.
+            query_positions: with `max_relative_position`, each query's
+                position among the keys: int `(Tq,)` or `(batch, Tq)` (a
+                step over a fixed-size cache whose rows are at different
+                steps); None: `Tv - Tq + t`, aligned at the end. Ignored
+                without relative positions.
 
         Returns:
             `(output (batch, Tq, output_dim), weights or None)`; rows with
             nothing to attend to give zeros.
         """
         q = self.query_dense(query)  # (batch, Tq, heads, key_dim)
-        context, weights = self._compute_attention(
-            q, key, value, mask, training, return_attention_scores
-        )
+        if query_positions is None:
+            context, weights = self._compute_attention(
+                q, key, value, mask, training, return_attention_scores)
+        else:
+            checks.rank("query_positions", query_positions.shape, (1, 2),
+                        "(Tq,) or (batch, Tq) int positions")
+            context, weights = self._compute_attention(
+                q, key, value, mask, training, return_attention_scores,
+                query_positions=query_positions)
         output = self.output_dense(context)  # (batch, Tq, output_dim)
         if mask is not None:
             # Rows with nothing to attend to give zeros, bias included.
@@ -346,6 +432,8 @@ class MultiHeadAttention(keras.layers.Layer):
                 "use_bias": self.use_bias,
                 "output_dim": self.output_dim,
                 "causal": self.causal,
+                **({} if self.max_relative_position is None else   # older files lack it
+                   {"max_relative_position": self.max_relative_position}),
                 "kernel_initializer": keras.initializers.serialize(
                     self.kernel_initializer
                 ),
