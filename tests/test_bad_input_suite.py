@@ -360,6 +360,17 @@ case("MultiHeadAttention", "query_positions of rank 3",
                                   query_positions=np.zeros((2, 3, 1), "int32"))))(
          layers.MultiHeadAttention(2, 4, max_relative_position=2)),
      "`query_positions`")
+case("transformer_nmt", "no positions at all",
+     lambda: zoo.transformer_nmt(20, 20, preset="tiny", absolute_positions=False),
+     "`absolute_positions`")
+case("transformer_nmt", "max_relative_position negative",
+     lambda: zoo.transformer_nmt(20, 20, preset="tiny", max_relative_position=-2),
+     "`max_relative_position`")
+case("TransformerEmbedding", "positions not a bool",
+     lambda: layers.TransformerEmbedding(10, 4, positions="yes"), "`positions`")
+case("TransformerEncoderBlock", "max_relative_position 0",
+     lambda: layers.TransformerEncoderBlock(2, 8, max_relative_position=0),
+     "`max_relative_position`")
 _SAE = layers.SelfAttentiveEmbedding
 case("SelfAttentiveEmbedding", "units 0", lambda: _SAE(0), "`units`")
 case("SelfAttentiveEmbedding", "hops 0", lambda: _SAE(4, hops=0), "`hops`")

@@ -123,3 +123,37 @@ def test_query_positions_of_the_wrong_rank():
     k, v = layer.project_key_value(x, x)
     with pytest.raises(ValueError, match="`query_positions` must have rank"):
         layer.attend(x, k, v, query_positions=np.zeros((2, 3, 1), "int32"))
+
+
+@pytest.mark.parametrize("absolute", [False, True])
+def test_transformer_nmt_steps_equal_its_pass(absolute, tmp_path):
+    """`transformer_nmt(max_relative_position=k)` (with and without the
+    sinusoidal positions): the cached decoding steps equal the training
+    pass at every real target position, and the `.keras` file gives the
+    same logits."""
+    from kerattn import zoo
+
+    model = zoo.transformer_nmt(20, 30, preset="tiny", max_relative_position=3,
+                                absolute_positions=absolute)
+    src = np.array([[3, 4, 0, 0], [6, 7, 8, 9]], "int32")
+    tgt = np.array([[1, 5, 6, 0], [1, 8, 9, 7]], "int32")
+    full = to_numpy(model({"source_ids": src, "target_in_ids": tgt}))
+    state = model.encode(src, max_length=6)
+    for t in range(4):
+        logits, state, _ = model.step(keras.ops.convert_to_tensor(tgt[:, t]), state, t)
+        real = tgt[:, t] != 0
+        np.testing.assert_allclose(to_numpy(logits)[real], full[real, t], atol=1e-4)
+    model.save(tmp_path / "t.keras")
+    loaded = keras.saving.load_model(tmp_path / "t.keras")
+    np.testing.assert_allclose(
+        to_numpy(loaded({"source_ids": src, "target_in_ids": tgt})), full, atol=1e-5)
+    blocks = [layer for layer in model.layers if "coder_" in layer.name]
+    assert blocks and all(b.self_attention.max_relative_position == 3 for b in blocks)
+    assert model.get_layer("target_embedding").positions == absolute
+
+
+def test_transformer_nmt_needs_some_positions():
+    from kerattn import zoo
+
+    with pytest.raises(ValueError, match="`absolute_positions` must be True without"):
+        zoo.transformer_nmt(20, 30, preset="tiny", absolute_positions=False)

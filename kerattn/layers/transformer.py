@@ -20,6 +20,8 @@ class TransformerEmbedding(keras.layers.Layer):
         vocab_size: int.
         d_model: int, the model size.
         max_wavelength: the sinusoids' base (10000).
+        positions: bool; False leaves the sinusoidal positions out (for a
+            model whose self-attention has relative positions only).
 
     Call arguments:
         inputs: int `(batch, T)`; with `reverse=True`, the decoder's output
@@ -41,10 +43,13 @@ class TransformerEmbedding(keras.layers.Layer):
     (1, 3, 8)
     """
 
-    def __init__(self, vocab_size, d_model, max_wavelength=10000.0, **kwargs):
+    def __init__(self, vocab_size, d_model, max_wavelength=10000.0,
+                 positions=True, **kwargs):
         super().__init__(**kwargs)
         checks.positive_int("vocab_size", vocab_size)
         checks.positive_int("d_model", d_model)
+        checks.boolean("positions", positions)
+        self.positions = positions
         self.vocab_size = vocab_size
         self.d_model = d_model
         self.max_wavelength = max_wavelength
@@ -69,6 +74,8 @@ class TransformerEmbedding(keras.layers.Layer):
         checks.integer_ids("inputs", inputs)
         x = self.embedding(inputs) * ops.cast(math.sqrt(self.d_model),
                                               self.compute_dtype)
+        if not self.positions:   # the attention's relative positions only
+            return x
         return x + self.position(x, start_index=start_index)
 
     def compute_mask(self, inputs, previous_mask=None):
@@ -89,6 +96,8 @@ class TransformerEmbedding(keras.layers.Layer):
         config = super().get_config()
         config.update({"vocab_size": self.vocab_size, "d_model": self.d_model,
                        "max_wavelength": self.max_wavelength})
+        if not self.positions:   # older files lack it
+            config["positions"] = False
         return config
 
 
@@ -117,6 +126,8 @@ class TransformerEncoderBlock(keras.layers.Layer):
         num_heads: int (8 in the base model); must divide d_model.
         ff_dim: int, the inner FFN size (2048).
         dropout: float, residual dropout (0.1).
+        max_relative_position: None, or int `k`: the self-attention's
+            relative positions (Shaw et al. 2018; `MultiHeadAttention`).
 
     Call arguments:
         inputs: `(batch, T, d_model)`.
@@ -133,9 +144,13 @@ class TransformerEncoderBlock(keras.layers.Layer):
     (2, 5, 8)
     """
 
-    def __init__(self, num_heads, ff_dim, dropout=0.1, **kwargs):
+    def __init__(self, num_heads, ff_dim, dropout=0.1,
+                 max_relative_position=None, **kwargs):
         super().__init__(**kwargs)
         _check_block_args(num_heads, ff_dim, dropout)
+        checks.positive_int("max_relative_position", max_relative_position,
+                            allow_none=True)
+        self.max_relative_position = max_relative_position
         self.num_heads = num_heads
         self.ff_dim = ff_dim
         self.dropout = dropout
@@ -147,7 +162,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         common = dict(dtype=self.dtype_policy)
         self.self_attention = MultiHeadAttention(
             self.num_heads, _head_dim(d, self.num_heads), name="self_attention",
-            **common)
+            max_relative_position=self.max_relative_position, **common)
         self.self_attention.build(inputs_shape, inputs_shape)
         self.norm1 = keras.layers.LayerNormalization(epsilon=1e-6, name="norm1",
                                                      **common)
@@ -177,6 +192,8 @@ class TransformerEncoderBlock(keras.layers.Layer):
         config = super().get_config()
         config.update({"num_heads": self.num_heads, "ff_dim": self.ff_dim,
                        "dropout": self.dropout})
+        if self.max_relative_position is not None:   # older files lack it
+            config["max_relative_position"] = self.max_relative_position
         return config
 
 
@@ -193,7 +210,9 @@ class TransformerDecoderBlock(keras.layers.Layer):
     of the prefix) and the memory's keys and values projected once.
 
     Args:
-        num_heads, ff_dim, dropout: as `TransformerEncoderBlock`.
+        num_heads, ff_dim, dropout, max_relative_position: as
+            `TransformerEncoderBlock` (relative positions in the causal
+            self-attention only; `step()` places its query at `index`).
 
     Call arguments:
         inputs: `(batch, T, d_model)` target states.
@@ -213,9 +232,13 @@ class TransformerDecoderBlock(keras.layers.Layer):
     (2, 5, 8)
     """
 
-    def __init__(self, num_heads, ff_dim, dropout=0.1, **kwargs):
+    def __init__(self, num_heads, ff_dim, dropout=0.1,
+                 max_relative_position=None, **kwargs):
         super().__init__(**kwargs)
         _check_block_args(num_heads, ff_dim, dropout)
+        checks.positive_int("max_relative_position", max_relative_position,
+                            allow_none=True)
+        self.max_relative_position = max_relative_position
         self.num_heads = num_heads
         self.ff_dim = ff_dim
         self.dropout = dropout
@@ -228,7 +251,8 @@ class TransformerDecoderBlock(keras.layers.Layer):
         head = _head_dim(d, self.num_heads)
         common = dict(dtype=self.dtype_policy)
         self.self_attention = MultiHeadAttention(
-            self.num_heads, head, causal=True, name="self_attention", **common)
+            self.num_heads, head, causal=True, name="self_attention",
+            max_relative_position=self.max_relative_position, **common)
         self.self_attention.build(inputs_shape, inputs_shape)
         self.cross_attention = MultiHeadAttention(
             self.num_heads, head, name="cross_attention", **common)
@@ -287,7 +311,11 @@ class TransformerDecoderBlock(keras.layers.Layer):
         length = ops.shape(cache["key"])[1]
         seen = ops.reshape(ops.less_equal(ops.arange(length), index),
                            (1, 1, -1))  # positions <= index
-        a, _ = self.self_attention.attend(x, cache["key"], cache["value"], seen)
+        # The query's position: the step's (the cache is fixed-size).
+        positions = (None if self.max_relative_position is None else
+                     ops.reshape(ops.cast(index, "int32"), (1,)))
+        a, _ = self.self_attention.attend(x, cache["key"], cache["value"], seen,
+                                          query_positions=positions)
         x = self.norms[0](x + a)
         mask = ops.expand_dims(ops.cast(memory_mask, "bool"), 1)
         c, weights = self.cross_attention.attend(
@@ -302,4 +330,6 @@ class TransformerDecoderBlock(keras.layers.Layer):
         config = super().get_config()
         config.update({"num_heads": self.num_heads, "ff_dim": self.ff_dim,
                        "dropout": self.dropout})
+        if self.max_relative_position is not None:   # older files lack it
+            config["max_relative_position"] = self.max_relative_position
         return config

@@ -41,6 +41,7 @@ from kerattn.zoo.model import GenerativeModel, from_preset, numbered_layers
 def transformer_nmt(source_vocab_size=37000, target_vocab_size=37000,
                     num_layers=None, d_model=None, num_heads=None, ff_dim=None,
                     dropout=None, tie_embeddings=None, preset="paper",
+                    max_relative_position=None, absolute_positions=True,
                     name="transformer_nmt"):
     """The encoder-decoder Transformer of Vaswani et al. (2017).
 
@@ -65,6 +66,13 @@ def transformer_nmt(source_vocab_size=37000, target_vocab_size=37000,
             "none".
         preset: named sizes, one of `PRESETS` ("tiny", "small", "base",
             "paper"); a size given above overrides the preset's.
+        max_relative_position: None, or int `k`: relative position
+            representations in every self-attention (Shaw et al. 2018,
+            `MultiHeadAttention(max_relative_position=k)`; 16 in their
+            experiments).
+        absolute_positions: bool; False leaves the sinusoidal positions
+            out of the embeddings (Shaw et al. use relative positions alone,
+            reporting no gain from both); needs `max_relative_position`.
         name: the model's name.
 
     Returns:
@@ -96,28 +104,38 @@ def transformer_nmt(source_vocab_size=37000, target_vocab_size=37000,
         f"a divisor of d_model={c['d_model']}", c["num_heads"],
         note="Each head takes d_model / num_heads features.")
     depth, p = c["num_layers"], c["dropout"]
+    checks.positive_int("max_relative_position", max_relative_position,
+                        allow_none=True)
+    checks.boolean("absolute_positions", absolute_positions)
+    checks.require(
+        absolute_positions or max_relative_position is not None,
+        "absolute_positions", "True without max_relative_position (the model "
+        "would have no positions at all)", absolute_positions)
+    relative = {} if max_relative_position is None else {
+        "max_relative_position": max_relative_position}
+    positions = {} if absolute_positions else {"positions": False}
 
     # === Layers ===
     # Tied matrices are one layer: "all" has no source_embedding, "target"
     # and "all" no output_projection (encode_source and project look).
     layers = [
         TransformerEmbedding(target_vocab_size, c["d_model"],
-                             name="target_embedding"),
+                             name="target_embedding", **positions),
         keras.layers.Dropout(p, name="embedding_dropout"),
     ]
     if tie != "all":
         layers.append(TransformerEmbedding(source_vocab_size, c["d_model"],
-                                           name="source_embedding"))
+                                           name="source_embedding", **positions))
     if tie == "none":
         layers.append(keras.layers.Dense(target_vocab_size,
                                          name="output_projection"))
     by_name = {layer.name: layer for layer in layers}
     get = by_name.__getitem__
     encoders = [TransformerEncoderBlock(c["num_heads"], c["ff_dim"], p,
-                                        name=f"encoder_{k + 1}")
+                                        name=f"encoder_{k + 1}", **relative)
                 for k in range(depth)]
     decoders = [TransformerDecoderBlock(c["num_heads"], c["ff_dim"], p,
-                                        name=f"decoder_{k + 1}")
+                                        name=f"decoder_{k + 1}", **relative)
                 for k in range(depth)]
 
     # === Training graph ===
