@@ -17,7 +17,11 @@ data; `CASES`):
 Each compiled model runs in a process of its own with a cap of
 `COMPILE_CAP_S` seconds (a graph that does not compile in time is
 reported, with the reason, not forced). `--quick` runs figure 3's tiny
-model only.
+model only, compiled with Dynamo's "eager" backend instead of
+Inductor: the same graph and the same graph breaks (they are Dynamo's),
+without Inductor's C++ code generation (a quick run of this figure took 81 s
+instead of 128 s on this CPU, 2026-12-05); its compile and step times are
+not the figure's.
 """
 
 import json
@@ -77,6 +81,10 @@ def measure(which, compiled, quick):
     import torch
 
     keras.utils.set_random_seed(0)
+    if quick and compiled:   # Dynamo's graph, no Inductor code generation
+        import functools
+
+        torch.compile = functools.partial(torch.compile, backend="eager")
     model, x, y, loss, optimizer = _models(which, quick)
     repeats, warmup = (1, 1) if quick else (5, 2)
     model.compile(optimizer=optimizer, loss=loss, jit_compile=compiled)
@@ -137,7 +145,8 @@ def run(quick=False):
             "the same model, eager", "ms/step", **{
                 k: compiled[k] for k in ("compile_s", "graph_breaks", "graphs",
                                          "in_kerattn", "break_reasons")},
-            notes=f"compiled in {compiled['compile_s']:.0f} s; "
+            notes=f"compiled in {compiled['compile_s']:.0f} s"
+                  f"{' (quick: Dynamo alone, no Inductor)' if quick else ''}; "
                   f"{compiled['graph_breaks']} graph breaks "
                   f"({compiled['in_kerattn']} user frames in kerattn)"))
     return rows

@@ -89,8 +89,8 @@ HEAVY = {
     f"{_FIT}[torch-han_classifier]": ("torch", "examples/fit.py --backend torch"),
     f"{_FIT}[torch-transformer_nmt]": ("torch", "examples/fit.py --backend torch on 2 stand-in hosts (torchrun --nnodes 2)"),
     f"{_FIT}[tensorflow-seq2seq]": ("torch", "examples/fit.py --backend tensorflow --data a TSV"),
-    f"{_FIT}[tensorflow-pointer_generator]": (
-        "torch", "examples/fit.py pointer_generator --backend tensorflow --data a TSV of summaries"),
+    f"{_FIT}[torch-pointer_generator]": (
+        "torch", "examples/fit.py pointer_generator --backend torch --data a TSV of summaries"),
     f"{_FIT}[tensorflow-cho_encoder_decoder]": ("torch", "examples/fit.py --backend tensorflow, MirroredStrategy on 2 devices"),
     f"{_FIT}[jax-convs2s_nmt]": ("torch", "examples/fit.py --backend jax --data a TSV"),
     f"{_FIT}[torch-luong_nmt]": ("torch", "examples/fit.py --backend torch --data a TSV"),
