@@ -185,9 +185,10 @@ def test_the_phrase_cell_shows_each_attention_by_phrase_length():
     assert s.result_cell("g2p_phrases", {"runs": runs}) == (
         "WER % at 2 / 4 / 8 words: global 40.50 ± 1.25 / 50.00 ± 2.00 / 70.25 ± "
         "3.50 (3 seeds); GMM v2b 42.00 / 43.00 / 45.00 (1 seed)")
+    # The README's short cell: the runs with the most seeds, then a count.
     assert s.readme_cell("g2p_phrases", {"runs": runs}) == (
-        "WER % at 2 / 8 words: global 40.50 ± 1.25 / 70.25 ± 3.50 (3 seeds); "
-        "GMM v2b 42.00 / 45.00 (1 seed)")
+        "WER % at 2 / 8 words: global 40.50 ± 1.25 / 70.25 ± 3.50 (3 seeds each); "
+        "1 more attention in zoo/g2p_phrases")
     runs[0] = dict(runs[0], seed=1)
     del runs[0]["seeds"]
     assert s.readme_cell("g2p_phrases", {"runs": runs}) == (   # the seeds said once

@@ -131,12 +131,21 @@ PHRASE_NAMES = dict(G2P_NAMES, gmm="GMM v2b", dca="DCA", forward="forward",
                     **{"stepwise-monotonic": "stepwise monotonic"})
 
 
-def _phrase_rows(r, lengths):
+def _phrase_rows(r, lengths, most_seeds_only=False):
     """WER % of zoo/g2p_phrases' runs on phrases of each of `lengths` words
-    (2 is the longest trained), with the seeds of each."""
+    (2 is the longest trained), with the seeds of each. `most_seeds_only`
+    (the project README's short cell): the runs with the most seeds, then
+    how many more zoo/g2p_phrases has."""
     def seeds(run):
         return len(run.get("seeds", [run.get("seed")]))
 
+    if most_seeds_only:
+        most = max(seeds(x) for x in r["runs"])
+        kept = [x for x in r["runs"] if seeds(x) == most]
+        rest = len(r["runs"]) - len(kept)
+        r = dict(r, runs=kept)
+        more = f"; {plural(rest, 'more attention')} in zoo/g2p_phrases" if rest else ""
+        return _phrase_rows(r, lengths) + more
     counts = {seeds(x) for x in r["runs"]}
     alike = len(counts) == 1   # the seeds said once
     parts = [f"{PHRASE_NAMES[x['settings']['attention']]} " + " / ".join(
@@ -224,7 +233,7 @@ def readme_cell(name, r):
     if name == "g2p":
         return _g2p_best(r)
     if name == "g2p_phrases":
-        return _phrase_rows(r, lengths=("2", "8"))
+        return _phrase_rows(r, lengths=("2", "8"), most_seeds_only=True)
     raise KeyError(f"no README cell for {name}")
 
 
