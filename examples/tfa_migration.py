@@ -26,7 +26,8 @@ beside the tfa code.
 The data are this machine's English -> French gettext messages
 (`kerattn.datasets.gettext_pairs`), standing in for the tutorial's
 downloaded Spanish -> English pairs. Import `build_model`,
-`beam_translate` and `greedy_translate` to use the parts.
+`beam_translate` and `greedy_translate` to use the parts, and
+`load_tfa_variables` to load a trained tfa decoder's variables.
 """
 
 import argparse
@@ -172,6 +173,54 @@ def beam_translate(model, source_ids, beam_width=3, max_length=20, bos_id=2,
         model, source_ids, max_length=max_length, strategy="beam",
         beam_width=beam_width, bos_id=bos_id, eos_id=eos_id,
         num_return=num_return, length_penalty=length_penalty)
+
+
+# === A tfa checkpoint's variables, loaded ===
+
+def load_tfa_variables(decoder, output_layer, variables):
+    """Load a tfa decoder's variables into a kerattn `AttentionRNN` built as
+    tfa's (`order="luong", input_feeding=True, attentional_activation=None`,
+    `attentional_units` its `attention_layer_size`) and its output `Dense`:
+    the table of docs/migrating_from_tfa.md, which
+    tests/test_tfa_equivalence.py checks against tfa's computation.
+
+    Args:
+        decoder: the built `AttentionRNN` (one LSTM cell; one
+            `LuongAttention("general", scale=...)` or `BahdanauAttention`).
+        output_layer: the built output `Dense` (tfa's `output_layer`).
+        variables: `{name: array}`, each name ending as tfa's variable does
+            (`lstm_cell/kernel`, `memory_layer/kernel`, `attention_v`,
+            `attention_layer/kernel`, `dense/kernel`, ...): e.g. from
+            `tf.train.load_checkpoint(path)`, each name's `get_tensor`.
+    """
+    def get(suffix):
+        found = [v for k, v in variables.items()
+                 if k.split("/.ATTRIBUTES")[0].endswith(suffix)]
+        checks.require(len(found) == 1, "variables",
+                       f"one variable named ...{suffix}", len(found))
+        return np.asarray(found[0])
+
+    cell = decoder.cell.rnn_cells[0]
+    for name in ("kernel", "recurrent_kernel", "bias"):
+        getattr(cell, name).assign(get(f"lstm_cell/{name}"))
+    attention = decoder.attention
+    if isinstance(attention, LuongAttention):   # tfa's keys = memory W: W_a = W^T
+        attention.W_a.assign(get("memory_layer/kernel").T)
+        if attention.scale:
+            attention.scale_factor.assign(get("attention_g"))
+    else:
+        attention.W_a.assign(get("query_layer/kernel"))
+        attention.U_a.assign(get("memory_layer/kernel"))
+        attention.v_a.assign(get("attention_v"))
+        if attention.normalize:
+            attention.g.assign(get("attention_g"))
+            attention.b.assign(get("attention_b"))
+    if decoder.cell.attentional is not None:   # tfa's rows [h; c], ours [c; h]
+        kernel, units = get("attention_layer/kernel"), decoder.units
+        decoder.cell.attentional.kernel.assign(
+            np.concatenate([kernel[units:], kernel[:units]]))
+    output_layer.kernel.assign(get("dense/kernel"))
+    output_layer.bias.assign(get("dense/bias"))
 
 
 # === The tutorial, end to end ===

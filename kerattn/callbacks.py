@@ -30,7 +30,7 @@ import numpy as np
 
 from kerattn import checks, distribute, keras_fixes, saving
 
-__all__ = ["BackupAndRestore", "TimeBudget"]
+__all__ = ["BackupAndRestore", "SamplingSchedule", "TimeBudget"]
 
 
 class TimeBudget(keras.callbacks.Callback):
@@ -272,3 +272,50 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
     def on_train_end(self, logs=None):
         if distribute.is_chief():
             super().on_train_end(logs)
+
+
+class SamplingSchedule(keras.callbacks.Callback):
+    """Sets a scheduled sampler's probability at the start of each epoch, and
+    has the training function traced again with it.
+
+    Bengio et al. (2015, "Scheduled Sampling for Sequence Prediction with
+    Recurrent Neural Networks", section 2.4) start from teacher forcing and
+    let the probability of the model's own input grow as training goes;
+    their decays of the probability `eps_i` of the true input, for step
+    (here epoch) `i`, are linear, exponential and the inverse sigmoid
+    `eps_i = k / (k + exp(i / k))`: the schedule returns `1 - eps_i`. The
+    probability is a constant of the traced training step (no variable to
+    save with the model), so a change costs one new trace: once an epoch.
+
+    Args:
+        sampler: the decoder's sampler (`AttentionRNN.sampler`).
+        schedule: a function of the epoch (from 0) to the probability of
+            the model's own input, a float in [0, 1].
+
+    Example:
+
+    >>> import math
+    >>> from kerattn.layers import ScheduledOutputSampler
+    >>> sampler = ScheduledOutputSampler()
+    >>> k = 2.0   # the inverse sigmoid decay of Bengio et al., section 2.4
+    >>> schedule = SamplingSchedule(sampler, lambda i: 1 - k / (k + math.exp(i / k)))
+    >>> round(schedule.schedule(0), 3), round(schedule.schedule(6), 3)
+    (0.333, 0.909)
+    """
+
+    def __init__(self, sampler, schedule):
+        super().__init__()
+        from kerattn.layers.scheduled_sampling import ScheduledSampler
+
+        checks.instance("sampler", sampler, ScheduledSampler,
+                        "a kerattn.layers.ScheduledEmbeddingSampler or "
+                        "ScheduledOutputSampler")
+        checks.function("schedule", schedule, "a function of the epoch")
+        self.sampler, self.schedule = sampler, schedule
+
+    def on_epoch_begin(self, epoch, logs=None):
+        probability = self.schedule(epoch)
+        checks.number("schedule", probability, low=0.0, high=1.0)
+        if float(probability) != self.sampler.probability:
+            self.sampler.probability = probability
+            self.model.make_train_function(force=True)

@@ -17,7 +17,7 @@ import keras
 import numpy as np
 import pytest
 
-from kerattn import datasets, decoding, layers, zoo
+from kerattn import callbacks, datasets, decoding, layers, zoo
 from kerattn.datasets import WordVocabulary
 
 CASES = collections.defaultdict(list)  # target -> [(case, fn, error, match)]
@@ -371,6 +371,33 @@ case("TransformerEmbedding", "positions not a bool",
 case("TransformerEncoderBlock", "max_relative_position 0",
      lambda: layers.TransformerEncoderBlock(2, 8, max_relative_position=0),
      "`max_relative_position`")
+_SOS, _SES = layers.ScheduledOutputSampler, layers.ScheduledEmbeddingSampler
+case("ScheduledOutputSampler", "probability above 1", lambda: _SOS(1.5), "`probability`")
+case("ScheduledOutputSampler", "a negative probability", lambda: _SOS(-0.1), "`probability`")
+case("ScheduledOutputSampler", "probability a string", lambda: _SOS("half"), "`probability`")
+case("ScheduledOutputSampler", "transform not callable", lambda: _SOS(transform=3), "`transform`")
+case("ScheduledOutputSampler", "a negative seed", lambda: _SOS(seed=-1), "`seed`")
+case("ScheduledEmbeddingSampler", "embedding not callable",
+     lambda: _SES(3, keras.layers.Dense(2)), "`embedding`")
+case("ScheduledEmbeddingSampler", "readout not a layer",
+     lambda: _SES(keras.layers.Embedding(4, 2), len), "`readout`")
+case("ScheduledEmbeddingSampler", "greedy not a bool",
+     lambda: _SES(keras.layers.Embedding(4, 2), keras.layers.Dense(4), greedy="yes"), "`greedy`")
+case("ScheduledEmbeddingSampler", "probability 2",
+     lambda: _SES(keras.layers.Embedding(4, 2), keras.layers.Dense(4), probability=2), "`probability`")
+case("ScheduledEmbeddingSampler", "a float seed",
+     lambda: _SES(keras.layers.Embedding(4, 2), keras.layers.Dense(4), seed=1.5), "`seed`")
+case("AttentionRNN", "a sampler that is not one",
+     lambda: setattr(_rnn(), "sampler", "embedding"), "`sampler`")
+_sched = callbacks.SamplingSchedule
+case("SamplingSchedule", "sampler not a sampler", lambda: _sched(object(), lambda i: 0.1),
+     "`sampler`")
+case("SamplingSchedule", "sampler None", lambda: _sched(None, lambda i: 0.1), "`sampler`")
+case("SamplingSchedule", "schedule not callable", lambda: _sched(_SOS(), 0.5), "`schedule`")
+case("SamplingSchedule", "a schedule that gives 2",
+     lambda: _sched(_SOS(), lambda i: 2.0).on_epoch_begin(0), "`schedule`")
+case("SamplingSchedule", "a schedule that gives a string",
+     lambda: _sched(_SOS(), lambda i: "more").on_epoch_begin(0), "`schedule`")
 _SAE = layers.SelfAttentiveEmbedding
 case("SelfAttentiveEmbedding", "units 0", lambda: _SAE(0), "`units`")
 case("SelfAttentiveEmbedding", "hops 0", lambda: _SAE(4, hops=0), "`hops`")

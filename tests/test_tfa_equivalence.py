@@ -34,8 +34,9 @@ seq2seq/`):
 The Keras LSTM cell (`tf.keras.layers.LSTMCell`, what tfa's tutorial
 wraps) is `z = x K + h R + b`, gates `i, f, c~, o` in that order.
 
-The mapping of tfa's variables to kerattn's weights (`TFA_TO_KERATTN`
-below, and docs/migrating_from_tfa.md's table) is what the test loads.
+The mapping of tfa's variables to kerattn's weights is
+examples/tfa_migration.py's `load_tfa_variables` (docs/migrating_from_tfa.md's
+table), which the test uses.
 """
 
 import keras
@@ -46,6 +47,9 @@ from cases import (check_keras_round_trip, check_steps_equal_pass, lengths_mask,
                    to_numpy)
 from kerattn import decoding
 from kerattn.layers import AttentionRNN, BahdanauAttention, LuongAttention
+from test_tfa_migration import tfa_migration
+
+load_tfa_variables = tfa_migration.load_tfa_variables
 
 U, E, D, V = 6, 5, 4, 9     # cell units, embedding, memory features, vocabulary
 PAD, BOS, EOS = 0, 1, 2
@@ -125,42 +129,12 @@ def tfa_zero_state(batch, attention_layer_size):
 
 
 def to_kerattn(w, decoder, output, attention_layer_size):
-    """tfa's variables into kerattn's layers: `TFA_TO_KERATTN`."""
-    cell = decoder.cell.rnn_cells[0]
-    cell.kernel.assign(w["lstm_cell/kernel"])
-    cell.recurrent_kernel.assign(w["lstm_cell/recurrent_kernel"])
-    cell.bias.assign(w["lstm_cell/bias"])
-    attention = decoder.attention
-    if isinstance(attention, LuongAttention):
-        attention.W_a.assign(w["memory_layer/kernel"].T)
-        attention.scale_factor.assign(w["attention_g"])
-    else:
-        attention.W_a.assign(w["query_layer/kernel"])
-        attention.U_a.assign(w["memory_layer/kernel"])
-        attention.v_a.assign(w["attention_v"])
-        if "attention_b" in w:
-            attention.g.assign(w["attention_g"])
-            attention.b.assign(w["attention_b"])
-    if attention_layer_size:   # tfa's rows are [h; c], kerattn's W_c [c; h]
-        kernel = w["attention_layer/kernel"]
-        decoder.cell.attentional.kernel.assign(np.concatenate([kernel[U:], kernel[:U]]))
-    output.kernel.assign(w["dense/kernel"])
-    output.bias.assign(w["dense/bias"])
-
-
-# tfa variable -> kerattn weight, as `to_kerattn` loads them.
-TFA_TO_KERATTN = {
-    "lstm_cell/kernel": "AttentionRNN: cell.rnn_cells[0].kernel",
-    "lstm_cell/recurrent_kernel": "cell.rnn_cells[0].recurrent_kernel",
-    "lstm_cell/bias": "cell.rnn_cells[0].bias",
-    "LuongAttention memory_layer/kernel": "LuongAttention('general').W_a, transposed",
-    "LuongAttention attention_g": "LuongAttention(scale=True).scale_factor",
-    "BahdanauAttention query_layer/kernel": "BahdanauAttention.W_a",
-    "BahdanauAttention memory_layer/kernel": "BahdanauAttention.U_a",
-    "attention_v": "BahdanauAttention.v_a",
-    "BahdanauAttention attention_g, attention_b": "BahdanauAttention(normalize=True).g, .b",
-    "attention_layer/kernel": "cell.attentional.kernel, row blocks swapped",
-}
+    """tfa's variables into kerattn's layers, as a user would load them
+    (examples/tfa_migration.py's `load_tfa_variables`, the migration page's
+    table), under names as a checkpoint spells them."""
+    prefix = "decoder/attention_wrapper/"
+    load_tfa_variables(decoder, output, {
+        prefix + name + "/.ATTRIBUTES/VARIABLE_VALUE": value for name, value in w.items()})
 
 
 def build(mechanism, attention_layer_size, output_attention, normalize):

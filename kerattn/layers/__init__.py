@@ -47,6 +47,10 @@ from kerattn.layers.position_embedding import PositionEmbedding
 from kerattn.layers.repeat_over_time import RepeatOverTime
 from kerattn.layers.restricted_self_attention import RestrictedSelfAttention
 from kerattn.layers.reverse_sequence import ReverseSequence
+from kerattn.layers.scheduled_sampling import (
+    ScheduledEmbeddingSampler,
+    ScheduledOutputSampler,
+)
 from kerattn.layers.self_attentive_embedding import SelfAttentiveEmbedding
 from kerattn.layers.scaled_dot_product_attention import (
     ScaledDotProductAttention,
@@ -82,6 +86,8 @@ __all__ = [
     "LocalAttention",
     "MultipleAttention",
     "SelfAttentiveEmbedding",
+    "ScheduledEmbeddingSampler",
+    "ScheduledOutputSampler",
     "LocationSensitiveAttention",
     "RecurrentLocationAttention",
     "GMMAttention",

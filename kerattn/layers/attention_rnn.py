@@ -709,6 +709,10 @@ class AttentionRNN(keras.layers.Layer):
         self.num_layers = num_layers
         self.return_state = return_state
         self.supports_masking = True
+        # Scheduled sampling's draws (`sampler`): a state the training step
+        # carries, not a weight (not saved). A fixed seed: building a decoder
+        # takes nothing from the global random state.
+        self._sampling_seed = keras.random.SeedGenerator(0, name="sampling_seed")
         # Named "cell": the weights' paths in saved files (`.../cell/gru/...`).
         self.cell = AttentionRNNCell(
             cell, units, attention, order, self.input_feeding,
@@ -750,6 +754,27 @@ class AttentionRNN(keras.layers.Layer):
     @property
     def wait_rate(self):
         return self.cell.wait_rate
+
+    @property
+    def sampler(self):
+        """Scheduled sampling in training (`kerattn.layers.
+        ScheduledEmbeddingSampler` or `ScheduledOutputSampler`), given by
+        assignment, `decoder.sampler = ...`; None (the default): teacher
+        forcing. Not saved with the layer: a training choice."""
+        return getattr(self, "_sampler", None)
+
+    @sampler.setter
+    def sampler(self, sampler):
+        from kerattn.layers.scheduled_sampling import ScheduledSampler
+
+        if sampler is not None:
+            checks.instance("sampler", sampler, ScheduledSampler,
+                            "None or a kerattn.layers.ScheduledEmbeddingSampler / "
+                            "ScheduledOutputSampler")
+        self._sampler = sampler
+        if sampler is not None and sampler.seed is not None:
+            self._sampling_seed.state.assign(
+                keras.random.SeedGenerator(sampler.seed).state.value)
 
     @property
     def parallel(self):
@@ -926,7 +951,11 @@ class AttentionRNN(keras.layers.Layer):
         # y_{t-1} W[:m] + b for every step at once: (batch, T, gates).
         projected = cell.project_inputs(inputs, params)
         dtype = self.compute_dtype
-        if self._parallel_for(state["attention"]):   # the state at hand
+        if self.sampler is not None and training:
+            final, emitted = self._scheduled_loop(
+                inputs, memory, cache, state, params, inputs_mask, training,
+                mode, return_attention_samples)
+        elif self._parallel_for(state["attention"]):   # the state at hand
             # Luong without input feeding: the recurrence ignores attention,
             # so run the cell over all steps, then attend once (each row's
             # first step is position 0).
@@ -983,6 +1012,41 @@ class AttentionRNN(keras.layers.Layer):
         if return_attention_samples:
             result += (ops.cast(emitted["sample"], outputs.dtype),)
         return result[0] if len(result) == 1 else result
+
+    def _scheduled_loop(self, inputs, memory, cache, state, params, inputs_mask,
+                        training, mode, return_attention_samples):
+        """Training with a `sampler` (Bengio et al. 2015): each step's input
+        is the given one or, with the sampler's probability, one made from
+        the previous step's output (carried in the loop). The inputs are
+        multiplied inside the loop (they are not all known before it)."""
+        cell, dtype = self.cell, self.compute_dtype
+        batch, steps = ops.shape(inputs)[0], ops.shape(inputs)[1]
+        memory_args = self.memory_of(cache)
+        output_dim = cell.output_dim(memory.shape[-1])
+        noise = self.attention.draw_noise(memory_args, steps, training=training,
+                                          mode=mode)
+        sampling = self.sampler.draw(batch, steps, output_dim,
+                                     seed=self._sampling_seed)
+
+        def sampled_step(carry, x_t):
+            x = self.sampler.next_input(carry["previous"],
+                                        ops.cast(x_t["x"], dtype), x_t["sampling"])
+            output, new, weights = cell.step_with(
+                x, carry["decoder"], memory_args, params, False,
+                training=training, noise=x_t.get("noise", {}), mode=mode)
+            kept = {"outputs": output, "weights": weights}
+            if return_attention_samples:
+                kept["sample"] = self.attention.sample_of(new["attention"])
+            return {"decoder": new, "previous": output}, kept
+
+        source = ops.zeros((batch, ops.shape(memory)[1]), dtype)
+        zeros = {"outputs": ops.zeros((batch, output_dim), dtype), "weights": source}
+        if return_attention_samples:
+            zeros["sample"] = source
+        xs = {"x": inputs, "sampling": sampling, **({"noise": noise} if noise else {})}
+        carry = {"decoder": state, "previous": ops.zeros((batch, output_dim), dtype)}
+        final, emitted = masked_scan(sampled_step, carry, xs, inputs_mask, zeros)
+        return final["decoder"], emitted
 
     def _check_samples(self, memory, state):
         checks.require(
