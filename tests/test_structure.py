@@ -144,8 +144,8 @@ def test_the_layering_check_can_fail(tmp_path):
 # (its class docstring), the key projection of `precompute`, and what any
 # Keras layer has.
 PROTOCOL = {"initial_state", "step", "draw_noise", "mode_for", "extend_source",
-            "sample_of", "project_key", "build", "built", "dtype_policy",
-            "compute_dtype"}
+            "sample_of", "project_key", "context_dim", "build", "built",
+            "dtype_policy", "compute_dtype"}
 
 
 def _is_attention(node):

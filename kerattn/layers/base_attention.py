@@ -105,6 +105,10 @@ class BaseAttention(keras.layers.Layer):
     - `extend_source(state, cache)`: the state grown to a longer source
       (`cache` the longer one's), for streaming decoders; the identity for
       a stateless attention.
+    - `context_dim(value_dim)`: the size of a step's context for values of
+      `value_dim` features (the decoder sizes what it feeds and outputs by
+      it): `value_dim` but for several mechanisms side by side
+      (`MultipleAttention`).
 
     The base class implements the protocol for the stateless families and
     for the ones with an `alignment_state` (the state `{"alignment":
