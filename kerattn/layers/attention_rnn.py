@@ -18,6 +18,7 @@ from kerattn import checks
 from kerattn import keras_fixes
 from kerattn.layers.attention_utils import mask_as, wait_reads
 from kerattn.layers.base_attention import BaseAttention
+from kerattn.layers.multiple_attention import as_one_attention
 from kerattn.layers.recurrent_stack import RecurrentStack, input_product
 from kerattn.layers.scan import masked_scan
 
@@ -106,11 +107,8 @@ def _check_args(units, attention, cell, order, attentional_units,
     checks.positive_int("num_layers", num_layers)
     checks.positive_int("attentional_units", attentional_units,
                         allow_none=True)
-    attention = _layer_from(attention)   # a saved config holds a dict
-    if isinstance(attention, (list, tuple)):   # tfa's list of mechanisms
-        from kerattn.layers.multiple_attention import MultipleAttention
-
-        attention = MultipleAttention(list(attention))
+    # A saved config holds a dict; tfa's list of mechanisms becomes one.
+    attention = as_one_attention(_layer_from(attention))
     checks.instance(
         "attention", attention, BaseAttention,
         "a single-head kerattn attention layer (a kerattn.layers."

@@ -13,6 +13,14 @@ def _layer_from(config_or_layer):
     return config_or_layer
 
 
+def as_one_attention(attention):
+    """`attention`, or a list of them as one `MultipleAttention` (what
+    `AttentionRNN` takes as its `attention`)."""
+    if isinstance(attention, (list, tuple)):
+        return MultipleAttention(list(attention))
+    return attention
+
+
 @keras.saving.register_keras_serializable(package="kerattn")
 class MultipleAttention(BaseAttention):
     """Several attention mechanisms queried with the same query; their
