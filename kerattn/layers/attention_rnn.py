@@ -18,7 +18,7 @@ from kerattn import checks
 from kerattn import keras_fixes
 from kerattn.layers.attention_utils import mask_as, wait_reads
 from kerattn.layers.base_attention import BaseAttention
-from kerattn.layers.multiple_attention import as_one_attention
+from kerattn.layers.multiple_attention import as_one_attention, layer_from
 from kerattn.layers.recurrent_stack import RecurrentStack, input_product
 from kerattn.layers.scan import masked_scan
 
@@ -27,12 +27,6 @@ ORDERS = ("bahdanau", "luong")
 # What order "luong"'s step outputs (None: "attention" with the attentional
 # layer, "cell_and_context" without).
 STEP_OUTPUTS = ("attention", "cell", "cell_and_context")
-
-
-def _layer_from(config_or_layer):
-    if isinstance(config_or_layer, dict):
-        return keras.saving.deserialize_keras_object(config_or_layer)
-    return config_or_layer
 
 
 def _check_window(window):
@@ -67,7 +61,7 @@ def _cell_from(cell, order, units, num_layers):
     if isinstance(cell, str):
         checks.one_of("cell", cell, CELLS)
         return cell
-    cell = _layer_from(cell)
+    cell = layer_from(cell)
     checks.require(
         isinstance(cell, keras.layers.Layer) and hasattr(cell, "state_size"),
         "cell", f'one of {CELLS!r} or a Keras RNN cell (a layer with a '
@@ -108,7 +102,7 @@ def _check_args(units, attention, cell, order, attentional_units,
     checks.positive_int("attentional_units", attentional_units,
                         allow_none=True)
     # A saved config holds a dict; tfa's list of mechanisms becomes one.
-    attention = as_one_attention(_layer_from(attention))
+    attention = as_one_attention(layer_from(attention))
     checks.instance(
         "attention", attention, BaseAttention,
         "a single-head kerattn attention layer (a kerattn.layers."
@@ -946,14 +940,16 @@ class AttentionRNN(keras.layers.Layer):
             self._check_samples(memory, state)
         cell = self.cell
         params = cell.loop_weights()
-        # y_{t-1} W[:m] + b for every step at once: (batch, T, gates).
-        projected = cell.project_inputs(inputs, params)
         dtype = self.compute_dtype
         if self.sampler is not None and training:
             final, emitted = self._scheduled_loop(
                 inputs, memory, cache, state, params, inputs_mask, training,
                 mode, return_attention_samples)
-        elif self._parallel_for(state["attention"]):   # the state at hand
+            return self._results(final, emitted, inputs_mask,
+                                 return_attention_scores, return_attention_samples)
+        # y_{t-1} W[:m] + b for every step at once: (batch, T, gates).
+        projected = cell.project_inputs(inputs, params)
+        if self._parallel_for(state["attention"]):   # the state at hand
             # Luong without input feeding: the recurrence ignores attention,
             # so run the cell over all steps, then attend once (each row's
             # first step is position 0).
@@ -981,20 +977,40 @@ class AttentionRNN(keras.layers.Layer):
                 output, new, weights = cell.step_with(
                     x_t["x"], state, memory_args, params, True,
                     training=training, noise=x_t.get("noise", {}), mode=mode)
-                kept = {"outputs": output, "weights": weights}
-                if return_attention_samples:
-                    kept["sample"] = self.attention.sample_of(new["attention"])
-                return new, kept
+                return new, output, weights, new
 
-            source = ops.zeros((batch, ops.shape(memory)[1]), dtype)
-            zeros = {"outputs": ops.zeros(
-                (batch, cell.output_dim(memory.shape[-1])), dtype),
-                "weights": source}
-            if return_attention_samples:
-                zeros["sample"] = source
             xs = {"x": projected, **({"noise": noise} if noise else {})}
-            final, emitted = masked_scan(attend_step, state, xs, inputs_mask,
-                                         zeros)
+            final, emitted = self._step_loop(attend_step, state, xs, inputs_mask,
+                                             memory, return_attention_samples)
+        return self._results(final, emitted, inputs_mask,
+                             return_attention_scores, return_attention_samples)
+
+    def _step_loop(self, step, carry, xs, inputs_mask, memory,
+                   return_attention_samples):
+        """`masked_scan` over `step(carry, x_t) -> (carry, output, weights,
+        decoder state)`, keeping each step's output and weights (and the
+        attention's sampled location): the loop of the decoder's steps."""
+        batch, dtype = ops.shape(memory)[0], self.compute_dtype
+
+        def scan_step(carry, x_t):
+            carry, output, weights, state = step(carry, x_t)
+            kept = {"outputs": output, "weights": weights}
+            if return_attention_samples:
+                kept["sample"] = self.attention.sample_of(state["attention"])
+            return carry, kept
+
+        source = ops.zeros((batch, ops.shape(memory)[1]), dtype)
+        zeros = {"outputs": ops.zeros(
+            (batch, self.cell.output_dim(memory.shape[-1])), dtype),
+            "weights": source}
+        if return_attention_samples:
+            zeros["sample"] = source
+        return masked_scan(scan_step, carry, xs, inputs_mask, zeros)
+
+    def _results(self, final, emitted, inputs_mask, return_attention_scores,
+                 return_attention_samples):
+        """`call`'s results from the loop's: padded steps zeroed, then the
+        state, weights and samples asked for."""
         outputs = emitted["outputs"]
         weights = emitted["weights"]
         if inputs_mask is not None:
@@ -1032,18 +1048,12 @@ class AttentionRNN(keras.layers.Layer):
             output, new, weights = cell.step_with(
                 x, carry["decoder"], memory_args, params, False,
                 training=training, noise=x_t.get("noise", {}), mode=mode)
-            kept = {"outputs": output, "weights": weights}
-            if return_attention_samples:
-                kept["sample"] = self.attention.sample_of(new["attention"])
-            return {"decoder": new, "previous": output}, kept
+            return {"decoder": new, "previous": output}, output, weights, new
 
-        source = ops.zeros((batch, ops.shape(memory)[1]), dtype)
-        zeros = {"outputs": ops.zeros((batch, output_dim), dtype), "weights": source}
-        if return_attention_samples:
-            zeros["sample"] = source
         xs = {"x": inputs, "sampling": sampling, **({"noise": noise} if noise else {})}
         carry = {"decoder": state, "previous": ops.zeros((batch, output_dim), dtype)}
-        final, emitted = masked_scan(sampled_step, carry, xs, inputs_mask, zeros)
+        final, emitted = self._step_loop(sampled_step, carry, xs, inputs_mask,
+                                         memory, return_attention_samples)
         return final["decoder"], emitted
 
     def _check_samples(self, memory, state):

@@ -7,7 +7,8 @@ from kerattn import checks
 from kerattn.layers.base_attention import BaseAttention
 
 
-def _layer_from(config_or_layer):
+def layer_from(config_or_layer):
+    """A layer, or the layer a saved config (a dict) describes."""
     if isinstance(config_or_layer, dict):
         return keras.saving.deserialize_keras_object(config_or_layer)
     return config_or_layer
@@ -71,7 +72,7 @@ class MultipleAttention(BaseAttention):
         checks.require(isinstance(attentions, (list, tuple)) and len(attentions) >= 2,
                        "attentions", "a list of at least two attention layers",
                        type(attentions).__name__)
-        attentions = [_layer_from(a) for a in attentions]
+        attentions = [layer_from(a) for a in attentions]
         for attention in attentions:
             checks.instance(
                 "attentions", attention, BaseAttention,
