@@ -55,6 +55,8 @@ HEAVY = {
         "jax", "show_attend_tell (hard) overfits 24 digit strips"),
     "test_zoo_han.py::test_overfits_a_tiny_real_slice_and_round_trip": (
         "torch", "HAN overfits the topical-10 sample, round-trips"),
+    "test_zoo_self_attentive.py::test_overfits_a_tiny_real_slice_and_round_trip": (
+        "torch", "self_attentive_classifier overfits the topical-10 sample, round-trips"),
     "test_zoo_aoa.py::test_overfits_a_tiny_real_slice_and_round_trip": (
         "tensorflow", "AoA reader overfits 12 KJV cloze questions, round-trips"),
     "test_pointer_generator.py::test_toy_copy_task_only_the_copying_model_solves": (
@@ -64,6 +66,8 @@ HEAVY = {
         "torch", "zoo/show_attend_tell/recipe.py --preset tiny, then --report-only"),
     "test_zoo_runner.py::test_classification_recipe_tiny_run": (
         "torch", "zoo/han_classifier/recipe.py --preset tiny on the topical-10 sample"),
+    "test_zoo_runner.py::test_self_attentive_recipe_tiny_run": (
+        "torch", "zoo/self_attentive_classifier/recipe.py --preset tiny on the topical-10 sample, with and without the penalty"),
     "test_zoo_runner.py::test_reading_recipe_tiny_run": (
         "jax", "zoo/aoa_reader/recipe.py --preset tiny on the KJV cloze sample"),
     "test_site.py": ("torch", "the documentation site: mkdocs build --strict, its validation, the API entries"),

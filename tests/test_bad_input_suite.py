@@ -906,6 +906,36 @@ case("han_attention", "ids >= vocabulary into the attention model",
      lambda: zoo.han_attention(_HAN_MODEL())(
          {"document_ids": ids(2, 3, 4) + 30}), r"must be token ids in \[0, 30\)")
 
+_SAC_MODEL = _once("self_attentive_classifier",
+                   lambda: zoo.self_attentive_classifier(30, 3, preset="tiny"))
+case("self_attentive_classifier", "num_classes 1",
+     lambda: zoo.self_attentive_classifier(30, 1, preset="tiny"), "`num_classes`")
+case("self_attentive_classifier", "hops 0",
+     lambda: zoo.self_attentive_classifier(30, 3, preset="tiny", hops=0), "`hops`")
+case("self_attentive_classifier", "a negative penalty",
+     lambda: zoo.self_attentive_classifier(30, 3, preset="tiny", penalty=-0.5),
+     "`penalty`")
+case("self_attentive_classifier", "float word ids",
+     lambda: _SAC_MODEL()({"token_ids": x(2, 5)}), "`token_ids` must hold integer")
+case("self_attentive_classifier", "ids >= vocabulary",
+     lambda: _SAC_MODEL()({"token_ids": ids(2, 5) + 30}),
+     r"`token_ids` must be token ids in \[0, 30\)")
+case("self_attentive_classifier", "documents of rank 3",
+     lambda: _SAC_MODEL()({"token_ids": ids(2, 3, 4)}), "`token_ids` must have rank 2")
+case("self_attentive_attention", "a HAN model",
+     lambda: zoo.self_attentive_attention(_HAN_MODEL()), "`model`")
+case("self_attentive_attention", "a Keras model",
+     lambda: zoo.self_attentive_attention(
+         keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])), "`model`")
+case("self_attentive_attention", "not a model",
+     lambda: zoo.self_attentive_attention("model.keras"), "`model`")
+case("self_attentive_attention", "float ids into the attention model",
+     lambda: zoo.self_attentive_attention(_SAC_MODEL())({"token_ids": x(2, 5)}),
+     "`token_ids` must hold integer")
+case("self_attentive_attention", "ids >= vocabulary into the attention model",
+     lambda: zoo.self_attentive_attention(_SAC_MODEL())({"token_ids": ids(2, 5) + 30}),
+     r"must be token ids in \[0, 30\)")
+
 _AOA = {"document_ids": ids(2, 6, high=30), "query_ids": ids(2, 3, high=30),
         "candidate_ids": ids(2, 2, high=30)}
 case("aoa_reader", "units 0", lambda: zoo.aoa_reader(30, units=0), "`units`")

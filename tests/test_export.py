@@ -261,11 +261,12 @@ def test_forward_savedmodel(name, tmp_path):
 ONNX_WORKS = {
     "tensorflow": ["luong_nmt", "luong_nmt_local_p", "seq2seq",
                    "transformer_nmt", "convs2s_nmt", "show_attend_tell_soft",
-                   "han_classifier", "aoa_reader"],
+                   "han_classifier", "self_attentive_classifier", "aoa_reader"],
     "jax": ["luong_nmt", "cho_encoder_decoder"],
     "torch": ["bahdanau_nmt", "luong_nmt", "seq2seq", "cho_encoder_decoder",
               "transformer_nmt", "convs2s_nmt", "show_attend_tell_soft",
-              "show_attend_tell_hard", "han_classifier", "aoa_reader"],
+              "show_attend_tell_hard", "han_classifier", "self_attentive_classifier",
+              "aoa_reader"],
 }
 
 

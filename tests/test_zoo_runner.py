@@ -225,6 +225,15 @@ def test_an_ablation_phase_starts_from_its_saved_converged_variant(tmp_path, mon
     text = translation_task.ablation_section(str(tmp_path / "bahdanau_nmt"))
     assert "| coverage-phase@1+2 | 1 | 1-5 | 2 |" in text
     assert "By source length" in text
+    # Each row records its machine (backend and versions with it); the
+    # page names it.
+    assert covered["machine"]["backend"] == keras.backend.backend()
+    seen = prepare(splits={"train": pairs * 3, "valid": pairs[:2], "test": pairs[1:3]})
+    sizes = {"train_pairs": seen["train_pairs"], "test_pairs": len(seen["test"])}
+    assert covered["data"] == sizes
+    assert (f"The rows that recorded their machine ran on {runner.machines([covered])}, "
+            f"with {sizes['train_pairs']} training and {sizes['test_pairs']} test "
+            "pairs: compare rows of the same data only.") in text
 
 
 def test_each_monotonic_row_is_compared_with_soft_attention_of_its_seed():
@@ -694,6 +703,32 @@ def test_classification_recipe_tiny_run(tmp_path, monkeypatch):
     assert "`python zoo/han_classifier/recipe.py --epochs 1 --preset tiny`" in text
     assert f"| **HAN** (kerattn.zoo.han_classifier) | **{results['han_test_accuracy']:.3f}** |" in text
     assert (tmp_path / "model.keras").exists()
+
+
+def test_self_attentive_recipe_tiny_run(tmp_path, monkeypatch):
+    """`zoo/self_attentive_classifier/recipe.py --preset tiny` on the
+    topical-10 sample, with the penalty and without it: two runs, each
+    with its test accuracy and how alike its hops are (NumPy's
+    `hop_overlap` of the rows the model gives), the defaults' run on top."""
+    from kerattn.recipes import classification
+
+    monkeypatch.setattr(classification, "prepare", functools.partial(
+        classification.prepare, os.path.join(DATA, "topical10_sample.jsonl")))
+    for extra in (["--penalty", "0"], []):
+        run_recipe("self_attentive_classifier",
+                   ["--preset", "tiny", "--epochs", "1", "--out", str(tmp_path), *extra],
+                   monkeypatch)
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert [run["settings"]["penalty"] for run in results["runs"]] == [0.0, 0.1]
+    assert results["settings"]["penalty"] == 0.1 and results["seed"] == 1
+    assert 0 <= results["accuracy"] <= 1 and 0 <= results["overlap"] <= 1
+    assert "penalty" not in results["meta"]["sizes"]
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert ("`python zoo/self_attentive_classifier/recipe.py --epochs 1 --preset tiny`"
+            in text)
+    assert (f"penalty 0.1 | **{results['accuracy']:.3f}** |") in text
+    assert "| penalty 0.0, embeddings lsa, patience 3, epochs 1, preset tiny | 1 |" in text
+    assert (tmp_path / "hops.png").exists() and (tmp_path / "model.keras").exists()
 
 
 def test_reading_recipe_tiny_run(tmp_path, monkeypatch):

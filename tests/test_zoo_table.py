@@ -15,7 +15,7 @@ from kerattn import zoo
 ZOO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "zoo")
 BUILDERS = ["seq2seq", "cho_encoder_decoder", "bahdanau_nmt", "luong_nmt",
             "transformer_nmt", "convs2s_nmt", "show_attend_tell", "han_classifier",
-            "aoa_reader", "pointer_generator"]
+            "self_attentive_classifier", "aoa_reader", "pointer_generator"]
 # Recipes of a task whose models are a builder's variants (zoo/g2p and
 # zoo/g2p_phrases train luong_nmt's attentions).
 TASKS = ["g2p", "g2p_phrases"]

@@ -52,6 +52,13 @@ def _han(rng):
     return {"document_ids": docs}, rng.integers(0, 3, (B,)).astype("int32")
 
 
+def _token_ids(rng):
+    ids = rng.integers(1, 40, (B, 6)).astype("int32")
+    ids[0, 4:] = 0       # a short row first
+    ids[2, :] = 0        # an empty row
+    return {"token_ids": ids}, rng.integers(0, 3, (B,)).astype("int32")
+
+
 def _aoa(rng):
     docs = rng.integers(4, 30, (B, 12)).astype("int32")
     docs[1, 9:] = 0
@@ -91,6 +98,8 @@ CASES = {
         lambda rng: _captioning(rng, hard=True), "seq"),
     "han_classifier": (lambda **kw: zoo.han_classifier(40, 3, preset="tiny", **kw),
                        _han, "probabilities"),
+    "self_attentive_classifier": (lambda **kw: zoo.self_attentive_classifier(
+        40, 3, preset="tiny", **kw), _token_ids, "probabilities"),
     "aoa_reader": (lambda **kw: zoo.aoa_reader(30, preset="tiny", **kw),
                    _aoa, "pointer"),
 }

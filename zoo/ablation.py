@@ -200,6 +200,16 @@ VARIANTS = {"luong_nmt": {**_before({
     "recipe": RECIPE,
     "tied": ("target embedding tied to the pre-softmax weights (section 3.4)",
              {"tie_embeddings": "target"}, {}),
+    # Shaw et al. (2018): relative position representations in every
+    # self-attention, clipped at k; their table 1 has k = 16 without
+    # absolute positions, and reports no gain from using both.
+    "relative16": ("relative positions, k = 16, no absolute positions "
+                   "(Shaw et al., 2018)",
+                   {"max_relative_position": 16, "absolute_positions": False}, {}),
+    "relative4": ("relative positions, k = 4, no absolute positions",
+                  {"max_relative_position": 4, "absolute_positions": False}, {}),
+    "relative16-and-absolute": ("relative positions, k = 16, and the sinusoids",
+                            {"max_relative_position": 16}, {}),
 }}
 
 
@@ -625,6 +635,12 @@ def _scores(net, data, summary, beam_width, start):
         if expected is not None:
             row["bleu_greedy_expected_alignment"] = expected
     row["minutes"] = round((time.time() - start) / 60, 2)
+    from kerattn import environment
+
+    row["machine"] = environment.machine()   # its backend and versions too
+    # The data it saw: the gettext catalogs are the machine's, and change
+    # with its packages.
+    row["data"] = {"train_pairs": data["train_pairs"], "test_pairs": len(data["test"])}
     return row
 
 

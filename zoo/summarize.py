@@ -21,7 +21,8 @@ PROJECT_README = os.path.join(os.path.dirname(HERE), "README.md")
 ORDER = ["seq2seq", "cho_encoder_decoder", "bahdanau_nmt", "luong_nmt",
          "transformer_nmt", "convs2s_nmt"]
 # The rows of the project README's short table, written from results.json.
-README_ROWS = ORDER + ["show_attend_tell", "han_classifier", "aoa_reader",
+README_ROWS = ORDER + ["show_attend_tell", "han_classifier",
+                       "self_attentive_classifier", "aoa_reader",
                        "pointer_generator", "g2p", "g2p_phrases"]
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
@@ -52,6 +53,10 @@ def result_cell(name, r):
         seeds = (f", mean of {len(r['seeds'])} seeds" if "seeds" in r else "")
         return (f"accuracy {shown(r, 'han_test_accuracy')}{seeds} (TF-IDF + LR "
                 f"{b['tfidf_logistic_regression']}, majority {b['majority_class']})")
+    if name == "self_attentive_classifier":
+        return _self_attentive(r) + (
+            f" (TF-IDF + LR {r['baselines']['tfidf_logistic_regression']}, "
+            f"majority {r['baselines']['majority_class']})")
     if name == "aoa_reader":
         b, sd = r["baselines"], r.get("aoa_test_accuracy_sd", {})
         spread = (f" ± {sd['all']}, mean of {len(r['seeds'])} seeds"
@@ -65,6 +70,22 @@ def result_cell(name, r):
     if name == "g2p_phrases":
         return _phrase_rows(r, lengths=("2", "4", "8"))
     raise KeyError(f"no result cell for {name}")
+
+
+def _self_attentive(r):
+    """Accuracy and hop overlap of the penalty's run and of the run
+    without it, where both ran (same other settings)."""
+    def run_text(run):
+        seeds = len(run["per_seed"])
+        return (f"penalty {run['settings']['penalty']:g}: accuracy "
+                f"{shown(run, 'accuracy')}, hop overlap {shown(run, 'overlap')}"
+                + (f" ({plural(seeds, 'seed')})" if seeds > 1 else " (1 seed)"))
+
+    same = [run for run in r["runs"] if {k: v for k, v in run["settings"].items()
+                                         if k != "penalty"} ==
+            {k: v for k, v in r["settings"].items() if k != "penalty"}]
+    same.sort(key=lambda run: -run["settings"]["penalty"])
+    return "; ".join(run_text(run) for run in same)
 
 
 # The short names of zoo/g2p's rows.
@@ -222,6 +243,14 @@ def readme_cell(name, r):
         seeds = f", mean of {plural(len(r['seeds']), 'seed')}" if "seeds" in r else ""
         return (f"accuracy {shown(r, 'han_test_accuracy')}{seeds} (TF-IDF + LR "
                 f"{r['baselines']['tfidf_logistic_regression']})")
+    if name == "self_attentive_classifier":   # the defaults' run, and without the penalty
+        off = next((run for run in r["runs"] if run["settings"] == dict(
+            r["settings"], penalty=0.0)), None)
+        seeds = plural(len(r["per_seed"]), "seed")
+        return (f"accuracy {shown(r, 'accuracy')}, hop overlap {shown(r, 'overlap')} "
+                f"(penalty {r['settings']['penalty']:g}, {seeds})"
+                + (f"; without it {shown(off, 'accuracy')}, {shown(off, 'overlap')}"
+                   if off else ""))
     if name == "aoa_reader":
         sd = r.get("aoa_test_accuracy_sd", {})
         spread = (f" ± {sd['all']}, {plural(len(r['seeds']), 'seed')}"

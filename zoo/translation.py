@@ -356,7 +356,8 @@ def ablation_section(folder, results=None):
                      runner.shown(results, "train_minutes")])
     lines = ["", "## Ablation", "",
              string.Template(ABLATION).substitute(
-                 model=os.path.basename(os.path.abspath(folder))), "",
+                 model=os.path.basename(os.path.abspath(folder)))
+             + _ablation_machines(variants), "",
              runner.table(["variant", "what changes", "epochs", "train loss",
                            "val loss", "greedy BLEU",
                            *(["beam BLEU"] if beam else []),
@@ -468,6 +469,22 @@ def _phase_findings(variants):
             f"{b} words: {c['bleu_beam_by_source_length'][b]['bleu']} against "
             f"{p['bleu_beam_by_source_length'][b]['bleu']}" for b in buckets)
     return text + "."
+
+
+def _ablation_machines(variants):
+    """`" The rows that recorded their machine ran on ..."` (and the sizes
+    of the data they saw, which a machine's gettext catalogs set), or
+    nothing."""
+    measured = [row for row in variants.values() if "machine" in row]
+    if not measured:
+        return ""
+    sizes = sorted({(row["data"]["train_pairs"], row["data"]["test_pairs"])
+                    for row in measured if "data" in row})
+    data = "; ".join(f"{train:,} training and {test:,} test pairs"
+                     for train, test in sizes)
+    return (f" The rows that recorded their machine ran on "
+            f"{runner.machines(measured)}" + (f", with {data}" if data else "")
+            + ": compare rows of the same data only.")
 
 
 def _by_length_table(variants):

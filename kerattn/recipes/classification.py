@@ -1,12 +1,14 @@
-"""Recipe: a HAN on Debian package descriptions ("topical-10").
+"""Recipe: document classifiers on Debian package descriptions ("topical-10").
 
 Builds the set from apt's lists (one description per source package, split
 by a hash of the source name) or reads a user's JSONL, computes the TF-IDF +
 logistic-regression baseline on the same split, trains
-`kerattn.zoo.han_classifier` with early stopping on the validation split,
-and measures test accuracy beside the baseline and the majority class; `draw`
-highlights a test document. Seeds, results.json and RESULTS.md are
-zoo/runner.py's (zoo/han_classifier/recipe.py).
+`kerattn.zoo.han_classifier` (or `self_attentive_classifier`, `build`'s
+`model`) with early stopping on the validation split, and measures test
+accuracy beside the baseline and the majority class; `draw` highlights a
+test document (`draw_hops`: the self-attentive model's rows). Seeds,
+results.json and RESULTS.md are zoo/runner.py's
+(zoo/han_classifier/recipe.py, zoo/self_attentive_classifier/recipe.py).
 """
 
 import collections
@@ -27,6 +29,9 @@ PRESET = "base"   # the model's named sizes (kerattn.zoo.presets)
 PATIENCE = 6
 # A document is cut to this many sentences of this many words.
 MAX_SENTENCES, MAX_WORDS = 10, 40
+# The self-attentive classifier reads the same words in one row, cut here
+# (see `flatten`).
+MAX_TOKENS = 160
 
 
 def sizes(preset=PRESET):
@@ -84,6 +89,31 @@ def arrays(examples, vocab, labels):
     return docs, x, y
 
 
+def flatten(x, max_tokens=MAX_TOKENS):
+    """`(n, S, W)` document ids -> `(n, max_tokens)`: each document's words
+    in order, its sentences joined, cut at `max_tokens` and padded with 0.
+
+    Example:
+
+    >>> flatten(np.array([[[5, 6, 0], [7, 0, 0]]]), 4)
+    array([[5, 6, 7, 0]], dtype=int32)
+    """
+    out = np.zeros((len(x), max_tokens), "int32")
+    for i, document in enumerate(np.asarray(x)):
+        words = document[document != 0][:max_tokens]
+        out[i, :len(words)] = words
+    return out
+
+
+def inputs(model, data, split):
+    """The arrays of `split` ("train", "valid", "test") that `model` reads:
+    the `(n, S, W)` documents of a HAN, the flat rows of a model with a
+    `token_ids` input."""
+    if "token_ids" in model.input:
+        return {"token_ids": flatten(data["x"][split]["document_ids"])}
+    return data["x"][split]
+
+
 def prepare(path=None, max_train=None, max_test=None):
     """The documents, vocabulary, arrays and baselines of the recipe.
 
@@ -126,12 +156,14 @@ def prepare(path=None, max_train=None, max_test=None):
                                                             data["test"])}}
 
 
-def build(data, preset=PRESET, **overrides):
-    """`kerattn.zoo.han_classifier` for the data's vocabulary and labels."""
-    from kerattn.zoo import han_classifier
+def build(data, preset=PRESET, model="han_classifier", **overrides):
+    """`kerattn.zoo.<model>` ("han_classifier" or
+    "self_attentive_classifier") for the data's vocabulary and labels."""
+    from kerattn import checks, zoo
 
-    return han_classifier(len(data["vocab"]), len(data["labels"]), preset=preset,
-                          **overrides)
+    checks.one_of("model", model, ("han_classifier", "self_attentive_classifier"))
+    return getattr(zoo, model)(len(data["vocab"]), len(data["labels"]),
+                               preset=preset, **overrides)
 
 
 def train(model, data, epochs=30, embeddings="lsa", schedule="two-stage",
@@ -153,6 +185,7 @@ def train(model, data, epochs=30, embeddings="lsa", schedule="two-stage",
         model.get_layer("embedding").embeddings.assign(
             lsa_embeddings(data["unlabelled"], data["vocab"], dim))
     two_stage = embeddings == "lsa" and schedule == "two-stage"
+    train_x, valid_x = inputs(model, data, "train"), inputs(model, data, "valid")
     stages = ([(False, learning_rate), (True, learning_rate / 5)] if two_stage
               else [(True, learning_rate)])
     history = {"val_accuracy": [], "loss": []}
@@ -162,9 +195,9 @@ def train(model, data, epochs=30, embeddings="lsa", schedule="two-stage",
         stop = keras.callbacks.EarlyStopping("val_accuracy", patience=patience,
                                              restore_best_weights=True)
         fitted, stage = compile_and_fit(   # torch DDP: wrapped again per stage
-            model, distribute.ArrayBatches(data["x"]["train"], data["y"]["train"],
+            model, distribute.ArrayBatches(train_x, data["y"]["train"],
                                            batch_size, seed=seed),
-            distribute.ArrayBatches(data["x"]["valid"], data["y"]["valid"], 256,
+            distribute.ArrayBatches(valid_x, data["y"]["valid"], 256,
                                     shuffle=False),
             loss="sparse_categorical_crossentropy", metrics=["accuracy"],
             learning_rate=rate, clipnorm=5.0, epochs=epochs, minutes=minutes,
@@ -183,7 +216,8 @@ def train(model, data, epochs=30, embeddings="lsa", schedule="two-stage",
 
 def evaluate(model, data):
     """Test accuracy beside the baselines computed on the same split."""
-    probabilities = model.predict(data["x"]["test"], batch_size=256, verbose=0)
+    probabilities = model.predict(inputs(model, data, "test"), batch_size=256,
+                                  verbose=0)
     accuracy = float(np.mean(np.argmax(probabilities, -1) == data["y"]["test"]))
     return {"accuracy": round(accuracy, 4),
             "test_documents": int(len(data["y"]["test"])),
@@ -206,6 +240,64 @@ def draw(model, data, path):
     return document_highlight(data["docs"]["test"][pick][:MAX_SENTENCES],
                               weights["word_weights"][pick],
                               weights["sentence_weights"][pick], path, title=title)
+
+
+def hop_overlap(weights):
+    """How alike a self-attentive model's `r` rows are: the mean, over the
+    documents and the pairs of rows, of the weight two rows share
+    (`sum_j min(a_ij, a_kj)`: 0 when they attend to different words, 1
+    when they are the same row), and the mean penalty `||A A^T - I||_F^2`
+    (Lin et al. 2017, eq. 8).
+
+    Args:
+        weights: `(n, r, words)` rows, each summing to 1 (or 0 for an
+            empty document, which is left out).
+
+    Example:
+
+    >>> a = np.array([[[1.0, 0.0], [0.0, 1.0]], [[0.5, 0.5], [0.5, 0.5]]])
+    >>> hop_overlap(a)
+    {'overlap': 0.5, 'penalty': 1.0}
+    """
+    a = np.asarray(weights, "float64")
+    a = a[a.sum(axis=(1, 2)) > 0]
+    r = a.shape[1]
+    pairs = [(i, k) for i in range(r) for k in range(i + 1, r)]
+    shared = np.mean([np.minimum(a[:, i], a[:, k]).sum(-1) for i, k in pairs]) \
+        if pairs else 0.0
+    gram = a @ a.transpose(0, 2, 1)
+    penalty = np.mean(((gram - np.eye(r)) ** 2).sum(axis=(1, 2)))
+    return {"overlap": round(float(shared), 4), "penalty": round(float(penalty), 4)}
+
+
+def hops(model, data, split="test"):
+    """`hop_overlap` of a self-attentive classifier's rows on `split`."""
+    from kerattn.zoo import self_attentive_attention
+
+    rows = self_attentive_attention(model).predict(
+        inputs(model, data, split), batch_size=256, verbose=0)["weights"]
+    return hop_overlap(rows)
+
+
+def draw_hops(model, data, path, documents=3, words=40):
+    """The `r` rows of a self-attentive classifier on the first test
+    documents it gets right: a heat map a document (rows: hops; columns:
+    its first `words` words; each map scaled to its largest weight)."""
+    from kerattn.plot import save_attention_heatmaps
+    from kerattn.zoo import self_attentive_attention
+
+    x = inputs(model, data, "test")["token_ids"][:64]
+    out = self_attentive_attention(model).predict({"token_ids": x}, verbose=0)
+    truth, itos = data["y"]["test"], data["vocab"].itos
+    right = [i for i in range(len(x)) if np.argmax(out["probabilities"][i]) == truth[i]]
+    examples = []
+    for i in (right or list(range(len(x))))[:documents]:
+        ids = [int(t) for t in x[i] if t][:words]
+        weights = out["weights"][i]
+        examples.append((weights / max(float(weights.max()), 1e-8),
+                         [itos[t] for t in ids],
+                         [f"hop {k + 1}" for k in range(len(weights))]))
+    return save_attention_heatmaps(examples, path, columns=1)
 
 
 def fit(data=None, preset="small", epochs=30, batch_size=64, learning_rate=None,

@@ -17,6 +17,8 @@ from kerattn.zoo.han_classifier import han_attention, han_classifier
 from kerattn.zoo.luong_nmt import LuongNMT, luong_nmt
 from kerattn.zoo.model import GenerativeModel, ZooModel
 from kerattn.zoo.pointer_generator import PointerGeneratorNetwork, pointer_generator
+from kerattn.zoo.self_attentive_classifier import (self_attentive_attention,
+                                                   self_attentive_classifier)
 from kerattn.zoo.seq2seq import Seq2Seq, seq2seq
 from kerattn.zoo.show_attend_tell import ShowAttendTell, show_attend_tell
 from kerattn.zoo.transformer_nmt import TransformerNMT, transformer_nmt
@@ -86,8 +88,8 @@ def presets(name):
     """
     import importlib
 
-    checks.one_of("name", name, tuple(GENERATIVE) + ("han_classifier",
-                                                     "aoa_reader"))
+    checks.one_of("name", name, tuple(GENERATIVE) + (
+        "han_classifier", "self_attentive_classifier", "aoa_reader"))
     return importlib.import_module(f"kerattn.zoo.{name}").PRESETS
 
 
@@ -128,5 +130,6 @@ __all__ = ["ZooModel", "GenerativeModel", "GENERATIVE", "presets", "layout_map",
            "bahdanau_nmt", "BahdanauNMT", "luong_nmt", "LuongNMT",
            "transformer_nmt", "TransformerNMT", "convs2s_nmt", "ConvS2SNMT",
            "show_attend_tell", "ShowAttendTell", "incremental",
-           "han_classifier", "han_attention", "aoa_reader", "aoa_attention",
+           "han_classifier", "han_attention", "self_attentive_classifier",
+           "self_attentive_attention", "aoa_reader", "aoa_attention",
            "pointer_generator", "PointerGeneratorNetwork"]
