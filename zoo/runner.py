@@ -299,6 +299,14 @@ def join_run(saved, run, summarise, meta=None, match=(), commands=True):
     return runs, joined
 
 
+def with_defaults_on_top(runs, joined, defaults, **fields):
+    """results.json of a recipe that keeps every run (`join_run`'s `runs`
+    and `joined`): `fields`, then the figures of the run of `defaults` (or
+    of `joined`, until the defaults ran) at the top level, then `runs`."""
+    top = next((r for r in runs if r["settings"] == defaults), joined)
+    return {**fields, **top, "runs": runs}
+
+
 def backend():
     """The Keras backend this process runs (for a record's meta)."""
     import keras

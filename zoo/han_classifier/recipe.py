@@ -99,7 +99,6 @@ def record(saved, run):
     from kerattn.recipes import classification
 
     runs, joined = runner.join_run(saved, run, aggregate, commands=False)
-    top = next((r for r in runs if r["settings"] == DEFAULTS), joined)
     data, args = run.data, run.args
     examples = data["examples"]
     meta = {"backend": runner.backend(), "embeddings": args.embeddings,
@@ -109,7 +108,7 @@ def record(saved, run):
             "max_sentences": classification.MAX_SENTENCES,
             "max_words": classification.MAX_WORDS, "preset": args.preset,
             "sizes": classification.sizes(args.preset)}
-    return {"meta": meta, **top, "runs": runs}
+    return runner.with_defaults_on_top(runs, joined, DEFAULTS, meta=meta)
 
 
 def aggregate(rows):

@@ -207,8 +207,7 @@ def record(saved, run):
             "vocabulary": len(data["vocab"]), "max_summary": data["max_summary"],
             "lead": data["lead"], "rouge_stemmer": True}
     runs, joined = runner.join_run(saved, run, aggregate, meta=meta)
-    top = next((r for r in runs if r["settings"] == DEFAULTS), joined)
-    return {**top, "runs": runs}
+    return runner.with_defaults_on_top(runs, joined, DEFAULTS)
 
 
 # Student's t, 97.5% quantile, by degrees of freedom.

@@ -106,7 +106,6 @@ def record(saved, run):
     from kerattn.recipes import classification
 
     runs, joined = runner.join_run(saved, run, aggregate, commands=False)
-    top = next((r for r in runs if r["settings"] == DEFAULTS), joined)
     data, args = run.data, run.args
     examples = data["examples"]
     meta = {"backend": runner.backend(),
@@ -117,7 +116,7 @@ def record(saved, run):
             "max_sentences": classification.MAX_SENTENCES,
             "max_words": classification.MAX_WORDS, "preset": args.preset,
             "sizes": _sizes(args.preset)}
-    return {"meta": meta, **top, "runs": runs}
+    return runner.with_defaults_on_top(runs, joined, DEFAULTS, meta=meta)
 
 
 def _sizes(preset):
