@@ -76,10 +76,9 @@ def _self_attentive(r):
     """Accuracy and hop overlap of the penalty's run and of the run
     without it, where both ran (same other settings)."""
     def run_text(run):
-        seeds = len(run["per_seed"])
         return (f"penalty {run['settings']['penalty']:g}: accuracy "
-                f"{shown(run, 'accuracy')}, hop overlap {shown(run, 'overlap')}"
-                + (f" ({plural(seeds, 'seed')})" if seeds > 1 else " (1 seed)"))
+                f"{shown(run, 'accuracy')}, hop overlap {shown(run, 'overlap')} "
+                f"({plural(len(run['per_seed']), 'seed')})")
 
     same = [run for run in r["runs"] if {k: v for k, v in run["settings"].items()
                                          if k != "penalty"} ==
