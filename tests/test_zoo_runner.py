@@ -233,7 +233,9 @@ def test_an_ablation_phase_starts_from_its_saved_converged_variant(tmp_path, mon
     assert covered["data"] == sizes
     assert (f"The rows that recorded their machine ran on {runner.machines([covered])}, "
             f"with {sizes['train_pairs']} training and {sizes['test_pairs']} test "
-            "pairs: compare rows of the same data only.") in text
+            "pairs. The training pairs column gives each row's data") in text
+    assert "| coverage-phase@1+2 | " in text
+    assert f"| 1 | {sizes['train_pairs']} | " in text
 
 
 def test_each_monotonic_row_is_compared_with_soft_attention_of_its_seed():
@@ -267,10 +269,29 @@ def test_the_ablation_table_shows_each_row_and_its_long_bucket(tmp_path):
         bleu_greedy_by_source_length={"16-20": {"sentences": 44, "bleu": 19.5}})}
     runner.save(str(tmp_path), table, "ablation.json")
     lines = translation_task.ablation_section(str(tmp_path)).splitlines()
-    assert "| old@1 | Adam 1e-2 | 1 | 4.5 | 4.25 | 3.2 | - | 2.5 |" in lines
-    assert ("| local-p@6 | local-p | 6 | 4.5 | 4.25 | 30.5 | 19.5 (44 sentences) "
+    assert "| old@1 | Adam 1e-2 | 1 | - | 4.5 | 4.25 | 3.2 | - | 2.5 |" in lines
+    assert ("| local-p@6 | local-p | 6 | - | 4.5 | 4.25 | 30.5 | 19.5 (44 sentences) "
             "| 2.5 |") in lines
     assert not any(line.startswith("| variant | seeds") for line in lines)
+
+
+def test_the_ablation_table_gives_each_rows_training_pairs(tmp_path):
+    """A machine's gettext catalogs set the data: each row, and the
+    recipe's own result below them, says how many training pairs it saw,
+    so that rows of other data are not read as one comparison."""
+    row = {"what": "relative", "epochs": 6, "final_loss": 2.1,
+           "final_val_loss": 2.5, "bleu_greedy": 38.4, "minutes": 22.2,
+           "data": {"train_pairs": 39970, "test_pairs": 2329}}
+    runner.save(str(tmp_path), {"relative16@6": row}, "ablation.json")
+    recipe = {"epochs": 6, "seeds": 1, "train_pairs": 37739, "final_loss": 2.3,
+              "final_val_loss": 2.6, "bleu_greedy": 31.75, "train_minutes": 19.8,
+              "bleu_greedy_by_source_length": {"16-20": {"sentences": 44,
+                                                          "bleu": 14.4}}}
+    lines = translation_task.ablation_section(str(tmp_path), recipe).splitlines()
+    assert ("| relative16@6 | relative | 6 | 39,970 | 2.1 | 2.5 | 38.4 | - "
+            "| 22.2 |") in lines
+    assert ("| the recipe (above) | its result, 1 seed | 6 | 37,739 | 2.3 | 2.6 "
+            "| 31.75 | 14.4 (44 sentences) | 19.8 |") in lines
 
 
 def test_the_ablation_table_averages_alignment_rates_over_seeds(tmp_path):
@@ -720,15 +741,49 @@ def test_self_attentive_recipe_tiny_run(tmp_path, monkeypatch):
                    monkeypatch)
     results = json.loads((tmp_path / "results.json").read_text())
     assert [run["settings"]["penalty"] for run in results["runs"]] == [0.0, 0.1]
-    assert results["settings"]["penalty"] == 0.1 and results["seed"] == 1
+    # The recipe's default is the one `classification.fit` trains with.
+    assert results["settings"]["penalty"] == classification.SELF_ATTENTIVE_PENALTY
+    assert results["seed"] == 1
     assert 0 <= results["accuracy"] <= 1 and 0 <= results["overlap"] <= 1
     assert "penalty" not in results["meta"]["sizes"]
+    data = classification.prepare()
+    assert results["meta"] == dict(
+        results["meta"], documents={k: len(data["examples"][k])
+                                    for k in ("train", "valid", "test")},
+        vocabulary=len(data["vocab"]), max_tokens=classification.MAX_TOKENS)
     text = (tmp_path / "RESULTS.md").read_text()
     assert ("`python zoo/self_attentive_classifier/recipe.py --epochs 1 --preset tiny`"
             in text)
     assert (f"penalty 0.1 | **{results['accuracy']:.3f}** |") in text
     assert "| penalty 0.0, embeddings lsa, patience 3, epochs 1, preset tiny | 1 |" in text
     assert (tmp_path / "hops.png").exists() and (tmp_path / "model.keras").exists()
+    # A seed of the same settings on other documents is refused before
+    # anything trains (the machine's apt lists change).
+    tested = results["runs"][1]["per_seed"][0]["test_documents"]
+    assert tested == len(data["y"]["test"])
+    results["runs"][1]["per_seed"][0]["test_documents"] = tested + 1
+    (tmp_path / "results.json").write_text(json.dumps(results))
+    with pytest.raises(ValueError, match=(
+            rf"`--out`: .*results.json holds seed 1 of these settings on other "
+            rf"data \(test_documents {tested + 1} there, {tested} now\)")):
+        run_recipe("self_attentive_classifier",
+                   ["--preset", "tiny", "--epochs", "1", "--out", str(tmp_path)],
+                   monkeypatch)
+
+
+def test_a_run_refuses_seeds_on_other_data(tmp_path):
+    """`runner.refuse_other_data`: only a recorded run of the same settings
+    whose seed recorded another size refuses; a row from before the size
+    was recorded does not."""
+    saved = {"runs": [{"settings": {"a": 1}, "per_seed": [
+        {"seed": 1}, {"seed": 2, "test_pairs": 4334}]}]}
+    for settings, sizes in (({"a": 2}, {"test_pairs": 4339}),
+                            ({"a": 1}, {"test_pairs": 4334})):
+        runner.refuse_other_data(saved, settings, sizes, str(tmp_path))
+    runner.refuse_other_data(None, {"a": 1}, {"test_pairs": 4339}, str(tmp_path))
+    with pytest.raises(ValueError, match="holds seed 2 of these settings on other "
+                       r"data \(test_pairs 4334 there, 4339 now\)"):
+        runner.refuse_other_data(saved, {"a": 1}, {"test_pairs": 4339}, str(tmp_path))
 
 
 def test_reading_recipe_tiny_run(tmp_path, monkeypatch):
@@ -744,7 +799,7 @@ def test_reading_recipe_tiny_run(tmp_path, monkeypatch):
     assert results["command"] == "python zoo/aoa_reader/recipe.py --epochs 1 --preset tiny"
     text = (tmp_path / "RESULTS.md").read_text()
     assert f"`{results['command']}`" in text
-    assert f"| **AoA Reader** (kerattn.zoo.aoa_reader) |" in text
+    assert "| **AoA Reader** (kerattn.zoo.aoa_reader) |" in text
     assert (tmp_path / "model.keras").exists()
 
 
@@ -911,6 +966,32 @@ def test_g2p_recipe_tiny_run(tmp_path, monkeypatch):
                    monkeypatch)
     with pytest.raises(SystemExit):   # a rate without its schedule
         run_recipe("g2p", ["--wait-rate", "1.2", *common], monkeypatch)
+
+
+def test_g2p_phrases_page_says_whether_the_papers_shape_holds():
+    """The verdict reads the rows of the most seeds: GMM v2b's and DCA's
+    growth from 2 to 8 words against the others', on average and by seed."""
+    module = recipe("g2p_phrases")
+
+    def run(attention, growths):   # one seed a growth: WER 40 at 2 words
+        rows = [{"seed": i + 1, "by_length": {"2": {"wer": 40.0},
+                                               "8": {"wer": 40.0 + g}}}
+                for i, g in enumerate(growths)]
+        mean = float(np.mean(growths))
+        return {"settings": {"attention": attention}, "seeds": [1, 2, 3][:len(rows)],
+                "per_seed": rows, "by_length": {"2": {"wer": 40.0},
+                                                "8": {"wer": 40.0 + mean}}}
+
+    gmm, dca = run("gmm", [0.0, 1.0, 2.0]), run("dca", [1.0, 2.0, 4.0])
+    mocha = dict(run("mocha", [-5.0]), seeds=[1])   # one seed: not compared
+    text = module.verdict([gmm, dca, run("global", [50.0, 60.0, 70.0]), mocha])
+    assert "ours shows it: GMM v2b and DCA grow least. In every seed." in text
+    assert f"- {module.NAMES['dca']}: +2.33 points (3 seeds; +1.00 to +4.00 by seed)" in text
+    text = module.verdict([gmm, dca, run("location-sensitive", [3.0, 20.0, 40.0])])
+    assert ("On average only: a seed of " + module.NAMES["location-sensitive"]
+            + " grew +3.00 points, below the +4.00 of a seed of GMM v2b or DCA.") in text
+    text = module.verdict([gmm, dca, run("global", [0.0, 0.0, 0.0])])
+    assert "does not show it: another attention grows less" in text
 
 
 def test_g2p_phrases_recipe_tiny_run(tmp_path, monkeypatch):

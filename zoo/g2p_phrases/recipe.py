@@ -265,15 +265,51 @@ def verdict(runs):
     each attention's WER grows from 2 to 8 words, smallest growth first."""
     if len(runs) < 2:
         return ""
-    growth = sorted(((x["by_length"]["8"]["wer"] - x["by_length"]["2"]["wer"], name(x),
-                      len(x.get("seeds", [x.get("seed")]))) for x in runs))
-    lines = "\n".join(f"- {n}: {g:+.2f} points ({runner.plural(k, 'seed')})"
-                      for g, n, k in growth)
+    def grows(x):
+        return x["by_length"]["8"]["wer"] - x["by_length"]["2"]["wer"]
+
+    def seeds_range(x):   # each seed's growth, where there are several
+        each = [grows(row) for row in x.get("per_seed", [])]
+        return (f"; {min(each):+.2f} to {max(each):+.2f} by seed"
+                if len(each) > 1 else "")
+
+    growth = sorted(((grows(x), name(x), len(x.get("seeds", [x.get("seed")])),
+                      seeds_range(x)) for x in runs))
+    lines = "\n".join(f"- {n}: {g:+.2f} points ({runner.plural(k, 'seed')}{r})"
+                      for g, n, k, r in growth)
     return ("## What these rows show\n\n"
             "The paper's claim: GMM v2b and DCA hold as the input grows, the "
             "others degrade faster. How much each attention's word error "
             "rate grows from 2-word phrases (the longest trained) to 8-word "
-            "phrases, smallest growth first:\n\n" + lines + "\n\n")
+            "phrases, smallest growth first:\n\n" + lines + "\n\n"
+            + _answer(runs, grows))
+
+
+def _answer(runs, grows):
+    """Whether the rows of the most seeds show the paper's shape: GMM v2b's
+    and DCA's mean growth both below every other such row's."""
+    most = max(len(x.get("seeds", [x.get("seed")])) for x in runs)
+    kept = [x for x in runs if len(x.get("seeds", [x.get("seed")])) == most]
+    paper = [x for x in kept if x["settings"]["attention"] in ("gmm", "dca")]
+    others = [x for x in kept if x not in paper]
+    if not paper or not others:
+        return ""
+    shows = max(map(grows, paper)) < min(map(grows, others))
+
+    def by_seed(rows):
+        return [grows(r) for x in rows for r in x.get("per_seed", [x])]
+
+    top = max(by_seed(paper))
+    overlap = [f"{name(x)} grew {min(by_seed([x])):+.2f} points" for x in others
+               if min(by_seed([x])) <= top]
+    seeds = (" On average only: a seed of " + ", and one of ".join(overlap)
+             + f", below the {top:+.2f} of a seed of GMM v2b or DCA."
+             if overlap else " In every seed.")
+    return (f"Over the rows of {runner.plural(most, 'seed')} ("
+            + ", ".join(name(x) for x in kept) + "), ours "
+            + ("shows it: GMM v2b and DCA grow least." + seeds if shows else
+               "does not show it: another attention grows less than GMM v2b "
+               "or DCA.") + "\n\n")
 
 
 TASK = runner.Task(
