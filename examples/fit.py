@@ -4,6 +4,7 @@
     python examples/fit.py transformer_nmt --backend jax --epochs 10 --size base
     python examples/fit.py show_attend_tell --attention hard --batch-size 32
     python examples/fit.py han_classifier --output-dir outputs/han
+    python examples/fit.py self_attentive_classifier --size base
     python examples/fit.py aoa_reader --max-train 20000 --size small
     python examples/fit.py pointer_generator --data pairs.tsv   # text<TAB>summary
     python examples/fit.py g2p --attention mocha --data words.dict   # word PH1 PH2 ...
@@ -24,8 +25,9 @@ Models and data (docs/data.md):
   sacreBLEU on the test split, greedy and beam search;
 - captioning (`show_attend_tell`): digit strips from scikit-learn's digits;
   exact-caption accuracy and attention on each word's own digit;
-- document classification (`han_classifier`): Debian package descriptions
-  (topical-10; needs `apt-get update -o Acquire::Languages=en`); accuracy;
+- document classification (`han_classifier`, `self_attentive_classifier`):
+  Debian package descriptions (topical-10; needs `apt-get update -o
+  Acquire::Languages=en`); accuracy;
 - reading comprehension (`aoa_reader`): King James Bible cloze questions
   (fetched with `apt-get download`); accuracy;
 - summarisation (`pointer_generator`): Debian long package descriptions ->
@@ -73,8 +75,9 @@ import time
 
 TRANSLATION = ("seq2seq", "cho_encoder_decoder", "bahdanau_nmt", "luong_nmt",
                "transformer_nmt", "convs2s_nmt")
-MODELS = TRANSLATION + ("show_attend_tell", "han_classifier", "aoa_reader",
-                        "pointer_generator", "g2p")
+CLASSIFIERS = ("han_classifier", "self_attentive_classifier")
+MODELS = TRANSLATION + ("show_attend_tell",) + CLASSIFIERS + (
+    "aoa_reader", "pointer_generator", "g2p")
 # --attention: show_attend_tell's (the first its default), g2p's (likewise).
 ATTENTION = {"show_attend_tell": ("soft", "hard"),
              "g2p": ("global", "location-sensitive", "hard-monotonic", "mocha")}
@@ -92,7 +95,7 @@ def parse_args(argv=None):
                    help="Keras backend (default: KERAS_BACKEND or Keras' config)")
     p.add_argument("--epochs", type=int, default=None,
                    help="default: the recipe's (translation 6, show_attend_tell "
-                        "8, han_classifier up to 30 a stage with early "
+                        "8, the classifiers up to 30 a stage with early "
                         "stopping, aoa_reader 3, pointer_generator 2, g2p up "
                         "to 40 with early stopping)")
     p.add_argument("--batch-size", type=int, default=64)
@@ -108,7 +111,7 @@ def parse_args(argv=None):
                         "results.json, attention.png (default: outputs/fit/MODEL)")
     p.add_argument("--data", default=None,
                    help="your own data instead of this machine's: a TSV of pairs "
-                        "(translation; text<TAB>summary for pointer_generator), a JSONL of text/label (han_classifier), a "
+                        "(translation; text<TAB>summary for pointer_generator), a JSONL of text/label (the classifiers), a "
                         "CBT file (aoa_reader) or a word list in CMUdict's "
                         "format (g2p); 10%% is the test split and 10%% the "
                         "validation split, by a hash of each example (its "
@@ -239,8 +242,9 @@ def fit(args):
                        latency_weight=args.latency_weight or 0.0, **common)
     if args.model == "pointer_generator":
         return summarisation.fit(args.data, **common)
-    recipe = classification if args.model == "han_classifier" else reading
-    return recipe.fit(args.data, **common)
+    if args.model in CLASSIFIERS:
+        return classification.fit(args.data, model=args.model, **common)
+    return reading.fit(args.data, **common)
 
 
 def main(argv=None):
@@ -337,7 +341,7 @@ def beside_baselines(results):
     from kerattn.recipes.common import interval95
 
     accuracy = results.get("accuracy_by_kind", results["accuracy"])
-    if not isinstance(accuracy, dict):   # one figure (han_classifier)
+    if not isinstance(accuracy, dict):   # one figure (the classifiers)
         accuracy = {"all": accuracy}
         baselines = {name: {"all": value}
                      for name, value in results["baselines"].items()}

@@ -169,6 +169,14 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
     2
     """
 
+    # Keras' signature, written out so that it is this class' documented one
+    # (the API pages read the defaults from here).
+    def __init__(self, backup_dir, save_freq="epoch", double_checkpoint=False,
+                 delete_checkpoint=True):
+        super().__init__(backup_dir, save_freq=save_freq,
+                         double_checkpoint=double_checkpoint,
+                         delete_checkpoint=delete_checkpoint)
+
     def _random_state_path(self):
         return os.path.join(self.backup_dir, "random_state.npz")
 

@@ -91,6 +91,7 @@ HEAVY = {
     f"{_FIT}[jax-show_attend_tell]": ("torch", "examples/fit.py --backend jax on 2 stand-in hosts of 2 devices"),
     f"{_FIT}[jax-aoa_reader]": ("torch", "examples/fit.py --backend jax"),
     f"{_FIT}[torch-han_classifier]": ("torch", "examples/fit.py --backend torch"),
+    f"{_FIT}[torch-self_attentive_classifier]": ("torch", "examples/fit.py --backend torch"),
     f"{_FIT}[torch-transformer_nmt]": ("torch", "examples/fit.py --backend torch on 2 stand-in hosts (torchrun --nnodes 2)"),
     f"{_FIT}[tensorflow-seq2seq]": ("torch", "examples/fit.py --backend tensorflow --data a TSV"),
     f"{_FIT}[torch-pointer_generator]": (

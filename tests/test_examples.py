@@ -52,6 +52,8 @@ RUNS = {  # --backend -> [(model, flags)]: every model, each recipe's method
             ("convs2s_nmt", ["--data", TSV])],
     # pointer_generator on torch: 12 s there, 52 s on TensorFlow (2026-12-05).
     "torch": [("han_classifier", ["--data", os.path.join(DATA, "topical10_sample.jsonl")]),
+              ("self_attentive_classifier",
+               ["--data", os.path.join(DATA, "topical10_sample.jsonl")]),
               ("pointer_generator", ["--data", SUMMARIES]),
               ("transformer_nmt", ["--max-train", "200", "--max-test", "10",
                                    *TWO_HOSTS]),
@@ -62,7 +64,8 @@ RUNS = {  # --backend -> [(model, flags)]: every model, each recipe's method
                        "--wait-k", "2", "--wait-rate", "1.2", "--end-marker"])],
 }
 # The runs whose folder a fresh process loads and uses (tests/use_run.py).
-USED = ("seq2seq", "pointer_generator", "g2p", "han_classifier")
+USED = ("seq2seq", "pointer_generator", "g2p", "han_classifier",
+        "self_attentive_classifier")
 
 
 def run_script(args, tmp_path, launcher=(sys.executable,)):
@@ -102,8 +105,9 @@ def test_fit_script_trains_evaluates_and_writes(backend, model, extra, tmp_path)
     assert results["backend"] == backend
     size = [a for i, a in enumerate(args) if i and args[i - 1] == "--size"][-1]
     assert results["model"] == model and results["size"] == size
-    # HAN's recipe trains in two stages (embeddings fixed, then fine-tuned).
-    assert results["epochs"] == (2 if model == "han_classifier" else 1)
+    # The classifiers' recipe trains in two stages (embeddings fixed, then
+    # fine-tuned).
+    assert results["epochs"] == (2 if model.endswith("classifier") else 1)
     assert results["batch_size"] == 16
     devices = 2 if "--virtual-devices" in extra else 1
     assert results["processes"] == (2 if hosts_run else 1)
@@ -138,9 +142,13 @@ def test_fit_script_trains_evaluates_and_writes(backend, model, extra, tmp_path)
         extra[i + 1] for i, flag in enumerate(extra) if flag == "--data"), None)
     loaded = kerattn.load_model(str(out / "model.keras"))
     assert loaded.count_params() == results["parameters"]
+    if model == "self_attentive_classifier":   # its recipe's coefficient
+        from kerattn.recipes.classification import SELF_ATTENTIVE_PENALTY
+
+        assert loaded.get_layer("attention").penalty == SELF_ATTENTIVE_PENALTY
     if model in USED:
         _use_the_run(model, backend, str(out), tmp_path)
-    if model in ("han_classifier", "aoa_reader"):   # the baselines beside it
+    if model.endswith("classifier") or model == "aoa_reader":   # the baselines beside it
         assert f"{model} all: {results['accuracy']:.3f} ± " in result.stdout
         assert "baselines on the same split:" in result.stdout
 
@@ -168,7 +176,7 @@ def _use_the_run(model, backend, folder, tmp_path):
         chunks = got["chunks"]
         assert " ".join(sum(chunks, [])) == got["offline"]
         assert any(chunks[:len("phoneme") - 1]), chunks
-    elif model == "han_classifier":   # a label name, from the saved names
+    elif model.endswith("classifier"):   # a label name, from the saved names
         assert got["task"] == "classification"
         assert got["label"] in got["labels"] and len(got["labels"]) >= 2
 

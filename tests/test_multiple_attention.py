@@ -7,7 +7,7 @@ import keras
 import numpy as np
 import pytest
 
-from cases import (check_keras_round_trip, check_steps_equal_pass, lengths_mask,
+from cases import (check_keras_round_trip, lengths_mask,
                    np_masked_softmax, to_numpy)
 from kerattn import layers
 from kerattn.layers import (AttentionRNN, BahdanauAttention, HardMonotonicAttention,

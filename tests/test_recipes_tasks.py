@@ -1,7 +1,6 @@
 """The captioning and reading recipes' pieces (their runs: tests/test_zoo_runner.py)."""
 
 import numpy as np
-import pytest
 
 from kerattn.datasets import WordVocabulary
 from kerattn.recipes import captioning, reading

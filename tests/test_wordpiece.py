@@ -7,7 +7,6 @@ import pytest
 from kerattn import zoo
 from kerattn.datasets import (
     WordPieceVocabulary,
-    WordVocabulary,
     gettext_pairs,
     translation_arrays,
 )

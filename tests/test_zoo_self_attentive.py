@@ -96,6 +96,10 @@ def test_bad_sizes_are_named():
     with pytest.raises(ValueError, match="`model`"):
         classification.build({"vocab": [0] * 9, "labels": [0, 1]}, "tiny",
                              model="bahdanau_nmt")
+    # `fit` names it before it reads any data.
+    with pytest.raises(ValueError, match="`model`.*han_classifier"):
+        classification.fit(os.path.join(DATA, "no_such_file.jsonl"),
+                           model="bahdanau_nmt")
 
 
 def test_overfits_a_tiny_real_slice_and_round_trip(tmp_path):

@@ -68,12 +68,13 @@ def main(folder, export_dir=None):
         out["offline"] = run.translator(max_length=12)([word], beam_width=1)[0]
         out["can_stream"] = list(run.model.can_stream())
     elif run.task == "classification":
-        from kerattn.recipes.classification import arrays
+        from kerattn.recipes.classification import arrays, model_inputs
 
         text = "A library of attention layers for Keras. It runs on three backends."
         _, x, _ = arrays([{"text": text, "label": run.labels[0]}],
                          run.vocabularies["vocab"], run.labels)
-        probabilities = np.asarray(run.model.predict(x, verbose=0))[0]
+        probabilities = np.asarray(run.model.predict(model_inputs(run.model, x),
+                                                     verbose=0))[0]
         out["label"] = run.labels[int(np.argmax(probabilities))]
         out["labels"] = run.labels
     print(json.dumps(out))

@@ -8,6 +8,7 @@ way for every task:
     python zoo/<model>/recipe.py [flags]
         parse the runner's flags and the task's                  `parser`
         prepare the data once                                    task.prepare
+        refuse to join seeds to a run on other data              task.data_sizes
         for each seed: seed Keras, train, evaluate               task.train_seed
           join the seed to those results.json holds for the      task.record,
             same settings (a seed trained again keeps its newest,  `join_seeds`
@@ -64,6 +65,12 @@ class Task:
         check: `check(args, parser)` refuses flags that do not go together
             (`parser.error`), before anything trains.
         presets: the `--preset` choices (the builder's named sizes).
+        data_sizes: `data_sizes(data)` -> the figures that say which data
+            a seed saw, each a key of every seed's row (such as
+            `{"test_pairs": 4339}`: a machine's apt lists or gettext
+            catalogs change). Before anything trains, the runner refuses to
+            add seeds to a recorded run (`runs`, of the same settings)
+            whose seeds saw other data (`refuse_other_data`).
     """
 
     name: str
@@ -77,6 +84,7 @@ class Task:
     defaults: dict = dataclasses.field(default_factory=dict)
     check: Callable = None
     presets: tuple = ("tiny", "small", "base", "paper")
+    data_sizes: Callable = None
 
 
 @dataclasses.dataclass
@@ -184,6 +192,9 @@ def main(task, recipe_file=None, argv=None, folder=None):
     if strategy.is_chief:   # the only one that writes
         os.makedirs(args.out, exist_ok=True)
     data = task.prepare(args)
+    if task.data_sizes and strategy.is_chief:
+        refuse_other_data(load(args.out), task.settings(args),
+                          task.data_sizes(data), args.out)
     from kerattn import environment
 
     measured_on = environment.machine()   # recorded with each seed
@@ -272,6 +283,24 @@ def join_seeds(earlier, rows, match=()):
     by_seed = {r["seed"]: r for r in earlier}
     by_seed.update({r["seed"]: r for r in rows})
     return [by_seed[seed] for seed in sorted(by_seed)]
+
+
+def refuse_other_data(saved, settings, sizes, folder):
+    """A ValueError if results.json (`saved`) holds a run of `settings`
+    with a seed whose `sizes` keys differ from `sizes` (this command's
+    data): seeds of two data sets are not one run, and joining would
+    drop the earlier ones (`join_seeds`' `match`)."""
+    same = next((r for r in (saved or {}).get("runs", [])
+                 if r.get("settings") == settings), {})
+    for row in same.get("per_seed", []):
+        other = {k: row[k] for k in sizes if k in row and row[k] != sizes[k]}
+        if other:
+            raise ValueError(
+                f"`--out`: {os.path.join(folder, 'results.json')} holds seed "
+                f"{row['seed']} of these settings on other data ("
+                + ", ".join(f"{k} {v} there, {sizes[k]} now"
+                            for k, v in other.items())
+                + "). Give another `--out`, or move that results.json aside.")
 
 
 def join_commands(earlier, command):

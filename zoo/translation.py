@@ -337,7 +337,8 @@ def ablation_section(folder, results=None):
         return ""
     # A beam column only where some row was scored with beam search.
     beam = any("bleu_beam" in row for row in variants.values())
-    rows = [[name, row["what"], row["epochs"], row["final_loss"],
+    rows = [[name, row["what"], row["epochs"],
+             _pairs(row.get("data", {}).get("train_pairs")), row["final_loss"],
              row["final_val_loss"], row["bleu_greedy"],
              *([_beam(row)] if beam else []),
              _long_bucket(row), row["minutes"]]
@@ -347,7 +348,8 @@ def ablation_section(folder, results=None):
         width = next((row["beam_width"] for row in variants.values()
                       if "beam_width" in row), None)
         rows.append(["the recipe (above)", f"its result, {runner.plural(seeds, 'seed')}",
-                     results["epochs"], runner.shown(results, "final_loss"),
+                     results["epochs"], _pairs(results.get("train_pairs")),
+                     runner.shown(results, "final_loss"),
                      runner.shown(results, "final_val_loss"),
                      runner.shown(results, "bleu_greedy"),
                      *([runner.shown(results, f"bleu_beam{width}")
@@ -358,7 +360,8 @@ def ablation_section(folder, results=None):
              string.Template(ABLATION).substitute(
                  model=os.path.basename(os.path.abspath(folder)))
              + _ablation_machines(variants), "",
-             runner.table(["variant", "what changes", "epochs", "train loss",
+             runner.table(["variant", "what changes", "epochs",
+                           "training pairs", "train loss",
                            "val loss", "greedy BLEU",
                            *(["beam BLEU"] if beam else []),
                            "greedy BLEU, 16-20 source words", "minutes"], rows)]
@@ -471,6 +474,11 @@ def _phase_findings(variants):
     return text + "."
 
 
+def _pairs(count):
+    """An ablation row's training pairs, "-" where it did not record them."""
+    return "-" if count is None else f"{count:,}"
+
+
 def _ablation_machines(variants):
     """`" The rows that recorded their machine ran on ..."` (and the sizes
     of the data they saw, which a machine's gettext catalogs set), or
@@ -484,7 +492,9 @@ def _ablation_machines(variants):
                      for train, test in sizes)
     return (f" The rows that recorded their machine ran on "
             f"{runner.machines(measured)}" + (f", with {data}" if data else "")
-            + ": compare rows of the same data only.")
+            + ". The training pairs column gives each row's data (\"-\": a "
+            "row from before rows recorded it): compare rows of the same "
+            "data only.")
 
 
 def _by_length_table(variants):

@@ -250,7 +250,7 @@ def copy_arrays(pairs, vocab, max_tokens=None, vocab_size=None, copy=True):
         rows.append((s, t, label, oovs))
     checks.require(rows, "pairs", f"a list with a pair within max_tokens="
                    f"{max_tokens} tokens", note=f"None of its {len(pairs)} is.")
-    n, pad = len(rows), vocab.pad_id
+    pad = vocab.pad_id
     s_len = max(len(r[0]) for r in rows)
     t_len = max(len(r[1]) for r in rows) + 1
     source = pad_ids([r[0] for r in rows], s_len, pad)

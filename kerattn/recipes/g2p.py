@@ -27,7 +27,6 @@ Seeds, results.json and RESULTS.md are zoo/runner.py's (zoo/g2p/recipe.py).
 
 import keras
 import numpy as np
-from keras import ops
 
 from kerattn import checks, distribute
 from kerattn.zoo import attentions as _attentions

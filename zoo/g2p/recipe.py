@@ -429,7 +429,8 @@ TASK = runner.Task(
     name="g2p", about=__doc__.split("\n")[0], options=options,
     defaults=dict(DEFAULTS, **LATER, seed=1), check=check, prepare=prepare,
     train_seed=train_seed, settings=settings, record=record, render=render,
-    presets=("tiny", "small", "base", "g2p", "g2p-streaming", "g2p-paper"))
+    presets=("tiny", "small", "base", "g2p", "g2p-streaming", "g2p-paper"),
+    data_sizes=lambda data: {"test_words": len(data["test"])})
 
 if __name__ == "__main__":
     runner.main(TASK, __file__)

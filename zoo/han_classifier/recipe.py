@@ -79,7 +79,8 @@ def train_seed(args, data, seed, strategy, keep):
             "best_valid_accuracy": summary["best_val_accuracy"],
             "epochs": summary["epochs"], "minutes": summary["train_minutes"],
             "parameters": summary["parameters"], "schedule": summary["schedule"],
-            "baselines": evaluated["baselines"]}
+            "baselines": evaluated["baselines"],
+            "test_documents": evaluated["test_documents"]}
 
 
 def settings(args):
@@ -99,14 +100,9 @@ def record(saved, run):
     from kerattn.recipes import classification
 
     runs, joined = runner.join_run(saved, run, aggregate, commands=False)
-    data, args = run.data, run.args
-    examples = data["examples"]
+    args = run.args
     meta = {"backend": runner.backend(), "embeddings": args.embeddings,
-            "unlabelled_texts": len(data["unlabelled"]),
-            "documents": {k: len(examples[k]) for k in ("train", "valid", "test")},
-            "vocabulary": len(data["vocab"]),
-            "max_sentences": classification.MAX_SENTENCES,
-            "max_words": classification.MAX_WORDS, "preset": args.preset,
+            **classification.describe(run.data), "preset": args.preset,
             "sizes": classification.sizes(args.preset)}
     return runner.with_defaults_on_top(runs, joined, DEFAULTS, meta=meta)
 
@@ -237,7 +233,8 @@ def runs_table(r):
 TASK = runner.Task(
     name="han_classifier", about=__doc__.split("\n")[0], options=options,
     defaults=dict(DEFAULTS, seed=1), check=check, prepare=prepare,
-    train_seed=train_seed, settings=settings, record=record, render=render)
+    train_seed=train_seed, settings=settings, record=record, render=render,
+    data_sizes=lambda data: {"test_documents": len(data["y"]["test"])})
 
 if __name__ == "__main__":
     runner.main(TASK, __file__)

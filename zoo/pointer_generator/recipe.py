@@ -435,7 +435,8 @@ def render(r, folder=None):
 TASK = runner.Task(
     name="pointer_generator", about=__doc__.split("\n")[0], options=options,
     defaults=dict(DEFAULTS, seed=1), check=check, prepare=prepare,
-    train_seed=train_seed, settings=settings, record=record, render=render)
+    train_seed=train_seed, settings=settings, record=record, render=render,
+    data_sizes=lambda data: {"test_pairs": len(data["test"])})
 
 if __name__ == "__main__":
     runner.main(TASK, __file__)

@@ -24,10 +24,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import runner  # noqa: E402  (zoo/runner.py)
 
-# The settings that name a run, at the recipe's defaults. The penalty's
-# coefficient is 0.1, not the paper's 1: with 30 hops the penalty starts
-# near 29 against a cross-entropy near 2, and at 1 it swamps the class
-# signal while it falls (RESULTS.md has the three runs).
+# The settings that name a run, at the recipe's defaults: the penalty's
+# coefficient is kerattn.recipes.classification.SELF_ATTENTIVE_PENALTY
+# (0.1, not the paper's 1; RESULTS.md has the three runs).
 DEFAULTS = {"penalty": 0.1, "embeddings": "lsa", "patience": 3, "epochs": 30}
 MODEL = "self_attentive_classifier"
 
@@ -84,7 +83,8 @@ def train_seed(args, data, seed, strategy, keep):
             "best_valid_accuracy": summary["best_val_accuracy"],
             "hops": classification.hops(model, data),
             "epochs": summary["epochs"], "minutes": summary["train_minutes"],
-            "parameters": summary["parameters"], "baselines": evaluated["baselines"]}
+            "parameters": summary["parameters"], "baselines": evaluated["baselines"],
+            "test_documents": evaluated["test_documents"]}
 
 
 def settings(args):
@@ -106,15 +106,9 @@ def record(saved, run):
     from kerattn.recipes import classification
 
     runs, joined = runner.join_run(saved, run, aggregate, commands=False)
-    data, args = run.data, run.args
-    examples = data["examples"]
-    meta = {"backend": runner.backend(),
-            "unlabelled_texts": len(data["unlabelled"]),
-            "documents": {k: len(examples[k]) for k in ("train", "valid", "test")},
-            "vocabulary": len(data["vocab"]),
-            "max_tokens": classification.MAX_TOKENS,
-            "max_sentences": classification.MAX_SENTENCES,
-            "max_words": classification.MAX_WORDS, "preset": args.preset,
+    args = run.args
+    meta = {"backend": runner.backend(), **classification.describe(run.data),
+            "max_tokens": classification.MAX_TOKENS, "preset": args.preset,
             "sizes": _sizes(args.preset)}
     return runner.with_defaults_on_top(runs, joined, DEFAULTS, meta=meta)
 
@@ -239,7 +233,8 @@ def render(r, folder=None):
 TASK = runner.Task(
     name=MODEL, about=__doc__.split("\n")[0], options=options,
     defaults=dict(DEFAULTS, seed=1), check=check, prepare=prepare,
-    train_seed=train_seed, settings=settings, record=record, render=render)
+    train_seed=train_seed, settings=settings, record=record, render=render,
+    data_sizes=lambda data: {"test_documents": len(data["y"]["test"])})
 
 if __name__ == "__main__":
     runner.main(TASK, __file__)
