@@ -288,8 +288,9 @@ def join_seeds(earlier, rows, match=()):
 def refuse_other_data(saved, settings, sizes, folder):
     """A ValueError if results.json (`saved`) holds a run of `settings`
     with a seed whose `sizes` keys differ from `sizes` (this command's
-    data): seeds of two data sets are not one run, and joining would
-    drop the earlier ones (`join_seeds`' `match`)."""
+    data): seeds of two data sets are not one run, and joining would mix
+    them (or drop the earlier ones, where `join_seeds`' `match` names the
+    size)."""
     same = next((r for r in (saved or {}).get("runs", [])
                  if r.get("settings") == settings), {})
     for row in same.get("per_seed", []):

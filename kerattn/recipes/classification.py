@@ -343,8 +343,8 @@ def fit(data=None, preset="small", epochs=30, batch_size=64, learning_rate=None,
     checks.one_of("model", model, MODELS)
     strategy = strategy or distribute.no_distribution()
     prepared = prepare(data, max_train, max_test)
-    overrides = ({"penalty": SELF_ATTENTIVE_PENALTY}
-                 if model == "self_attentive_classifier" else {})
+    overrides, drawing = (({"penalty": SELF_ATTENTIVE_PENALTY}, draw_hops)
+                          if model == "self_attentive_classifier" else ({}, draw))
     with strategy.scope():
         built = build(prepared, preset, model=model, **overrides)
         summary = train(built, prepared, epochs, batch_size=batch_size,
@@ -355,7 +355,6 @@ def fit(data=None, preset="small", epochs=30, batch_size=64, learning_rate=None,
     if not strategy.is_chief:
         return fitted(built, summary, None, None, "classification",
                       vocabularies, labels)
-    drawing = draw_hops if model == "self_attentive_classifier" else draw
     return fitted(built, summary, evaluate(built, prepared),
                   lambda path: drawing(built, prepared, path), "classification",
                   vocabularies, labels)
