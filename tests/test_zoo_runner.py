@@ -131,6 +131,14 @@ def test_translation_seeds_of_the_same_config_join_and_others_start_afresh(tmp_p
         [_nmt_row(0, 30.0, 33.0), _nmt_row(1, 32.0, 36.0)],
         "python zoo/bahdanau_nmt/recipe.py --seeds 2"))
     assert first["seeds"] == 2 and first["config"]["seed"] == 0
+    # The recipe refuses a seed of these settings on other pairs (the
+    # machine's gettext catalogs change with its packages).
+    sizes = translation_task.task("bahdanau_nmt", "doc").data_sizes(
+        {"train_pairs": 41, "test": [("a", "b")] * 3})
+    assert sizes == {"train_pairs": 41, "test_pairs": 3}
+    with pytest.raises(ValueError, match=r"seed 0 of these settings on other data "
+                       r"\(train_pairs 40 there, 41 now\)"):
+        runner.refuse_other_data(first, _nmt_run([]).settings, sizes, str(tmp_path))
     assert first["command"] == "python zoo/bahdanau_nmt/recipe.py --seeds 2"
     more = translation_task.record("bahdanau_nmt", first, _nmt_run(
         [_nmt_row(2, 31.0, 30.0), _nmt_row(1, 34.0, 36.0)],
@@ -214,10 +222,22 @@ def test_an_ablation_phase_starts_from_its_saved_converged_variant(tmp_path, mon
     monkeypatch.setattr(ablation, "_variant", retrained)
     again = ablation.run("bahdanau_nmt", ["plain-phase"], 1, phase_steps=1, runs=runs)
     assert again["plain-phase@1+1"]["phase"]["steps"] == 1
+    # As many pairs, other words: the run folder's vocabulary refuses.
     monkeypatch.setattr(translation, "prepare", lambda **kw: prepare(
-        splits={"train": [("d e", "u v")] * 4, "valid": pairs[:1], "test": pairs[:1]}))
+        splits={"train": [("d e", "u v")] * 12, "valid": pairs[:1], "test": pairs[1:3]}))
     with pytest.raises(ValueError, match="`runs`.*source vocabulary is another"):
         ablation.run("bahdanau_nmt", ["plain-phase"], 1, phase_steps=1, runs=runs)
+    # Other pairs: a seed of a row (or of a phase's start) recorded on other
+    # data is refused before anything trains.
+    monkeypatch.setattr(translation, "prepare", lambda **kw: prepare(
+        splits={"train": pairs * 2, "valid": pairs[:1], "test": pairs[1:3]}))
+    for variants in (["plain-phase"], ["recipe"]):
+        with pytest.raises(ValueError, match=(
+                r"`variants`: .*ablation.json holds '(plain-phase@1\+1|recipe@1)' "
+                r"on other data \(\{'train_pairs': 12, 'test_pairs': 2\} there, "
+                r"\{'train_pairs': 8, 'test_pairs': 2\} now\)")):
+            ablation.run("bahdanau_nmt", variants, 1, phase_steps=1, seed=3, runs=runs)
+    assert not (tmp_path / "runs" / "bahdanau_nmt" / "recipe@1-seed3").exists()
     with pytest.raises(ValueError, match="`phase_steps`"):
         ablation.run("bahdanau_nmt", ["plain-phase"], 1, runs=runs)
     with pytest.raises(ValueError, match="`variants`"):
@@ -784,6 +804,21 @@ def test_a_run_refuses_seeds_on_other_data(tmp_path):
     with pytest.raises(ValueError, match="holds seed 2 of these settings on other "
                        r"data \(test_pairs 4334 there, 4339 now\)"):
         runner.refuse_other_data(saved, {"a": 1}, {"test_pairs": 4339}, str(tmp_path))
+    # A translation recipe's record: one run, its settings in `config` with
+    # the first seed's, `per_seed` from the second seed on.
+    one = {"model": "m", "config": {"a": 1, "seed": 0}, "train_pairs": 37739}
+    two = dict(one, per_seed=[{"seed": 0, "train_pairs": 37739},
+                              {"seed": 1, "train_pairs": 39970}])
+    sizes = {"train_pairs": 39970, "test_pairs": 2329}
+    assert runner.recorded_seeds(one, {"a": 1}) == [dict(one, seed=0)]
+    assert runner.recorded_seeds(one, {"a": 2}) == []
+    assert runner.recorded_seeds(None, {"a": 1}) == []
+    runner.refuse_other_data(one, {"a": 2}, sizes, str(tmp_path))
+    runner.refuse_other_data(dict(one, train_pairs=39970), {"a": 1}, sizes, str(tmp_path))
+    for saved, seed in ((one, 0), (two, 0)):
+        with pytest.raises(ValueError, match=rf"holds seed {seed} of these settings "
+                           r"on other data \(train_pairs 37739 there, 39970 now\)"):
+            runner.refuse_other_data(saved, {"a": 1}, sizes, str(tmp_path))
 
 
 def test_reading_recipe_tiny_run(tmp_path, monkeypatch):
@@ -908,6 +943,37 @@ def test_g2p_seeds_stopped_at_different_epochs_join_one_run():
     assert [r["epochs"] for r in both["per_seed"]] == [15, 14]
     other = g2p.record({"runs": [both]}, run(row(3, 30.0, 14, test_words=50)))
     assert other["runs"][0]["seed"] == 3 and "seeds" not in other["runs"][0]
+
+
+def test_g2p_page_sets_streaming_error_against_latency():
+    """The page's "error against latency" table: every run of the one-way
+    encoder, best WER first, "-" for one read whole; the best two-way run
+    named; no table without a run that streams."""
+    g2p = recipe("g2p")
+
+    def run(preset, wer, seeds=1, **streaming):
+        return {"settings": dict(g2p.DEFAULTS, preset=preset), "wer": wer,
+                "per": wer / 4, "seeds": list(range(1, seeds + 1)),
+                **{f"streaming_{k}": v for k, v in streaming.items()}}
+
+    runs = [run("g2p-streaming", 36.41, early=0.511, lagging=3.59, same_as_offline=1.0),
+            run("g2p", 28.0), run("g2p", 27.5),
+            run("g2p-streaming", 35.56),
+            run("g2p-streaming", 32.5, 3, early=0.466, lagging=4.07, same_as_offline=1.0)]
+
+    def name(x):
+        return f"{x['settings']['preset']} {x['wer']}"
+
+    def seeds(x):
+        return x["seeds"]
+
+    text = g2p._latency_table(runs, name, seeds)
+    lines = [line for line in text.splitlines() if line.startswith("| g2p")]
+    assert lines == ["| g2p-streaming 32.5 | 3 | 32.50 | 8.12 | 46.6% | 4.07 | 100.0% |",
+                     "| g2p-streaming 35.56 | 1 | 35.56 | 8.89 | - | - | - |",
+                     "| g2p-streaming 36.41 | 1 | 36.41 | 9.10 | 51.1% | 3.59 | 100.0% |"]
+    assert "The best two-way run, which reads the whole word first: g2p 27.5, WER 27.50" in text
+    assert g2p._latency_table(runs[1:4], name, seeds) == ""
 
 
 def test_g2p_recipe_tiny_run(tmp_path, monkeypatch):

@@ -485,16 +485,24 @@ def run(model, names, epochs, seed=0, max_train=None, beam_width=None,
     table = runner.load(folder, "ablation.json") or {}
     data = translation.prepare(max_train=max_train)
     suffix = f" seed {seed}" if seed else ""
+
+    def base(name):
+        return f"{name}@{epochs}" + (
+            f"+{phase_steps}" if name in PHASES.get(model, {}) else "")
+
+    for name in names:   # before anything trains (a phase's start too)
+        phase = PHASES.get(model, {}).get(name)
+        for row in (name, phase[1]) if phase else (name,):
+            _refuse_other_data(table, base(row), _data_sizes(data), folder)
     for name in names:
         if name in PHASES.get(model, {}):
             net, row = _phase(model, name, data, epochs, seed, phase_steps, runs,
                               table, beam_width)
-            key = f"{name}@{epochs}+{phase_steps}{suffix}"
         else:
             net, row = _variant(model, name, data, epochs, seed, beam_width)
-            key = f"{name}@{epochs}{suffix}"
             if runs:
                 _save_run(net, data, _run_folder(runs, model, name, epochs, seed))
+        key = base(name) + suffix
         print(key, row, flush=True)
         table[key] = row
         runner.save(folder, table, "ablation.json")
@@ -507,6 +515,27 @@ def run(model, names, epochs, seed=0, max_train=None, beam_width=None,
         recipe = runpy.run_path(os.path.join(folder, "recipe.py"))
         runner.report_only(recipe["TASK"], folder)
     return table
+
+
+def _data_sizes(data):
+    """The pairs a row trained and was scored on (the machine's gettext
+    catalogs are its packages', and change with them)."""
+    return {"train_pairs": data["train_pairs"], "test_pairs": len(data["test"])}
+
+
+def _refuse_other_data(table, base, sizes, folder):
+    """A ValueError if ablation.json (`table`) holds a seed of the row
+    `base` (`base`, `base seed N`) that recorded other data than `sizes`:
+    its seeds are averaged as one row, and a seed trained again would
+    replace a row of other data. Rows from before rows recorded their data
+    say nothing, and pass."""
+    for key, row in table.items():
+        if key.split(" seed ")[0] == base and row.get("data", sizes) != sizes:
+            raise ValueError(
+                f"`variants`: {os.path.join(folder, 'ablation.json')} holds "
+                f"{key!r} on other data ({row['data']} there, {sizes} now): "
+                "seeds of one row must share their data. Move that "
+                "ablation.json aside, or run on the machine that trained it.")
 
 
 def _variant(model, name, data, epochs, seed, beam_width):
@@ -640,7 +669,7 @@ def _scores(net, data, summary, beam_width, start):
     row["machine"] = environment.machine()   # its backend and versions too
     # The data it saw: the gettext catalogs are the machine's, and change
     # with its packages.
-    row["data"] = {"train_pairs": data["train_pairs"], "test_pairs": len(data["test"])}
+    row["data"] = _data_sizes(data)
     return row
 
 

@@ -69,8 +69,8 @@ class Task:
             a seed saw, each a key of every seed's row (such as
             `{"test_pairs": 4339}`: a machine's apt lists or gettext
             catalogs change). Before anything trains, the runner refuses to
-            add seeds to a recorded run (`runs`, of the same settings)
-            whose seeds saw other data (`refuse_other_data`).
+            add seeds to a recorded run of the same settings whose seeds
+            saw other data (`refuse_other_data`).
     """
 
     name: str
@@ -285,15 +285,30 @@ def join_seeds(earlier, rows, match=()):
     return [by_seed[seed] for seed in sorted(by_seed)]
 
 
+def recorded_seeds(saved, settings):
+    """The rows of the seeds results.json (`saved`, or None) holds for
+    `settings`: of its run of those settings where it keeps `runs` (one a
+    setting), or of its one run where it keeps one (a translation
+    recipe's: `config`, the settings with the first seed's, and
+    `per_seed` once there is more than one seed)."""
+    saved = saved or {}
+    if "runs" in saved:
+        same = next((r for r in saved["runs"] if r.get("settings") == settings), {})
+        return same.get("per_seed", [])
+    config = dict(saved.get("config", {}))
+    seed = config.pop("seed", None)
+    if not saved or config != settings:
+        return []
+    return saved.get("per_seed") or [dict(saved, seed=seed)]
+
+
 def refuse_other_data(saved, settings, sizes, folder):
-    """A ValueError if results.json (`saved`) holds a run of `settings`
-    with a seed whose `sizes` keys differ from `sizes` (this command's
-    data): seeds of two data sets are not one run, and joining would mix
-    them (or drop the earlier ones, where `join_seeds`' `match` names the
-    size)."""
-    same = next((r for r in (saved or {}).get("runs", [])
-                 if r.get("settings") == settings), {})
-    for row in same.get("per_seed", []):
+    """A ValueError if results.json (`saved`) holds a seed of `settings`
+    (`recorded_seeds`) whose `sizes` keys differ from `sizes` (this
+    command's data): seeds of two data sets are not one run, and joining
+    would mix them (or drop the earlier ones, where `join_seeds`' `match`
+    names the size)."""
+    for row in recorded_seeds(saved, settings):
         other = {k: row[k] for k in sizes if k in row and row[k] != sizes[k]}
         if other:
             raise ValueError(

@@ -35,7 +35,15 @@ def task(name, doc):
         train_seed=lambda *a: train_seed(name, *a),
         settings=lambda args: config(name, args),
         record=lambda saved, run: record(name, saved, run),
-        render=lambda results, folder: render(name, about, results, folder))
+        render=lambda results, folder: render(name, about, results, folder),
+        data_sizes=data_sizes)
+
+
+def data_sizes(data):
+    """The figures that say which data a seed saw: the machine's gettext
+    catalogs are its packages', and installing one (GTK 3 adds two) moves
+    the split."""
+    return {"train_pairs": data["train_pairs"], "test_pairs": len(data["test"])}
 
 
 def options(p):
@@ -91,7 +99,7 @@ def train_seed(name, args, data, seed, strategy, keep):
     import keras
 
     return {"backend": keras.backend.backend(),
-            "replicas": strategy.num_replicas, "train_pairs": data["train_pairs"],
+            "replicas": strategy.num_replicas, **data_sizes(data),
             "budget": {"epochs": args.epochs, "minutes": args.minutes},
             **summary, **translation.evaluate(model, data, beam_width=args.beam_width)}
 

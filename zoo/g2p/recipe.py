@@ -388,7 +388,7 @@ def render(r, folder=None):
                          [[p, m, f"{w:.2f}", "" if e is None else f"{e:.2f}", where]
                           for p, m, w, e, where in PAPER])
     glob = next((x for x in runs if x["settings"]["attention"] == "global"), runs[0])
-    streaming = ""
+    streaming = _latency_table(runs, name, seeds)
     for x in runs:
         if "streaming_early" not in x:
             continue
@@ -423,6 +423,41 @@ def render(r, folder=None):
         machine=runner.machines([s for x in runs for s in x["per_seed"]], meta["backend"]),
         per_seed=per_seed, curves=curves, commands=commands, parameters=f"{glob['parameters']:,}",
         budget=budget, paper=paper, streaming=streaming)
+
+
+def _latency_table(runs, name, seeds):
+    """"## Streaming": error against latency, a row per run of the one-way
+    encoder (`g2p-streaming`; "-" where it does not stream), and the
+    best two-way run, which no streaming model can be."""
+    one_way = [x for x in runs if x["settings"]["preset"] == "g2p-streaming"]
+    if not any("streaming_early" in x for x in one_way):
+        return ""
+
+    def streamed(x, key, text):
+        return text(x[key]) if key in x else "-"
+
+    rows = runner.table(
+        ["model", "seeds", "WER %", "PER %", "committed before the word ends",
+         "average lagging (letters)", "streamed = offline"],
+        [[name(x), len(seeds(x)), runner.shown(x, "wer", 2), runner.shown(x, "per", 2),
+          streamed(x, "streaming_early", lambda v: f"{100 * v:.1f}%"),
+          streamed(x, "streaming_lagging", lambda v: f"{v:.2f}"),
+          streamed(x, "streaming_same_as_offline", lambda v: f"{100 * v:.1f}%")]
+         for x in sorted(one_way, key=lambda x: x["wer"])])
+    two_way = [x for x in runs if x["settings"]["preset"] != "g2p-streaming"]
+    best = min(two_way, key=lambda x: x["wer"]) if two_way else None
+    return ("## Streaming: error against latency\n\n"
+            "Every run of the one-way encoder (`g2p-streaming`), best WER "
+            "first; \"-\": read whole, it does not stream. The streaming "
+            "figures are over the first 100 test words fed a letter at a "
+            "time (`kerattn.decoding.StreamingDecoder`), mean over seeds; "
+            "average lagging is Ma et al. 2019's, in letters (a wait-k "
+            "schedule's is about k; one phoneme as each letter is read "
+            "gives 1)."
+            + (f" The best two-way run, which reads the whole word first: "
+               f"{name(best)}, WER {runner.shown(best, 'wer', 2)}, PER "
+               f"{runner.shown(best, 'per', 2)}." if best else "")
+            + f"\n\n{rows}\n\n")
 
 
 TASK = runner.Task(
