@@ -280,6 +280,60 @@ def test_each_monotonic_row_is_compared_with_soft_attention_of_its_seed():
         "`hard-monotonic-r-1@6 seed 2` 35.0 / 38.0 (0.0% attending nowhere)"]
 
 
+def test_the_phase_findings_pair_each_seed_with_its_own_control():
+    """The coverage phase's findings: the mean ± sd over the seeds that have
+    both rows, and in how many seeds the expected shape holds (dropped and
+    repeated source words fall, long-source beam BLEU holds or rises)."""
+    def row(greedy, dropped, repeated, long):
+        return {"bleu_greedy": greedy, "bleu_beam": greedy + 2,
+                "alignment_rates": {"dropped": dropped, "repeated": repeated,
+                                    "repeated_output": 0.1},
+                "bleu_beam_by_source_length": {"21-30": {"bleu": long},
+                                               "31-50": {"bleu": long / 2}}}
+
+    variants = {"coverage-phase@6+1000": row(40.0, 0.10, 0.10, 16.0),
+                "plain-phase@6+1000": row(41.0, 0.20, 0.20, 8.0),
+                "coverage-phase@6+1000 seed 1": row(42.0, 0.10, 0.30, 10.0),
+                "plain-phase@6+1000 seed 1": row(41.0, 0.30, 0.20, 10.0),
+                "coverage-phase@6+1000 seed 2": row(1.0, 0.0, 0.0, 1.0)}
+    text = translation_task._phase_findings(variants)
+    assert text.startswith(
+        "Coverage switched on for the phase (`coverage-phase@6+1000`) against the "
+        "same batches without it, 2 seeds (0, 1; mean ± sd): greedy / beam BLEU "
+        f"41.0 ± {round(np.sqrt(2), 2)} / 43.0 ± {round(np.sqrt(2), 2)} against "
+        "41.0 ± 0.0 / 43.0 ± 0.0; on the 16-20-word sources dropped source words "
+        "10.0 ± 0.0% against 25.0 ± 7.1%")
+    assert text.endswith(
+        "not in every seed: dropped words fell in 2 of 2 seeds, repeated words in "
+        "1 of 2, long-source BLEU held or rose in 2 of 2.")
+    del variants["coverage-phase@6+1000 seed 1"]
+    assert "shown in every seed: dropped words fell in 1 of 1 seeds" in \
+        translation_task._phase_findings(variants)
+    assert translation_task._phase_findings({"coverage-phase@6+1000": row(
+        1.0, 0.0, 0.0, 1.0)}) == ""
+
+
+def test_each_from_soft_seed_is_set_beside_the_soft_model_it_started_from():
+    def row(greedy, nowhere=None, **more):
+        rates = {} if nowhere is None else {"attended_nowhere": nowhere}
+        return {"bleu_greedy": greedy, "bleu_beam": greedy + 2,
+                "alignment_rates": rates, **more}
+
+    phase = {"from": "recipe@6"}
+    variants = {"recipe@6": row(39.0), "recipe@6 seed 1": row(38.5),
+                "monotonic-from-soft@6+1000": row(36.5, 0.012, phase=phase),
+                "monotonic-from-soft@6+1000 seed 1": row(35.0, 0.01, phase=phase),
+                "monotonic-from-soft@6+1000 seed 2": row(38.0, 0.0, phase=phase)}
+    text = translation_task._from_soft_by_seed(variants, "monotonic-from-soft@6+1000")
+    assert text == (
+        " By seed, greedy / beam BLEU: `monotonic-from-soft@6+1000` 36.5 / 38.5 "
+        "(1.2% attending nowhere; 2.50 / 2.50 behind soft attention of its seed), "
+        "`monotonic-from-soft@6+1000 seed 1` 35.0 / 37.0 (1.0% attending nowhere; "
+        "3.50 / 3.50 behind soft attention of its seed). Within 3 greedy BLEU of "
+        "soft attention of its seed, with under 5% of output words attending "
+        "nowhere: 1 of 2 seeds.")
+
+
 def test_the_ablation_table_shows_each_row_and_its_long_bucket(tmp_path):
     assert translation_task.ablation_section(str(tmp_path)) == ""
     row = {"what": "Adam 1e-2", "epochs": 1, "final_loss": 4.5,

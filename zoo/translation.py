@@ -439,7 +439,32 @@ def _monotonic_findings(variants):
         text += ("; on the longest sources it is ahead (beam BLEU " + ", ".join(
             f"{b} words: {long_moved[b]['bleu']} against {long_control[b]['bleu']}"
             for b in long) + ")")
-    return text + "."
+    return text + "." + _from_soft_by_seed(variants, soft_start)
+
+
+def _from_soft_by_seed(variants, soft_start):
+    """Each seed of the from-soft phase beside soft attention of its seed
+    (the converged variant it started from), and in how many seeds it
+    decodes hard within 3 greedy BLEU of it with under 5% of output words
+    attending nowhere."""
+    start = variants[soft_start]["phase"]["from"]
+    moved, soft = _by_seed(variants, soft_start), _by_seed(variants, start)
+    seeds = sorted(set(moved) & set(soft))
+    if not seeds:
+        return ""
+
+    def met(s):
+        nowhere = moved[s]["alignment_rates"].get("attended_nowhere", 1.0)
+        return soft[s]["bleu_greedy"] - moved[s]["bleu_greedy"] <= 3.0 and nowhere < 0.05
+
+    def key(name, s):
+        return name + (f" seed {s}" if s else "")
+
+    return (" By seed, greedy / beam BLEU: " + ", ".join(
+        _against_soft(key(soft_start, s), moved[s], soft[s]) for s in seeds)
+        + f". Within 3 greedy BLEU of soft attention of its seed, with under "
+        f"5% of output words attending nowhere: {sum(map(met, seeds))} of "
+        f"{runner.plural(len(seeds), 'seed')}.")
 
 
 def _against_soft(name, row, soft):
@@ -455,31 +480,79 @@ def _against_soft(name, row, soft):
     return text + ")"
 
 
+def _by_seed(variants, name):
+    """`{seed: row}` of the rows of `name` in ablation.json (`name` is seed
+    0, `name seed N` seed N)."""
+    rows = {}
+    for key, row in variants.items():
+        base, _, seed = key.partition(" seed ")
+        if base == name:
+            rows[int(seed or 0)] = row
+    return rows
+
+
+LONG = ("21-30", "31-50")   # source lengths above the training length
+
+
 def _phase_findings(variants):
-    """The coverage phase against its control in words (seed 0 rows)."""
+    """The coverage phase against its control in words, over the seeds that
+    have both, and whether it shows the shape See et al. and Tu et al.
+    lead one to expect: dropped and repeated source words fall, and beam
+    BLEU on the longest sources holds or rises."""
     cov = next((k for k in variants if k.startswith("coverage-phase@")
                 and " seed " not in k), None)
-    plain = cov and variants.get("plain-phase@" + cov.split("@")[1])
-    if not cov or not plain:
+    if not cov:
         return ""
-    c, p = variants[cov], plain
-    rates = [(name, c["alignment_rates"][key], p["alignment_rates"][key])
-             for name, key in (("dropped source words", "dropped"),
-                               ("repeated source words", "repeated"),
-                               ("repeated output words", "repeated_output"))]
+    covered = _by_seed(variants, cov)
+    control = _by_seed(variants, "plain-phase@" + cov.split("@")[1])
+    seeds = sorted(set(covered) & set(control))
+    if not seeds:
+        return ""
+    c, p = [covered[s] for s in seeds], [control[s] for s in seeds]
+
+    def over(rows, get, digits=2):
+        return runner.spread([get(r) for r in rows], digits)
+
+    def bleu(rows):
+        beam = (over(rows, lambda r: r["bleu_beam"])
+                if all("bleu_beam" in r for r in rows) else "-")
+        return f"{over(rows, lambda r: r['bleu_greedy'])} / {beam}"
+
+    def rate(rows, key):
+        return over(rows, lambda r: 100 * r["alignment_rates"][key], 1) + "%"
+
+    rates = (("dropped source words", "dropped"),
+             ("repeated source words", "repeated"),
+             ("repeated output words", "repeated_output"))
     text = (f"Coverage switched on for the phase (`{cov}`) against the same "
-            f"batches without it: greedy / beam BLEU {c['bleu_greedy']} / "
-            f"{c.get('bleu_beam', '-')} against {p['bleu_greedy']} / "
-            f"{p.get('bleu_beam', '-')}; on the 16-20-word sources " + ", ".join(
-                f"{name} {100 * a:.1f}% against {100 * b:.1f}%" for name, a, b in rates))
-    buckets = [b for b in ("21-30", "31-50")
-               if b in c.get("bleu_beam_by_source_length", {})
-               and b in p.get("bleu_beam_by_source_length", {})]
+            f"batches without it, {runner.plural(len(seeds), 'seed')} "
+            f"({', '.join(map(str, seeds))}; mean ± sd): greedy / beam BLEU "
+            f"{bleu(c)} against {bleu(p)}; on the 16-20-word sources " + ", ".join(
+                f"{name} {rate(c, key)} against {rate(p, key)}" for name, key in rates))
+
+    def long(row, bucket):
+        return row.get("bleu_beam_by_source_length", {}).get(bucket, {}).get("bleu")
+
+    buckets = [b for b in LONG if all(long(r, b) is not None for r in c + p)]
     if buckets:
         text += "; beam BLEU on the longest sources " + ", ".join(
-            f"{b} words: {c['bleu_beam_by_source_length'][b]['bleu']} against "
-            f"{p['bleu_beam_by_source_length'][b]['bleu']}" for b in buckets)
-    return text + "."
+            f"{b} words: {over(c, lambda r: long(r, b))} against "
+            f"{over(p, lambda r: long(r, b))}" for b in buckets)
+    fell = {key: sum(covered[s]["alignment_rates"][key]
+                     < control[s]["alignment_rates"][key] for s in seeds)
+            for key in ("dropped", "repeated")}
+    held = sum(all(long(covered[s], b) >= long(control[s], b) for b in buckets)
+               for s in seeds) if buckets else None
+    counts = [fell["dropped"], fell["repeated"]] + ([held] if buckets else [])
+    n = len(seeds)
+    verdict = ("shown in every seed" if min(counts) == n
+               else "not shown" if max(counts) == 0 else "not in every seed")
+    return (text + f". The expected shape (dropped and repeated source words "
+            f"fall, beam BLEU on the longest sources holds or rises): {verdict}: "
+            f"dropped words fell in {fell['dropped']} of {n} seeds, repeated "
+            f"words in {fell['repeated']} of {n}"
+            + (f", long-source BLEU held or rose in {held} of {n}" if buckets else "")
+            + ".")
 
 
 def _pairs(count):
