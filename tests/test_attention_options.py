@@ -58,6 +58,23 @@ def test_options_reach_the_layer_and_round_trip(builder, attention, options, cls
     np.testing.assert_allclose(to_numpy(loaded(x)), logits, atol=1e-5)
 
 
+def test_bahdanau_nmt_starts_hard_monotonic_r_at_minus_one():
+    """bahdanau_nmt's hard monotonic attention starts `r` at -1 (the layer's
+    -4 never decides on translation: zoo/bahdanau_nmt/RESULTS.md), unless
+    `attention_options` says otherwise; MoChA and luong_nmt keep the
+    layer's -4."""
+    def r(builder, attention, options=None):
+        model = builder(20, 20, attention=attention, attention_options=options,
+                        preset="tiny")
+        return model.get_layer("decoder").attention.get_config()["score_bias_init"]
+
+    assert r(zoo.bahdanau_nmt, "hard-monotonic") == -1.0
+    assert r(zoo.bahdanau_nmt, "hard-monotonic", {"noise_std": 0.0}) == -1.0
+    assert r(zoo.bahdanau_nmt, "hard-monotonic", {"score_bias_init": -4.0}) == -4.0
+    assert r(zoo.bahdanau_nmt, "mocha") == -4.0
+    assert r(zoo.luong_nmt, "hard-monotonic") == -4.0
+
+
 def test_without_options_the_layer_is_the_table_default():
     plain = zoo.luong_nmt(20, 20, attention="gmm", preset="tiny")
     assert plain.get_layer("decoder").attention.get_config()["variant"] == "v2b"

@@ -103,7 +103,8 @@ def test_the_watch_records_before_training_and_at_each_epoch_end():
     translation.train(net, data, epochs=2, callbacks=watch, verbose=0)
     rows = watch[0].rows
     assert [r["epoch"] for r in rows] == [0, 1, 2]
-    assert rows[0]["r"] == -4.0 and rows[-1]["r"] != -4.0   # r trains
+    # r starts at bahdanau_nmt's -1 and trains.
+    assert rows[0]["r"] == -1.0 and rows[-1]["r"] != -1.0
     assert ablation._watch(translation.build("bahdanau_nmt", data, "tiny"),
                            data) == []   # soft attention: nothing to watch
 
