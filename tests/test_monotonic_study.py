@@ -13,7 +13,6 @@ import sys
 import numpy as np
 import pytest
 
-import kerattn
 from cases import to_numpy
 from kerattn.layers import monotonic_alignment
 from kerattn.recipes import translation
