@@ -325,13 +325,27 @@ def test_each_from_soft_seed_is_set_beside_the_soft_model_it_started_from():
                 "monotonic-from-soft@6+1000 seed 1": row(35.0, 0.01, phase=phase),
                 "monotonic-from-soft@6+1000 seed 2": row(38.0, 0.0, phase=phase)}
     text = translation_task._from_soft_by_seed(variants, "monotonic-from-soft@6+1000")
-    assert text == (
+    by_seed = (
         " By seed, greedy / beam BLEU: `monotonic-from-soft@6+1000` 36.5 / 38.5 "
         "(1.2% attending nowhere; 2.50 / 2.50 behind soft attention of its seed), "
         "`monotonic-from-soft@6+1000 seed 1` 35.0 / 37.0 (1.0% attending nowhere; "
-        "3.50 / 3.50 behind soft attention of its seed). Within 3 greedy BLEU of "
-        "soft attention of its seed, with under 5% of output words attending "
-        "nowhere: 1 of 2 seeds.")
+        "3.50 / 3.50 behind soft attention of its seed).")
+    assert text == by_seed + (
+        " Within 3 greedy BLEU of soft attention of its seed, with under 5% of "
+        "output words attending nowhere (the target): `monotonic-from-soft@6+1000` "
+        f"1 of 2 seeds (3.0 ± {round(np.sqrt(2) / 2, 2)} greedy BLEU behind).")
+    # Each hard monotonic row of several seeds too, beside the recipe of its
+    # seed; a row of one seed, or too many attending nowhere, is no target met.
+    variants.update({"hard-monotonic-r-1@6": row(37.0, 0.001),
+                     "hard-monotonic-r-1@6 seed 1": row(36.0, 0.2),
+                     "hard-monotonic@6": row(18.0, 0.9)})
+    assert translation_task._from_soft_by_seed(
+        variants, "monotonic-from-soft@6+1000").endswith(
+        "; `hard-monotonic-r-1@6` 1 of 2 seeds (2.25 ± 0.35 greedy BLEU behind).")
+    del variants["monotonic-from-soft@6+1000 seed 1"]
+    del variants["hard-monotonic-r-1@6 seed 1"]
+    assert translation_task._from_soft_by_seed(
+        variants, "monotonic-from-soft@6+1000").endswith("soft attention of its seed).")
 
 
 def test_the_ablation_table_shows_each_row_and_its_long_bucket(tmp_path):

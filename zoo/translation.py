@@ -444,27 +444,44 @@ def _monotonic_findings(variants):
 
 def _from_soft_by_seed(variants, soft_start):
     """Each seed of the from-soft phase beside soft attention of its seed
-    (the converged variant it started from), and in how many seeds it
-    decodes hard within 3 greedy BLEU of it with under 5% of output words
-    attending nowhere."""
+    (the converged variant it started from), then the issue's target for
+    every hard monotonic row of several seeds (`_target`)."""
     start = variants[soft_start]["phase"]["from"]
     moved, soft = _by_seed(variants, soft_start), _by_seed(variants, start)
     seeds = sorted(set(moved) & set(soft))
     if not seeds:
         return ""
 
-    def met(s):
-        nowhere = moved[s]["alignment_rates"].get("attended_nowhere", 1.0)
-        return soft[s]["bleu_greedy"] - moved[s]["bleu_greedy"] <= 3.0 and nowhere < 0.05
-
     def key(name, s):
         return name + (f" seed {s}" if s else "")
 
+    epochs = start.split("@", 1)[1]
+    scratch = sorted({k.split(" seed ")[0] for k in variants
+                      if k.startswith("hard-monotonic")})
+    targets = [_target(variants, name, "recipe@" + name.split("@", 1)[1])
+               for name in scratch if name.endswith("@" + epochs)]
+    targets = [t for t in [_target(variants, soft_start, start), *targets] if t]
     return (" By seed, greedy / beam BLEU: " + ", ".join(
         _against_soft(key(soft_start, s), moved[s], soft[s]) for s in seeds)
-        + f". Within 3 greedy BLEU of soft attention of its seed, with under "
-        f"5% of output words attending nowhere: {sum(map(met, seeds))} of "
-        f"{runner.plural(len(seeds), 'seed')}.")
+        + "." + (" Within 3 greedy BLEU of soft attention of its seed, with "
+                 "under 5% of output words attending nowhere (the target): "
+                 + "; ".join(targets) + "." if targets else ""))
+
+
+def _target(variants, name, soft_name):
+    """"`name` k of N seeds (a ± b greedy BLEU behind)": in how many seeds
+    the rows `name` decode hard within 3 greedy BLEU of the soft rows
+    `soft_name` of the same seed with under 5% of output words attending
+    nowhere, and how far behind they are on average; "" for one seed."""
+    rows, soft = _by_seed(variants, name), _by_seed(variants, soft_name)
+    seeds = sorted(set(rows) & set(soft))
+    if len(seeds) < 2:
+        return ""
+    behind = [soft[s]["bleu_greedy"] - rows[s]["bleu_greedy"] for s in seeds]
+    met = sum(gap <= 3.0 and rows[s]["alignment_rates"].get("attended_nowhere", 1.0) < 0.05
+              for gap, s in zip(behind, seeds))
+    return (f"`{name}` {met} of {runner.plural(len(seeds), 'seed')} "
+            f"({runner.spread(behind, 2)} greedy BLEU behind)")
 
 
 def _against_soft(name, row, soft):
