@@ -61,6 +61,7 @@ import keras
 import numpy as np
 
 import runner
+import translation as translation_task   # zoo/translation.py: the recipes' records
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The converged variants' run folders (outputs/ is not committed).
@@ -498,7 +499,7 @@ def run(model, names, epochs, seed=0, max_train=None, beam_width=None,
     for name in names:   # before anything trains (a phase's start too)
         phase = PHASES.get(model, {}).get(name)
         for row in (name, phase[1]) if phase else (name,):
-            _refuse_other_data(table, base(row), _data_sizes(data), folder)
+            _refuse_other_data(table, base(row), translation_task.data_sizes(data), folder)
     for name in names:
         if name in PHASES.get(model, {}):
             net, row = _phase(model, name, data, epochs, seed, phase_steps, runs,
@@ -520,12 +521,6 @@ def run(model, names, epochs, seed=0, max_train=None, beam_width=None,
         recipe = runpy.run_path(os.path.join(folder, "recipe.py"))
         runner.report_only(recipe["TASK"], folder)
     return table
-
-
-def _data_sizes(data):
-    """The pairs a row trained and was scored on (the machine's gettext
-    catalogs are its packages', and change with them)."""
-    return {"train_pairs": data["train_pairs"], "test_pairs": len(data["test"])}
 
 
 def _refuse_other_data(table, base, sizes, folder):
@@ -674,7 +669,7 @@ def _scores(net, data, summary, beam_width, start):
     row["machine"] = environment.machine()   # its backend and versions too
     # The data it saw: the gettext catalogs are the machine's, and change
     # with its packages.
-    row["data"] = _data_sizes(data)
+    row["data"] = translation_task.data_sizes(data)
     return row
 
 
