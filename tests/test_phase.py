@@ -53,6 +53,20 @@ def np_coverage_loss(alphas, weight, step_mask, location_mask):
     return weight * total / max(steps, 1)
 
 
+def _carries_all_but_coverage(converged, switched, expected):
+    """`carry_weights(converged, switched)` leaves only coverage's own
+    weights fresh: w_c (eq. 11) and, where the score has none yet, a bias;
+    at zero the coverage term vanishes and `switched` gives `expected`,
+    the converged model's logits."""
+    fresh = carry_weights(converged, switched)
+    assert fresh and all(p.split("/")[-1] in ("w_c", "b") for p in fresh), fresh
+    for variable in switched.weights:
+        if variable.path in fresh:
+            variable.assign(np.zeros(variable.shape, "float32"))
+    np.testing.assert_allclose(to_numpy(switched(INPUTS)), expected,
+                               rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("name,base,phase", [
     ("bahdanau_nmt", {}, {"coverage": True}),
     ("luong_nmt", {"score": "concat"},
@@ -64,15 +78,7 @@ def test_a_phase_carries_every_weight_and_switches_the_option_on_only_there(
     converged = _randomised(translation.build(name, data, "tiny", **base))
     expected = to_numpy(converged(INPUTS))
     switched = translation.build(name, data, "tiny", **base, **phase)
-    fresh = carry_weights(converged, switched)
-    # Coverage's own weights: w_c (eq. 11) and, where the score has none
-    # yet, a bias; at zero the coverage term vanishes.
-    assert fresh and all(p.split("/")[-1] in ("w_c", "b") for p in fresh), fresh
-    for variable in switched.weights:
-        if variable.path in fresh:
-            variable.assign(np.zeros(variable.shape, "float32"))
-    np.testing.assert_allclose(to_numpy(switched(INPUTS)), expected,
-                               rtol=1e-5, atol=1e-6)
+    _carries_all_but_coverage(converged, switched, expected)
     assert len(switched.losses) == 1 and not converged.losses
     # The control: the same options, every weight carried, nothing new.
     control = translation.with_options(converged, name, data, "tiny", **base)
@@ -137,3 +143,25 @@ def test_two_phases_start_from_one_converged_model():
                                      coverage=True)
     translation.train(phase, data, steps=2, batch_size=2, verbose=0)
     assert not np.allclose(control.get_weights()[0], before[0])   # it trained
+
+
+def test_a_stack_is_carried_layer_by_layer_from_a_run_folder(tmp_path):
+    """`luong_nmt`'s stacked decoder cells are `lstm` and `lstm_2` (the
+    recipe's two layers): one place once Keras' numbering of unnamed layers
+    is left out, so each is matched by its rank in its layer. From the run
+    folder the ablation saves its converged model in (a `.keras` file,
+    loaded back), every weight lands in its own layer: with coverage's new
+    weights at zero the phase's model gives the saved model's logits."""
+    from kerattn.runs import Run
+
+    data = _data()
+    stack = {"score": "concat", "num_layers": 2}
+    built = _randomised(translation.build("luong_nmt", data, "tiny", **stack))
+    expected = to_numpy(built(INPUTS))
+    Run(built, "translation", {"source": data["source_vocab"],
+                               "target": data["target_vocab"]}).save(
+        str(tmp_path / "run"))
+    converged = kerattn.load_run(str(tmp_path / "run")).model
+    switched = translation.build("luong_nmt", data, "tiny", **stack,
+                                 attention="coverage", coverage_loss_weight=1.0)
+    _carries_all_but_coverage(converged, switched, expected)

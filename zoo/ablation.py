@@ -503,7 +503,7 @@ def run(model, names, epochs, seed=0, max_train=None, beam_width=None,
     for name in names:
         if name in PHASES.get(model, {}):
             net, row = _phase(model, name, data, epochs, seed, phase_steps, runs,
-                              table, beam_width)
+                              table, beam_width, folder)
         else:
             net, row = _variant(model, name, data, epochs, seed, beam_width)
             if runs:
@@ -561,7 +561,7 @@ def _variant(model, name, data, epochs, seed, beam_width):
     return net, row
 
 
-def _phase(model, name, data, epochs, seed, steps, runs, table, beam_width):
+def _phase(model, name, data, epochs, seed, steps, runs, table, beam_width, folder):
     """A phase from its converged variant's weights: `(net, its row)`."""
     import keras
 
@@ -569,7 +569,8 @@ def _phase(model, name, data, epochs, seed, steps, runs, table, beam_width):
 
     what, base, options, *start = PHASES[model][name]
     _, builder, training = VARIANTS[model][base][:3]
-    converged = _converged(model, base, data, epochs, seed, runs, table, beam_width)
+    converged = _converged(model, base, data, epochs, seed, runs, table,
+                           beam_width, folder)
     keras.utils.set_random_seed(seed)
     net = translation.with_options(converged, model, data,
                                    translation.settings(model)["preset"],
@@ -596,26 +597,29 @@ def _phase(model, name, data, epochs, seed, steps, runs, table, beam_width):
     return net, row
 
 
-def _converged(model, base, data, epochs, seed, runs, table, beam_width):
+def _converged(model, base, data, epochs, seed, runs, table, beam_width, folder):
     """The converged variant `base` a phase starts from: its run folder
-    under `runs`, or trained now (its row recorded) and saved there."""
+    under `runs`, or trained now and saved there, its row recorded in
+    `folder`'s ablation.json at once (a phase that fails after it loses
+    nothing of it)."""
     import kerattn
     from kerattn import checks
 
     checks.require(runs, "runs", "a folder for the converged variants' run "
                    "folders (a phase starts from one)", runs)
-    folder = _run_folder(runs, model, base, epochs, seed)
-    if os.path.exists(os.path.join(folder, "run.json")):
-        run = kerattn.load_run(folder)
+    saved = _run_folder(runs, model, base, epochs, seed)
+    if os.path.exists(os.path.join(saved, "run.json")):
+        run = kerattn.load_run(saved)
         for side in ("source", "target"):
             checks.require(
                 run.vocabularies[side].to_json() == data[f"{side}_vocab"].to_json(),
-                "runs", f"a run folder trained on this data ({folder}: its "
-                f"{side} vocabulary is another)", folder)
+                "runs", f"a run folder trained on this data ({saved}: its "
+                f"{side} vocabulary is another)", saved)
         return run.model
     net, row = _variant(model, base, data, epochs, seed, beam_width)
+    _save_run(net, data, saved)
     table[f"{base}@{epochs}" + (f" seed {seed}" if seed else "")] = row
-    _save_run(net, data, folder)
+    runner.save(folder, table, "ablation.json")
     return net
 
 

@@ -9,10 +9,12 @@ metrics of the task, `kerattn.distribute`'s `prepare` and `shard`, a
 records in `results.json`.
 """
 
+import collections
 import hashlib
 import json
 import re
 import time
+import warnings
 
 import keras
 import numpy as np
@@ -125,7 +127,9 @@ def carry_weights(source, target, moved=None):
     of the model (by name) and the same path inside it, with Keras'
     numbering of unnamed inner layers left out (a second model's
     `encoder/forward_lstm_2` is the first's `encoder/forward_lstm_1`), so
-    `source` may be a model loaded from a file (`kerattn.load_run`). The weights
+    `source` may be a model loaded from a file (`kerattn.load_run`); weights
+    that this leaves at one place (a stack's `lstm` and `lstm_2` cells) are
+    matched in the order their layer holds them. The weights
     only `target` has (coverage's `w_c`) keep their initial values, as in
     the paper's phase. The optimizer starts afresh: a control phase
     without the option (`target` built with the same options as `source`)
@@ -139,20 +143,21 @@ def carry_weights(source, target, moved=None):
 
     Raises:
         ValueError: a weight of `source` has no place in `target`, or a
-            place of another shape, or two of a model's weights share a
-            place.
+            place of another shape.
     """
     def by_place(model, name):
-        weights, held = {}, set()
+        weights, held, count = {}, set(), collections.Counter()
         for layer in model.layers:
             for variable in layer.weights:
                 place = _place(layer.name, variable.path)
-                checks.require(
-                    weights.get(place, variable) is variable, name, "a model "
-                    "whose weights' paths differ by more than Keras' numbering "
-                    "of unnamed inner layers (name its layers)",
-                    note=f"Two weights at {place}.")
-                weights[place] = variable
+                if weights.get(place) is variable:   # held twice by a layer
+                    continue
+                # Keras' numbering left out, the weights of a stack's
+                # layers share a place (`decoder/lstm/kernel`,
+                # `decoder/lstm_2/kernel`): each after the first is told
+                # by its rank among them, the order its layer holds them.
+                rank, count[place] = count[place], count[place] + 1
+                weights[place + (f"#{rank}" if rank else "")] = variable
                 held.add(id(variable))
         checks.require(len(held) == len(model.weights), name, "a model whose "
                        "weights each belong to one of its layers")
@@ -237,7 +242,17 @@ def _bucket(key):
     return int(hashlib.md5(key.encode("utf-8")).hexdigest()[:8], 16) / 0xFFFFFFFF
 
 
-def split(examples, key=None, valid_share=0.1, test_share=0.1):
+def _key(example):
+    """`split`'s default key: a pair's first item (its source text), an
+    example's canonical JSON otherwise."""
+    if isinstance(example, (tuple, list)) and example:
+        example = example[0]
+    return example if isinstance(example, str) else json.dumps(
+        example, sort_keys=True, ensure_ascii=False)
+
+
+def split(examples, key=None, valid_share=0.1, test_share=0.1,
+          held_out=("valid", "test"), test=None):
     """A user's file of examples -> train / valid / test, by a hash of each
     example, so that the file's order cannot decide the test set.
 
@@ -251,11 +266,16 @@ def split(examples, key=None, valid_share=0.1, test_share=0.1):
     keys (to a held-out split the smallest hash, to training the largest).
 
     Args:
-        examples: a list of examples, of at least 3 distinct keys.
+        examples: a list of examples, of at least 3 distinct keys (2
+            when the test split is not held out).
         key: the string an example is split by: a function of the example;
             None takes the example's canonical JSON (its first item for a
             pair: the source text).
         valid_share, test_share: the shares of the held-out splits.
+        held_out: the held-out splits that must not be empty (a small
+            file gives them a key each).
+        test: the user's own test examples (their test file), or None:
+            then `split_with_test(examples, test, key, valid_share)`.
 
     Returns:
         `{"train", "valid", "test"}`: lists of examples.
@@ -267,23 +287,23 @@ def split(examples, key=None, valid_share=0.1, test_share=0.1):
     >>> a["test"] == b["test"] and len(a["test"]) >= 1
     True
     """
-    if key is None:
-        def key(example):
-            if isinstance(example, (tuple, list)) and example:
-                example = example[0]
-            return example if isinstance(example, str) else json.dumps(
-                example, sort_keys=True, ensure_ascii=False)
+    if test is not None:
+        return split_with_test(examples, test, key, valid_share)
+    key = key or _key
     groups = {}
     for example in examples:
         groups.setdefault(key(example), []).append(example)
-    checks.require(len(groups) >= 3, "data", "a file of at least 3 distinct "
-                   "examples (train, validation and test take one each at "
-                   "least)", note=f"It holds {len(groups)}.")
+    needed = 1 + len(held_out)
+    checks.require(len(groups) >= needed, "data", f"a file of at least "
+                   f"{needed} distinct examples (" + (
+                       "train, validation and test" if needed == 3 else
+                       "train and validation") + " take one each at least)",
+                   note=f"It holds {len(groups)}.")
     keys = {"train": [], "valid": [], "test": []}   # (bucket, key), sorted
     for bucket, k in sorted((_bucket(k), k) for k in groups):
         keys["test" if bucket < test_share else "valid" if bucket < (
             test_share + valid_share) else "train"].append((bucket, k))
-    for name in ("test", "valid", "train"):
+    for name in [n for n in ("test", "valid") if n in held_out] + ["train"]:
         if not keys[name]:
             donor = max(keys, key=lambda other: len(keys[other]))
             taken = keys[donor].pop(0 if name != "train" else -1)
@@ -292,13 +312,92 @@ def split(examples, key=None, valid_share=0.1, test_share=0.1):
             for name in ("train", "valid", "test")}
 
 
-def split_in_order(examples):
+def split_with_test(examples, test, key=None, valid_share=0.1):
+    """A user's training file and their own test file -> train / valid /
+    test: the test split is `test`, whole; `examples` give the training and
+    validation splits by `split`'s hash rule (`valid_share` of their keys
+    validation).
+
+    A test example must not be trained on: an example of `examples` whose
+    key (`split`'s: the source text, the word) is also a test key is left
+    out of training and validation, with a warning that counts them and
+    names the first. Each split is in the order of the keys' hashes, so
+    `max_train` / `max_test` draw by the hash, as `split`'s.
+
+    Args:
+        examples: the training file's examples (at least 2 distinct keys
+            not in `test`: training and validation take one each).
+        test: the test file's examples (at least 1).
+        key, valid_share: as `split`.
+
+    Returns:
+        `{"train", "valid", "test"}`: lists of examples.
+
+    Example:
+
+    >>> train = [(f"source {i}", f"target {i}") for i in range(50)]
+    >>> test = [("source 3", "target 3"), ("new", "nouveau")]
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     splits = split_with_test(train, test)
+    >>> sorted(splits["test"]) == sorted(test)
+    True
+    >>> len(splits["train"]) + len(splits["valid"]), str(caught[0].message)[:22]
+    (49, '1 example of the train')
+    """
+    key = key or _key
+    test_keys = {key(e) for e in test}
+    checks.require(len(test_keys) >= 1, "test_data", "a file of at least 1 "
+                   "example (the test split)", note="It holds none.")
+    kept = [e for e in examples if key(e) not in test_keys]
+    left_out = len(examples) - len(kept)
+    if left_out:
+        first = next(key(e) for e in examples if key(e) in test_keys)
+        warnings.warn(
+            f"{left_out} example{'s' if left_out > 1 else ''} of the training "
+            f"data {'are' if left_out > 1 else 'is'} also in the test data "
+            f"(the first: {first[:60]!r}); left out of training and "
+            "validation, so the test split is never trained on.",
+            stacklevel=2)
+    splits = split(kept, key=key, valid_share=valid_share, test_share=0.0,
+                   held_out=("valid",))
+    groups = {}
+    for example in test:
+        groups.setdefault(key(example), []).append(example)
+    splits["test"] = [e for _, k in sorted((_bucket(k), k) for k in groups)
+                      for e in groups[k]]
+    return splits
+
+
+def require_training_file(data, test_data):
+    """A recipe's `fit` takes a user's test file beside their training
+    file only: with `data` None it trains and tests on this machine's data
+    and would not read `test_data`."""
+    checks.require(bool(data) or not test_data, "test_data", "a test file "
+                   "beside `data`, the training file (data=None trains and "
+                   "tests on this machine's data)", test_data)
+
+
+def split_in_order(examples, test=None):
     """A file whose neighbouring examples overlap -> train / valid / test by
     position: the last 10% the test split, the 10% before it the validation
     one (at least one each). For CBT questions (`read_cbt`), whose
     consecutive passages share sentences: a split by hash would put
-    overlapping passages on both sides."""
+    overlapping passages on both sides.
+
+    `test`: the user's own test examples (a file of their own, whole); the
+    last 10% of `examples` is then the validation split (at least one) and
+    the rest training."""
     n = len(examples)
+    if test is not None:
+        checks.require(len(test) >= 1, "test_data", "a file of at least 1 "
+                       "example (the test split)", note="It holds none.")
+        checks.require(n >= 2, "data", "a file of at least 2 examples (train "
+                       "and validation take one each at least)",
+                       note=f"It holds {n}.")
+        a = n - max(n // 10, 1)
+        return {"train": examples[:a], "valid": examples[a:], "test": list(test)}
     checks.require(n >= 3, "data", "a file of at least 3 examples (train, "
                    "validation and test take one each at least)",
                    note=f"It holds {n}.")
