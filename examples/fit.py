@@ -7,6 +7,7 @@
     python examples/fit.py self_attentive_classifier --size base
     python examples/fit.py aoa_reader --max-train 20000 --size small
     python examples/fit.py pointer_generator --data pairs.tsv   # text<TAB>summary
+    python examples/fit.py pointer_generator --data train.tsv --test-data test.tsv
     python examples/fit.py g2p --attention mocha --data words.dict   # word PH1 PH2 ...
 
 On several devices (kerattn.distribute, each backend's own engine):
@@ -119,6 +120,13 @@ def parse_args(argv=None):
                         "cmudict_g2p), so the file's order does not matter; "
                         "a CBT file (its questions share passages) by "
                         "position, the last 10%% the test split")
+    p.add_argument("--test-data", default=None,
+                   help="with --data: your own test split, a file in --data's "
+                        "format; every example of it is tested on, --data "
+                        "gives training and validation (10%%, g2p 5%%; a CBT "
+                        "file's last 10%%), and an example of --data whose "
+                        "key (source text, document, word) is also in this "
+                        "file is left out of training, with a warning")
     p.add_argument("--max-train", type=int, default=None,
                    help="train on at most this many examples (with --data: "
                         "drawn by the split's hash)")
@@ -201,6 +209,9 @@ def parse_args(argv=None):
                 f"--wait-k); got {args.wait_rate}")
     if args.data and args.model == "show_attend_tell":
         p.error("--data: show_attend_tell trains on the digit strips only")
+    if args.test_data and not args.data:
+        p.error("--test-data: the test split of your own data; give the "
+                "training file with --data too")
     return args
 
 
@@ -229,6 +240,8 @@ def fit(args):
                   max_test=args.max_test, seed=args.seed, strategy=args.strategy)
     if args.epochs is not None:   # else the recipe's own
         common["epochs"] = args.epochs
+    if args.test_data:   # every recipe with --data takes it
+        common["test_data"] = args.test_data
     if args.model in TRANSLATION:
         return translation.fit(args.model, args.data, beam_width=args.beam_width,
                                pipeline=args.pipeline, **common)
@@ -264,7 +277,8 @@ def main(argv=None):
     try:
         fitted = fit(args)
     except ValueError as error:
-        if args.data and str(error).startswith(args.data):
+        if any(path and str(error).startswith(path)
+               for path in (args.data, args.test_data)):
             sys.exit(f"{args.model}: {error}")   # the data file's path:line
         raise
     model, summary, results, draw = fitted
@@ -294,6 +308,7 @@ def _write(args, out, run, summary, results, draw, start):
         print("install kerattn[plot] (matplotlib) for attention.png")
     results = {"model": args.model, "size": args.size, "backend": keras.backend.backend(),
                "batch_size": args.batch_size, "data": args.data,
+               "test_data": args.test_data,
                "distribute": args.distribute, "replicas": args.strategy.num_replicas,
                "processes": args.strategy.processes,
                **summary, "minutes": round((time.time() - start) / 60, 2), **results}

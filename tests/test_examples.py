@@ -28,7 +28,6 @@ import pytest
 import hosts
 import kerattn
 from kerattn.datasets import cmudict_g2p, tsv_pairs
-from kerattn.recipes.common import split
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(REPO, "tests", "data")
@@ -39,6 +38,9 @@ TWO_HOSTS = ["--distribute", "data"]   # run by tests/hosts.py
 TSV = os.path.join(DATA, "gettext_fr_sample.tsv")  # 240 gettext pairs, a user's file
 # 80 Debian descriptions and their synopses (64 train, 8 valid, 8 test)
 SUMMARIES = os.path.join(DATA, "summaries_sample.tsv")
+# A user's own test file: those 8 test pairs, in another order (given with
+# --data SUMMARIES, they are left out of training, with a warning).
+SUMMARIES_TEST = os.path.join(DATA, "summaries_sample_test.tsv")
 CMUDICT = os.path.join(DATA, "cmudict_sample.dict")   # 414 words, a user's list
 RUNS = {  # --backend -> [(model, flags)]: every model, each recipe's method
     "tensorflow": [("bahdanau_nmt", ["--max-train", "300", "--max-test", "20",
@@ -54,7 +56,8 @@ RUNS = {  # --backend -> [(model, flags)]: every model, each recipe's method
     "torch": [("han_classifier", ["--data", os.path.join(DATA, "topical10_sample.jsonl")]),
               ("self_attentive_classifier",
                ["--data", os.path.join(DATA, "topical10_sample.jsonl")]),
-              ("pointer_generator", ["--data", SUMMARIES]),
+              ("pointer_generator", ["--data", SUMMARIES, "--test-data",
+                                     SUMMARIES_TEST]),
               ("transformer_nmt", ["--max-train", "200", "--max-test", "10",
                                    *TWO_HOSTS]),
               ("luong_nmt", ["--data", TSV]),
@@ -119,7 +122,11 @@ def test_fit_script_trains_evaluates_and_writes(backend, model, extra, tmp_path)
         assert all(0 <= scores[k] <= 100 for k in ("rouge1", "rouge2", "rougeL"))
         assert f"ROUGE-1 / 2 / L F1: {scores['rouge1']:.2f} / " in result.stdout
         assert "| lead sentence " in result.stdout
-        assert results["test_pairs"] == len(split(tsv_pairs(SUMMARIES))["test"])
+        # the user's test file, whole; its pairs were not trained on
+        assert results["test_pairs"] == len(tsv_pairs(SUMMARIES_TEST)) == 8
+        assert results["test_data"] == SUMMARIES_TEST
+        assert "8 examples of the training data are also in the test data" in (
+            result.stderr)
     elif model == "g2p":   # error rates on 5% of the words, by their hash
         assert results["per"] >= 0 and 0 <= results["wer"] <= 100   # PER: edits
         assert results["test_words"] == len(cmudict_g2p(path=CMUDICT)["test"])
@@ -197,7 +204,10 @@ BAD_FLAGS = [(["no_such_model"], "invalid choice"),
              (["g2p", "--latency-weight", "0.01"],
               "--latency-weight: a non-negative weight"),
              (["g2p", "--attention", "hard-monotonic", "--latency-weight", "-1"],
-              "--latency-weight: a non-negative weight")]
+              "--latency-weight: a non-negative weight"),
+             (["pointer_generator", "--test-data", "test.tsv"],
+              "--test-data: the test split of your own data; give the "
+              "training file with --data too")]
 
 
 def _script():
@@ -218,7 +228,8 @@ def _script():
 @pytest.mark.parametrize("args,message", BAD_FLAGS, ids=[
     "model", "epochs", "backend", "distribute", "virtual-devices", "wait-k-elsewhere",
     "end-marker-elsewhere", "wait-k-zero", "wait-rate-alone", "lookahead-elsewhere",
-    "lookahead-negative", "latency-soft-attention", "latency-negative"])
+    "lookahead-negative", "latency-soft-attention", "latency-negative",
+    "test-data-alone"])
 def test_fit_script_rejects_bad_flags(capsys, args, message):
     script = _script()
     with pytest.raises(SystemExit) as exit_:
@@ -244,6 +255,29 @@ def test_fit_script_passes_the_streaming_flags_to_the_recipe(monkeypatch):
             assert (seen["attention"], seen["lookahead"],
                     seen["latency_weight"]) == ("hard-monotonic", 3, 0.005)
     assert (seen["lookahead"], seen["latency_weight"]) == (0, 0.0)
+
+
+@pytest.mark.parametrize("model,recipe", [
+    ("luong_nmt", "translation"), ("pointer_generator", "summarisation"),
+    ("g2p", "g2p"), ("self_attentive_classifier", "classification"),
+    ("aoa_reader", "reading")])
+def test_fit_script_passes_the_test_file_to_every_recipe(monkeypatch, model, recipe):
+    """`--test-data` reaches each recipe's `fit` beside `--data`; without
+    it the recipe's own default (no keyword) stands."""
+    import importlib
+
+    module = importlib.import_module(f"kerattn.recipes.{recipe}")
+    script = _script()
+    seen = []
+    monkeypatch.setattr(module, "fit", lambda *args, **kwargs: seen.append(
+        (args, kwargs)))
+    for flags in (["--data", "train.txt", "--test-data", "test.txt"], []):
+        args = script.parse_args([model, *flags])
+        args.strategy = None   # main's, from the distribution flags
+        script.fit(args)
+    (given, with_test), (_, without) = seen
+    assert "train.txt" in given and with_test["test_data"] == "test.txt"
+    assert "test_data" not in without
 
 
 @pytest.mark.parametrize("results, expected", [

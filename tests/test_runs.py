@@ -241,6 +241,72 @@ def test_a_sorted_file_does_not_give_a_sorted_test_set():
     assert len({w[0] for w in test}) > 5
 
 
+def test_a_users_test_file_is_the_test_split_and_never_trained_on(tmp_path):
+    """`--test-data` (`split(..., test=)`, `split_with_test`): the test
+    split is the test file's examples, whole, in the order of their hashes
+    (so `--max-test` draws the same ones whatever the file's order); the
+    training file gives training and validation by `split`'s rule; an
+    example of it with a test key is left out of both, with a warning that
+    counts them. A test file of nothing, or a training file of one key,
+    is a ValueError naming its argument."""
+    pairs = tsv_pairs(os.path.join(DATA, "gettext_fr_sample.tsv"))
+    # the test file: 12 pairs of the training file and 3 new ones
+    test = pairs[100:112] + [("never seen", "jamais vu"), ("x y", "x y"),
+                             ("a new source", "une source nouvelle")]
+    with pytest.warns(UserWarning, match=r"^12 examples of the training data "
+                      r"are also in the test data .*left out of training"):
+        parts = split(pairs, test=test)
+    assert sorted(parts["test"]) == sorted(test)
+    with pytest.warns(UserWarning):
+        assert split(pairs, test=test[::-1]) == parts
+    test_keys = {source for source, _ in test}
+    trained = parts["train"] + parts["valid"]
+    assert not test_keys & {source for source, _ in trained}
+    assert sorted(trained) == sorted(p for p in pairs if p[0] not in test_keys)
+    # validation: the keys `split` would hold out for validation and test
+    # with valid_share 0.1 and no test share, of the kept ones
+    kept = [p for p in pairs if p[0] not in test_keys]
+    assert parts["valid"] == split(kept, valid_share=0.1, test_share=0.0,
+                                   held_out=("valid",))["valid"]
+    many = split([(f"source {i}", "target") for i in range(1000)],
+                 test=[("another", "autre")])
+    assert 70 <= len(many["valid"]) <= 130 and len(many["test"]) == 1
+    # A test file apart from the training file: no warning.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert split(pairs[:50], test=pairs[60:70])["test"] == split(
+            pairs[:50], test=pairs[60:70][::-1])["test"]
+    with pytest.raises(ValueError, match="`test_data` must be a file of at least 1"):
+        split(pairs, test=[])
+    with pytest.raises(ValueError, match="`data` must be a file of at least 2 "
+                       "distinct examples"):
+        split([pairs[0], pairs[0]], test=pairs[5:6])
+    # A CBT file's (by position): its last 10% validates, the test file tests.
+    from kerattn.recipes.common import split_in_order
+
+    assert split_in_order(list(range(20)), test=["q"]) == {
+        "train": list(range(18)), "valid": [18, 19], "test": ["q"]}
+    with pytest.raises(ValueError, match="`test_data` must be a file"):
+        split_in_order(list(range(20)), test=[])
+
+
+@pytest.mark.parametrize("recipe", ["translation", "summarisation", "g2p",
+                                    "classification", "reading"])
+def test_a_test_file_without_a_training_file_is_refused(recipe):
+    """A recipe's `fit(data=None, test_data=...)` would train and test on
+    this machine's data and never read the test file: a ValueError, before
+    anything loads."""
+    import importlib
+
+    module = importlib.import_module(f"kerattn.recipes.{recipe}")
+    args = ("bahdanau_nmt",) if recipe == "translation" else ()
+    with pytest.raises(ValueError, match="`test_data` must be a test file "
+                       "beside `data`"):
+        module.fit(*args, test_data="mine.tsv")
+
+
 def test_a_small_file_still_holds_out_one_example_each():
     """Each split gets a key, whatever the hashes (a share of 0 or 1 sends
     every key to one side first); a key's examples stay together; fewer

@@ -20,7 +20,8 @@ from kerattn import checks, distribute
 from kerattn.datasets.documents import (build_word_vocabulary, debian_descriptions,
                                         debian_topical10, encode_documents,
                                         read_jsonl, tokenize_document)
-from kerattn.recipes.common import compile_and_fit, fitted, split
+from kerattn.recipes.common import (compile_and_fit, fitted,
+                                    require_training_file, split)
 
 PRESET = "base"   # the model's named sizes (kerattn.zoo.presets)
 MODELS = ("han_classifier", "self_attentive_classifier")   # `build`'s `model`
@@ -127,7 +128,7 @@ def inputs(model, data, split):
     return model_inputs(model, data["x"][split]["document_ids"])
 
 
-def prepare(path=None, max_train=None, max_test=None):
+def prepare(path=None, max_train=None, max_test=None, test_path=None):
     """The documents, vocabulary, arrays and baselines of the recipe.
 
     `path`: a JSONL file of `{"text", "label"}` (the user's data, 10% the
@@ -136,12 +137,19 @@ def prepare(path=None, max_train=None, max_test=None):
     builds topical-10 from this machine's apt lists. The unlabelled texts
     for the LSA embeddings are every training-split description (Debian) or
     the training texts (a file); the vocabulary is learned on them.
+    `test_path`: the user's own test split, a JSONL file like `path` (with
+    `path`): every document of it is tested on, `path` gives training and
+    10% validation (`kerattn.recipes.common.split_with_test`: a text of
+    both files is not trained on).
     """
     if path:
-        texts, labels = read_jsonl(path)
-        data = split([{"text": t, "label": l} for t, l in zip(texts, labels)],
-                     key=lambda example: example["text"])
-        data["labels"] = sorted(set(labels))
+        def examples(file):
+            return [{"text": t, "label": l} for t, l in zip(*read_jsonl(file))]
+
+        found = examples(path)
+        test = examples(test_path) if test_path else None
+        data = split(found, key=lambda example: example["text"], test=test)
+        data["labels"] = sorted({e["label"] for e in found + (test or [])})
         data["train"] = data["train"][:max_train]
         unlabelled, min_count = [e["text"] for e in data["train"]], 1
     else:
@@ -326,9 +334,11 @@ def draw_hops(model, data, path, documents=3, words=40):
 
 def fit(data=None, preset="small", epochs=30, batch_size=64, learning_rate=None,
         max_train=None, max_test=None, seed=0, strategy=None, verbose=2,
-        model="han_classifier"):
+        model="han_classifier", test_data=None):
     """`examples/fit.py han_classifier` (or `self_attentive_classifier`,
     `model`): the recipe's method on any data.
+
+    `data` and `test_data` are as `prepare`'s `path` and `test_path`.
 
     A self-attentive classifier reads each document's first `MAX_TOKENS`
     words in one row (`flatten`) and trains with the penalty's coefficient
@@ -341,8 +351,9 @@ def fit(data=None, preset="small", epochs=30, batch_size=64, learning_rate=None,
         other than rank 0, `results` and `draw` are None.
     """
     checks.one_of("model", model, MODELS)
+    require_training_file(data, test_data)
     strategy = strategy or distribute.no_distribution()
-    prepared = prepare(data, max_train, max_test)
+    prepared = prepare(data, max_train, max_test, test_path=test_data)
     overrides, drawing = (({"penalty": SELF_ATTENTIVE_PENALTY}, draw_hops)
                           if model == "self_attentive_classifier" else ({}, draw))
     with strategy.scope():

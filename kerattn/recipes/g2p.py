@@ -336,7 +336,7 @@ def fit(data=None, attention="global", preset="small", epochs=40, batch_size=64,
         learning_rate=None, max_train=None, max_test=None, seed=0, strategy=None,
         verbose=2, stress=False, patience=3, decay=0.5, beam_width=5,
         wait_k=None, wait_rate=1.0, end_marker=False, lookahead=0,
-        latency_weight=0.0):
+        latency_weight=0.0, test_data=None):
     """`examples/fit.py g2p`: the recipe's method on any word list.
 
     Args:
@@ -366,6 +366,10 @@ def fit(data=None, attention="global", preset="small", epochs=40, batch_size=64,
             also reads; a streaming decoder waits for them).
         latency_weight: `luong_nmt`'s `latency_loss_weight` (MILk's
             latency loss, for `attention="hard-monotonic"`; 0: none).
+        test_data: your own test words, a word list like `data` (with
+            `data`): every word of it is tested on, `data` gives training
+            and 5% validation (`kerattn.recipes.common.split_with_test`:
+            a word of both files is not trained on).
 
     Returns:
         `(model, summary, results, draw)`: `results` holds `wer` and `per`
@@ -374,13 +378,15 @@ def fit(data=None, attention="global", preset="small", epochs=40, batch_size=64,
         `draw(path)` writes alignments.
     """
     from kerattn.datasets import read_cmudict
-    from kerattn.recipes.common import fitted, split
+    from kerattn.recipes.common import fitted, require_training_file, split
 
+    require_training_file(data, test_data)
     strategy = strategy or distribute.no_distribution()
     # cmudict_g2p's rule: by a hash of the word, 5% test and 5% validation.
     splits = split(list(read_cmudict(data, stress).items()),
-                   key=lambda item: item[0], valid_share=0.05,
-                   test_share=0.05) if data else None
+                   key=lambda item: item[0], valid_share=0.05, test_share=0.05,
+                   test=list(read_cmudict(test_data, stress).items())
+                   if test_data else None) if data else None
     prepared = prepare(splits, stress=stress, max_train=max_train, max_test=max_test,
                        end_marker=end_marker)
     schedule = {} if wait_k is None else {"wait_k": wait_k, "wait_rate": wait_rate}

@@ -20,7 +20,8 @@ from kerattn.datasets.cloze import (baseline_accuracy, bigram_baseline,
                                     write_cbt)
 from kerattn.datasets.translation import free_first_width
 from kerattn import distribute
-from kerattn.recipes.common import compile_and_fit, fitted, split_in_order
+from kerattn.recipes.common import (compile_and_fit, fitted,
+                                    require_training_file, split_in_order)
 
 PRESET = "base"   # the model's named sizes (kerattn.zoo.presets)
 KJV = os.path.expanduser("~/.kerattn/kjv")
@@ -73,7 +74,8 @@ class ClozeBatches(keras.utils.PyDataset):
             free_first_width(self.batches, self._width)
 
 
-def prepare(path=None, directory=KJV, max_train=None, max_test=None):
+def prepare(path=None, directory=KJV, max_train=None, max_test=None,
+            test_path=None):
     """The questions, vocabulary, arrays and baselines of the recipe.
 
     `path`: a CBT-format file (the user's data: the last 10% the test split
@@ -81,10 +83,13 @@ def prepare(path=None, directory=KJV, max_train=None, max_test=None):
     neighbouring questions share passages); None builds the King
     James Bible questions in `directory` (fetched with `apt-get download`
     when missing), writes them in the CBT format there and reads the test
-    split back through the CBT loader.
+    split back through the CBT loader. `test_path`: the user's own test
+    questions, a CBT-format file (with `path`): all of them are tested on,
+    the last 10% of `path` is the validation split.
     """
     if path:
-        splits = split_in_order(read_cbt(path))   # passages overlap
+        splits = split_in_order(read_cbt(path), test=read_cbt(test_path)
+                                if test_path else None)   # passages overlap
         min_count = 1
     else:
         root = os.path.join(directory, "root")
@@ -181,17 +186,21 @@ def draw(model, data, path):
 
 
 def fit(data=None, preset="small", epochs=3, batch_size=32, learning_rate=None,
-        max_train=None, max_test=None, seed=0, strategy=None, verbose=2):
+        max_train=None, max_test=None, seed=0, strategy=None, verbose=2,
+        test_data=None):
     """`examples/fit.py aoa_reader`: the recipe's method on any data.
+
+    `data` and `test_data` are as `prepare`'s `path` and `test_path`.
 
     Returns:
         `(model, summary, results, draw)`; `draw(path)` writes the document
         attention. On a torch DDP worker other than rank 0, `results` and
         `draw` are None.
     """
+    require_training_file(data, test_data)
     strategy = strategy or distribute.no_distribution()
     prepared = prepare(data, max_train=max_train or (None if data else 20000),
-                       max_test=max_test)
+                       max_test=max_test, test_path=test_data)
     with strategy.scope():
         model = build(prepared, preset)
         summary = train(model, prepared, epochs, batch_size,

@@ -387,7 +387,7 @@ def draw(model, data, path, count=3, max_words=30):
 
 def fit(data=None, preset="small", epochs=2, batch_size=64, learning_rate=None,
         max_train=None, max_test=None, seed=0, strategy=None, verbose=2,
-        beam_width=4, max_source=72, max_summary=20):
+        beam_width=4, max_source=72, max_summary=20, test_data=None):
     """`examples/fit.py pointer_generator`: the recipe's method on any pairs.
 
     Args:
@@ -405,6 +405,10 @@ def fit(data=None, preset="small", epochs=2, batch_size=64, learning_rate=None,
         beam_width: the beam of the test summaries.
         max_source, max_summary: as `prepare` (summaries are written up to
             `max_summary + 4` tokens).
+        test_data: your own test split, a TSV file like `data` (with
+            `data`): every pair of it is tested on, `data` gives training
+            and 10% validation (`kerattn.recipes.common.split_with_test`:
+            a text of both files is not trained on).
 
     Returns:
         `(model, summary, results, draw)`: `results` holds the model's
@@ -415,10 +419,12 @@ def fit(data=None, preset="small", epochs=2, batch_size=64, learning_rate=None,
         rank 0, `results` and `draw` are None.
     """
     from kerattn.datasets import tsv_pairs
-    from kerattn.recipes.common import fitted, split
+    from kerattn.recipes.common import fitted, require_training_file, split
 
+    require_training_file(data, test_data)
     strategy = strategy or distribute.no_distribution()
-    prepared = prepare(splits=split(tsv_pairs(data)) if data else None,
+    prepared = prepare(splits=split(tsv_pairs(data), test=tsv_pairs(test_data)
+                                    if test_data else None) if data else None,
                        max_train=max_train, max_test=max_test,
                        max_source=max_source, max_summary=max_summary)
     with strategy.scope():

@@ -181,7 +181,8 @@ def with_options(model, name, data, preset="base", moved=None, **options):
 
 def fit(name, data=None, preset="small", epochs=6, batch_size=64,
         learning_rate=None, max_train=None, max_test=None, seed=0, strategy=None,
-        beam_width=5, pipeline="python", max_tokens=20, verbose=2):
+        beam_width=5, pipeline="python", max_tokens=20, verbose=2,
+        test_data=None):
     """`examples/fit.py MODEL`: the recipe's method on any pairs.
 
     Args:
@@ -202,6 +203,10 @@ def fit(name, data=None, preset="small", epochs=6, batch_size=64,
         pipeline: "python" or "tf.data" (see `train`).
         max_tokens: the longest training side, in tokens.
         verbose: `fit`'s verbosity.
+        test_data: your own test split, a TSV file like `data` (with
+            `data`): every pair of it is tested on, `data` gives training
+            and 10% validation (`kerattn.recipes.common.split_with_test`:
+            a source text of both files is not trained on).
 
     Returns:
         `(model, summary, results, draw)`: `results` holds `bleu_greedy`,
@@ -210,10 +215,12 @@ def fit(name, data=None, preset="small", epochs=6, batch_size=64,
         `results` and `draw` are None.
     """
     from kerattn.datasets import tsv_pairs
-    from kerattn.recipes.common import fitted, split
+    from kerattn.recipes.common import fitted, require_training_file, split
 
+    require_training_file(data, test_data)
     strategy = strategy or distribute.no_distribution()
-    prepared = prepare(splits=split(tsv_pairs(data)) if data else None,
+    prepared = prepare(splits=split(tsv_pairs(data), test=tsv_pairs(test_data)
+                                    if test_data else None) if data else None,
                        max_tokens=max_tokens, max_train=max_train, max_test=max_test)
     config = settings(name)
     with strategy.scope():
