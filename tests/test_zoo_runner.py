@@ -271,13 +271,16 @@ def test_each_monotonic_row_is_compared_with_soft_attention_of_its_seed():
         "recipe@" + k.split("@", 1)[1])) for k, v in (
             ("hard-monotonic-r-1@6", row(36.43, 39.12, 0.0009)),
             ("hard-monotonic-r-1@6 seed 1", row(34.94, 38.16, 0.0034)),
-            ("hard-monotonic-r-1@6 seed 2", row(35.0, 38.0)))]
+            ("hard-monotonic-r-1@6 seed 2", row(35.0, 38.0)),
+            ("hard-monotonic@6", {"bleu_greedy": 17.95, "alignment_rates": {}}))]
     assert text == [
         "`hard-monotonic-r-1@6` 36.43 / 39.12 (0.1% attending nowhere; 2.84 / "
         "2.91 behind soft attention of its seed)",
         "`hard-monotonic-r-1@6 seed 1` 34.94 / 38.16 (0.3% attending nowhere; "
         "3.55 / 4.00 behind soft attention of its seed)",
-        "`hard-monotonic-r-1@6 seed 2` 35.0 / 38.0 (0.0% attending nowhere)"]
+        "`hard-monotonic-r-1@6 seed 2` 35.0 / 38.0 (0.0% attending nowhere)",
+        # a row that did not record it says so, not 0.0%
+        "`hard-monotonic@6` 17.95 / - (attending nowhere not recorded)"]
 
 
 def test_the_phase_findings_pair_each_seed_with_its_own_control():
@@ -307,7 +310,7 @@ def test_the_phase_findings_pair_each_seed_with_its_own_control():
         "not in every seed: dropped words fell in 2 of 2 seeds, repeated words in "
         "1 of 2, long-source BLEU held or rose in 2 of 2.")
     del variants["coverage-phase@6+1000 seed 1"]
-    assert "shown in every seed: dropped words fell in 1 of 1 seeds" in \
+    assert "shown in every seed: dropped words fell in 1 of 1 seed, " in \
         translation_task._phase_findings(variants)
     assert translation_task._phase_findings({"coverage-phase@6+1000": row(
         1.0, 0.0, 0.0, 1.0)}) == ""

@@ -487,9 +487,10 @@ def _target(variants, name, soft_name):
 def _against_soft(name, row, soft):
     """`name`'s greedy / beam BLEU and its share attending nowhere, and how
     far behind the soft recipe of the same seed and budget it is."""
-    text = (f"`{name}` {row['bleu_greedy']} / {row.get('bleu_beam', '-')} "
-            f"({100 * row['alignment_rates'].get('attended_nowhere', 0):.1f}% "
-            "attending nowhere")
+    nowhere = row.get("alignment_rates", {}).get("attended_nowhere")
+    text = (f"`{name}` {row['bleu_greedy']} / {row.get('bleu_beam', '-')} ("
+            + ("attending nowhere not recorded" if nowhere is None
+               else f"{100 * nowhere:.1f}% attending nowhere"))
     if soft and "bleu_beam" in soft and "bleu_beam" in row:
         text += (f"; {soft['bleu_greedy'] - row['bleu_greedy']:.2f} / "
                  f"{soft['bleu_beam'] - row['bleu_beam']:.2f} behind soft "
@@ -566,8 +567,9 @@ def _phase_findings(variants):
                else "not shown" if max(counts) == 0 else "not in every seed")
     return (text + f". The expected shape (dropped and repeated source words "
             f"fall, beam BLEU on the longest sources holds or rises): {verdict}: "
-            f"dropped words fell in {fell['dropped']} of {n} seeds, repeated "
-            f"words in {fell['repeated']} of {n}"
+            f"dropped words fell in {fell['dropped']} of "
+            f"{runner.plural(n, 'seed')}, repeated words in {fell['repeated']} "
+            f"of {n}"
             + (f", long-source BLEU held or rose in {held} of {n}" if buckets else "")
             + ".")
 
