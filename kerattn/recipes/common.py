@@ -251,6 +251,15 @@ def _key(example):
         example, sort_keys=True, ensure_ascii=False)
 
 
+def _groups(examples, key):
+    """`{key: its examples}`, in the order of their first example; each
+    key's examples in file order."""
+    groups = {}
+    for example in examples:
+        groups.setdefault(key(example), []).append(example)
+    return groups
+
+
 def split(examples, key=None, valid_share=0.1, test_share=0.1,
           held_out=("valid", "test"), test=None):
     """A user's file of examples -> train / valid / test, by a hash of each
@@ -290,9 +299,7 @@ def split(examples, key=None, valid_share=0.1, test_share=0.1,
     if test is not None:
         return split_with_test(examples, test, key, valid_share)
     key = key or _key
-    groups = {}
-    for example in examples:
-        groups.setdefault(key(example), []).append(example)
+    groups = _groups(examples, key)
     needed = 1 + len(held_out)
     checks.require(len(groups) >= needed, "data", f"a file of at least "
                    f"{needed} distinct examples (" + (
@@ -347,26 +354,24 @@ def split_with_test(examples, test, key=None, valid_share=0.1):
     (49, '1 example of the train')
     """
     key = key or _key
-    test_keys = {key(e) for e in test}
-    checks.require(len(test_keys) >= 1, "test_data", "a file of at least 1 "
+    tested, given = _groups(test, key), _groups(examples, key)
+    checks.require(len(tested) >= 1, "test_data", "a file of at least 1 "
                    "example (the test split)", note="It holds none.")
-    kept = [e for e in examples if key(e) not in test_keys]
-    left_out = len(examples) - len(kept)
+    shared = [k for k in given if k in tested]
+    left_out = sum(len(given[k]) for k in shared)
     if left_out:
-        first = next(key(e) for e in examples if key(e) in test_keys)
+        first = shared[0]
         warnings.warn(
             f"{left_out} example{'s' if left_out > 1 else ''} of the training "
             f"data {'are' if left_out > 1 else 'is'} also in the test data "
             f"(the first: {first[:60]!r}); left out of training and "
             "validation, so the test split is never trained on.",
             stacklevel=2)
+    kept = [e for k, group in given.items() if k not in tested for e in group]
     splits = split(kept, key=key, valid_share=valid_share, test_share=0.0,
                    held_out=("valid",))
-    groups = {}
-    for example in test:
-        groups.setdefault(key(example), []).append(example)
-    splits["test"] = [e for _, k in sorted((_bucket(k), k) for k in groups)
-                      for e in groups[k]]
+    splits["test"] = [e for _, k in sorted((_bucket(k), k) for k in tested)
+                      for e in tested[k]]
     return splits
 
 
