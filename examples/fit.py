@@ -298,7 +298,7 @@ def _write(args, out, run, summary, results, draw, start):
     attention.png, results.json."""
     import keras
 
-    from kerattn import atomic_path
+    from kerattn import atomic_path, environment
 
     run.save(out)   # each file written whole, or not at all
     try:
@@ -307,6 +307,7 @@ def _write(args, out, run, summary, results, draw, start):
     except ImportError:
         print("install kerattn[plot] (matplotlib) for attention.png")
     results = {"model": args.model, "size": args.size, "backend": keras.backend.backend(),
+               "seed": args.seed, "machine": environment.machine(),
                "batch_size": args.batch_size, "data": args.data,
                "test_data": args.test_data,
                "distribute": args.distribute, "replicas": args.strategy.num_replicas,

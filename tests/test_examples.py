@@ -108,6 +108,8 @@ def test_fit_script_trains_evaluates_and_writes(backend, model, extra, tmp_path)
     assert results["backend"] == backend
     size = [a for i, a in enumerate(args) if i and args[i - 1] == "--size"][-1]
     assert results["model"] == model and results["size"] == size
+    # The run names its seed and the machine it trained on.
+    assert results["seed"] == 0 and results["machine"]["backend"] == backend
     # The classifiers' recipe trains in two stages (embeddings fixed, then
     # fine-tuned).
     assert results["epochs"] == (2 if model.endswith("classifier") else 1)

@@ -210,7 +210,10 @@ def test_an_ablation_phase_starts_from_its_saved_converged_variant(tmp_path, mon
     assert (tmp_path / "runs" / "bahdanau_nmt" / "recipe@1" / "run.json").exists()
     covered = table["coverage-phase@1+2"]
     assert covered["builder"] == {"coverage": True}
-    assert covered["phase"] == {"from": "recipe@1", "steps": 2, "learning_rate": 2e-3}
+    # 12 training pairs fill one batch of 64: the phase asked for 2 trains
+    # that one (each pair once), and its row and page say so.
+    assert covered["phase"] == {"from": "recipe@1", "asked": 2, "steps": 1,
+                                "learning_rate": 2e-3}
     assert table["plain-phase@1+2"]["builder"] == {}
     assert list(covered["alignment_rates_by_source_length"]) == [
         f"{low}-{high}" for low, high in translation.LENGTH_BUCKETS]
@@ -221,7 +224,8 @@ def test_an_ablation_phase_starts_from_its_saved_converged_variant(tmp_path, mon
 
     monkeypatch.setattr(ablation, "_variant", retrained)
     again = ablation.run("bahdanau_nmt", ["plain-phase"], 1, phase_steps=1, runs=runs)
-    assert again["plain-phase@1+1"]["phase"]["steps"] == 1
+    assert again["plain-phase@1+1"]["phase"] == {"from": "recipe@1", "asked": 1,
+                                                 "steps": 1, "learning_rate": 2e-3}
     # As many pairs, other words: the run folder's vocabulary refuses.
     monkeypatch.setattr(translation, "prepare", lambda **kw: prepare(
         splits={"train": [("d e", "u v")] * 12, "valid": pairs[:1], "test": pairs[1:3]}))
@@ -245,6 +249,9 @@ def test_an_ablation_phase_starts_from_its_saved_converged_variant(tmp_path, mon
     text = translation_task.ablation_section(str(tmp_path / "bahdanau_nmt"))
     assert "| coverage-phase@1+2 | 1 | 1-5 | 2 |" in text
     assert "By source length" in text
+    assert ("the phases trained 1 batch in `plain-phase@1+1`; 1 batch of the 2 "
+            "asked, one pass over the training pairs, in `coverage-phase@1+2`, "
+            "`plain-phase@1+2`):") in text
     # Each row records its machine (backend and versions with it); the
     # page names it.
     assert covered["machine"]["backend"] == keras.backend.backend()
@@ -1236,3 +1243,56 @@ def test_captioning_recipe_tiny_run(tmp_path, monkeypatch):
     run_recipe("show_attend_tell", ["--report-only", "--out", str(tmp_path)],
                monkeypatch)
     assert (tmp_path / "RESULTS.md").read_text() == text
+
+
+def test_a_user_split_run_is_recorded_once_on_its_own_files(tmp_path):
+    """zoo/user_split.py: a fit.py run folder becomes a seed's row of the
+    split its files are (by SHA-1); a run on other files, a seed recorded
+    already and a run of another seed are refused; the page's section
+    counts the seeds ahead of both lead baselines."""
+    import user_split
+
+    assert user_split.to_test("hello") in (True, False)
+    share = np.mean([user_split.to_test(f"package{i}") for i in range(4000)])
+    assert abs(share - user_split.TEST_SHARE) < 0.02
+    (tmp_path / "train.tsv").write_text("a b c\tx\nd e\ty\n")
+    (tmp_path / "test.tsv").write_text("f g\tz\n")
+    folder = tmp_path / "page"
+    folder.mkdir()
+
+    def run(name, seed, rouge, test="test.tsv"):
+        out = tmp_path / name
+        out.mkdir()
+        score = {"rouge1": rouge, "rouge2": 10.0, "rougeL": rouge - 3}
+        (out / "results.json").write_text(json.dumps({
+            "model": "pointer_generator", "seed": seed, "size": "small",
+            "backend": "jax",
+            "data": str(tmp_path / "train.tsv"), "test_data": str(tmp_path / test),
+            "rouge": score, "baselines": {
+                "lead_sentence": {"rouge1": 32.0, "rouge2": 15.0, "rougeL": 28.0},
+                "lead_words": {"rouge1": 33.0, "rouge2": 15.0, "rougeL": 29.0, "k": 10}},
+            "figures": {"tokens_per_summary": 6.5},
+            "reference_figures": {"tokens_per_summary": 7.7},
+            "min_length": 6, "length_penalty": 1.2, "beam_width": 4, "epochs": 2,
+            "steps": 1092, "train_minutes": 8.86, "minutes": 14.1, "test_pairs": 1}))
+        return str(out)
+
+    user_split.add(run("s1", 1, 31.0), 1, folder=str(folder))   # behind the lead
+    table = user_split.add(run("s0", 0, 38.0), 0, folder=str(folder))
+    assert [r["seed"] for r in table["per_seed"]] == [0, 1]
+    assert table["split"]["train_pairs"] == 2 and table["split"]["test_pairs"] == 1
+    with pytest.raises(ValueError, match="`seeds`.*a seed not recorded yet"):
+        user_split.add(run("again", 0, 38.0), 0, folder=str(folder))
+    with pytest.raises(ValueError, match=r"`seeds`.*the seed the run trained \(2\)"):
+        user_split.add(run("s2", 2, 38.0), 3, folder=str(folder))
+    (tmp_path / "other.tsv").write_text("f g\tw\n")
+    with pytest.raises(ValueError, match="`record`.*a run on the split"):
+        user_split.add(run("other", 4, 38.0, test="other.tsv"), 4, folder=str(folder))
+    with pytest.raises(ValueError, match="`record`.*a fit.py run folder"):
+        user_split.add(str(tmp_path / "nothing"), 5, folder=str(folder))
+    text = user_split.section(str(folder))
+    assert "| 0 | 38.00 / 10.00 / 35.00 | 32.00 / 15.00 / 28.00 | " in text
+    assert "| 1 | 31.00 / 10.00 / 28.00 | " in text and "| no |" in text
+    assert "| mean ± sd | 34.50 ± 4.95 / 10.00 ± 0.00 / 31.50 ± 4.95 |  |  | 1 of 2 |" in text
+    assert text.rstrip().endswith("ROUGE-L in 1 of 2 seeds on this split.")
+    assert user_split.section(str(tmp_path)) == ""

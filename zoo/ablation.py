@@ -22,12 +22,15 @@ folder under `--runs`, `<model>/<variant>@<epochs>[-seed<N>]`, trained
 and saved there the first time, loaded every time after), builds the
 model with the option on (`kerattn.recipes.translation.with_options`:
 every weight carried, the option's own weights as initialised) and trains
-`--phase-steps` more batches; its control trains the same steps from the
-same weights without the option:
+up to `--phase-steps` more batches, each training pair at most once (a
+phase asked more than one pass over its pairs trains one pass; the row's
+`phase` records the batches `asked` and the `steps` trained); its control
+trains the same batches from the same weights without the option:
 
     python zoo/ablation.py bahdanau_nmt --epochs 6 --phase-steps 1000 coverage-phase plain-phase
 
-A phase row is `<phase>@<epochs>+<steps>` (`coverage-phase@6+1000 seed 1`).
+A phase row is `<phase>@<epochs>+<phase-steps>`, the batches asked
+(`coverage-phase@6+1000 seed 1`).
 Every row also records how the greedy translations of the 16-20-word
 source bucket attend to their source (`alignment_rates`): the share of
 source words that get less than half a word's worth of attention over the
@@ -475,10 +478,10 @@ def run(model, names, epochs, seed=0, max_train=None, beam_width=None,
     """Train and score each variant `names` of `model` for `epochs` from
     `seed` (greedy, and beam search of `beam_width` when given), writing
     zoo/<model>/ablation.json after each; then the model's RESULTS.md
-    again, with the new rows. A phase variant (`PHASES`) trains
-    `phase_steps` batches from its converged variant's run folder under
-    `runs` (trained and saved there first where missing). Returns
-    ablation.json's table."""
+    again, with the new rows. A phase variant (`PHASES`) trains up to
+    `phase_steps` batches (one pass over the training pairs at most) from
+    its converged variant's run folder under `runs` (trained and saved
+    there first where missing). Returns ablation.json's table."""
     from kerattn import checks
     from kerattn.recipes import translation
 
@@ -490,11 +493,10 @@ def run(model, names, epochs, seed=0, max_train=None, beam_width=None,
     os.makedirs(folder, exist_ok=True)
     table = runner.load(folder, "ablation.json") or {}
     data = translation.prepare(max_train=max_train)
-    suffix = f" seed {seed}" if seed else ""
 
     def base(name):
-        return f"{name}@{epochs}" + (
-            f"+{phase_steps}" if name in PHASES.get(model, {}) else "")
+        return row_key(name, epochs, phase_steps=phase_steps
+                       if name in PHASES.get(model, {}) else None)
 
     for name in names:   # before anything trains (a phase's start too)
         phase = PHASES.get(model, {}).get(name)
@@ -508,7 +510,7 @@ def run(model, names, epochs, seed=0, max_train=None, beam_width=None,
             net, row = _variant(model, name, data, epochs, seed, beam_width)
             if runs:
                 _save_run(net, data, _run_folder(runs, model, name, epochs, seed))
-        key = base(name) + suffix
+        key = row_key(base(name), seed=seed)
         print(key, row, flush=True)
         table[key] = row
         runner.save(folder, table, "ablation.json")
@@ -521,6 +523,22 @@ def run(model, names, epochs, seed=0, max_train=None, beam_width=None,
         recipe = runpy.run_path(os.path.join(folder, "recipe.py"))
         runner.report_only(recipe["TASK"], folder)
     return table
+
+
+def row_key(name, epochs=None, phase_steps=None, seed=0):
+    """A row's name in ablation.json: `name@epochs`, `+phase_steps` for a
+    phase, ` seed N` for a seed other than 0 (`name` alone when it is
+    already `name@epochs...`, epochs None).
+
+    >>> row_key("coverage-phase", 6, phase_steps=1000, seed=1)
+    'coverage-phase@6+1000 seed 1'
+    >>> row_key("recipe", 6)
+    'recipe@6'
+    """
+    key = name if epochs is None else f"{name}@{epochs}"
+    if phase_steps is not None:
+        key += f"+{phase_steps}"
+    return key + (f" seed {seed}" if seed else "")
 
 
 def _refuse_other_data(table, base, sizes, folder):
@@ -587,7 +605,10 @@ def _phase(model, name, data, epochs, seed, steps, runs, table, beam_width, fold
     watch = _watch(net, data)
     summary = translation.train(net, data, steps=steps, seed=seed, verbose=2,
                                 callbacks=watch, **settings)
-    row = {"what": what, "phase": {"from": f"{base}@{epochs}", "steps": steps,
+    # A phase trains each of its pairs once (`common.phase_rows`): fewer
+    # batches than asked when the training pairs run out.
+    row = {"what": what, "phase": {"from": row_key(base, epochs), "asked": steps,
+                                   "steps": summary["steps"],
                                    "learning_rate": rate},
            "builder": {**builder, **options}, "training": training,
            "epochs": epochs, "seed": seed,
@@ -618,7 +639,7 @@ def _converged(model, base, data, epochs, seed, runs, table, beam_width, folder)
         return run.model
     net, row = _variant(model, base, data, epochs, seed, beam_width)
     _save_run(net, data, saved)
-    table[f"{base}@{epochs}" + (f" seed {seed}" if seed else "")] = row
+    table[row_key(base, epochs, seed=seed)] = row
     runner.save(folder, table, "ablation.json")
     return net
 
@@ -687,7 +708,8 @@ if __name__ == "__main__":
     p.add_argument("--beam-width", type=int, default=None,
                    help="also score beam search of this width (alpha 0.6)")
     p.add_argument("--phase-steps", type=int, default=None,
-                   help="the batches a phase variant trains (PHASES)")
+                   help="the batches a phase variant trains at most (PHASES): "
+                   "each training pair once at most")
     p.add_argument("--runs", default=RUNS,
                    help="where the converged variants' run folders are kept "
                         "(a phase starts from one; every variant trained "

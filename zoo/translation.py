@@ -319,8 +319,9 @@ ALIGNMENT = ("Alignment on the 16-20-word bucket (greedy; a source word is dropp
 
 BY_LENGTH = ("By source length, the rows that recorded it (a phase, `name@E+N`, "
              "starts from the weights of its converged variant `name@E` of the "
-             "same seed and trains N more batches, with the option on or, "
-             "for the control, without it; zoo/ablation.py's `PHASES`): "
+             "same seed and trains up to N more batches, each training pair "
+             "at most once, with the option on or, for the control, without "
+             "it; zoo/ablation.py's `PHASES`{steps}): "
              "greedy BLEU, beam BLEU where scored, and the alignment rates "
              "above, mean ± standard deviation over the seeds shown:")
 
@@ -378,7 +379,7 @@ def ablation_section(folder, results=None):
         lines += ["", ALIGNMENT, "", alignment]
     by_length = _by_length_table(variants)
     if by_length:
-        lines += ["", BY_LENGTH, "", by_length]
+        lines += ["", BY_LENGTH.format(steps=_phase_steps(variants)), "", by_length]
     if any(row.get("selection") for row in variants.values()) and \
             os.path.exists(os.path.join(folder, "selection.png")):
         lines += ["", SELECTION, "", "![p over training](selection.png)"]
@@ -510,6 +511,24 @@ def _by_seed(variants, name):
 
 
 LONG = ("21-30", "31-50")   # source lengths above the training length
+
+
+def _phase_steps(variants):
+    """What the phases trained, from their rows: `; the phases trained
+    ...` (the batches trained and the N asked), or nothing without a
+    phase."""
+    trained = {}
+    for key, row in variants.items():
+        if "phase" in row:
+            phase = row["phase"]
+            trained.setdefault((phase["steps"], phase.get("asked", phase["steps"])),
+                               {})[key.split(" seed ")[0]] = None
+    parts = [f"{steps:,} batch{'es' * (steps != 1)}"
+             + ("" if steps == asked else f" of the {asked:,} asked, one pass "
+                "over the training pairs,")
+             + " in " + ", ".join(f"`{k}`" for k in keys)
+             for (steps, asked), keys in sorted(trained.items())]
+    return "; the phases trained " + "; ".join(parts) if parts else ""
 
 
 def _phase_findings(variants):

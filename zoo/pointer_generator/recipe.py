@@ -25,6 +25,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import runner  # noqa: E402  (zoo/runner.py)
+import user_split  # noqa: E402  (zoo/user_split.py)
 
 # The settings that name a run, at the recipe's defaults: each model trains
 # `epochs` epochs (`minutes` caps them, off by default); coverage then
@@ -284,7 +285,7 @@ paper's has 3,000 steps)$control \
 Preset `$preset` ($parameters parameters with copying), one vocabulary \
 of $vocabulary words for both sides, descriptions cut to their first \
 $max_source tokens. Steps and minutes a seed: $budget.
-
+$user_split
 ## The paper, and why this data differs
 
 See et al.'s Table 1 (CNN / Daily Mail, ROUGE F1, pyrouge):
@@ -419,7 +420,7 @@ def render(r, folder=None):
         coverage_steps=settings["coverage_steps"], preset=settings["preset"],
         parameters=f"{models['pointer_generator']['parameters']:,}",
         vocabulary=f"{m['vocabulary']:,}", max_source=settings["max_source"],
-        budget=budget,
+        budget=budget, user_split=user_split.section(folder) if folder else "",
         control=(", and the row \"the phase without coverage\" trains the same "
                  "batches from the same weights without it: coverage's gain is "
                  "the difference between those two rows, not between the "
