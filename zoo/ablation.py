@@ -494,8 +494,8 @@ def run(model, names, epochs, seed=0, max_train=None, beam_width=None,
     table = runner.load(folder, "ablation.json") or {}
     data = translation.prepare(max_train=max_train)
 
-    def base(name):
-        return row_key(name, epochs, phase_steps=phase_steps
+    def base(name, seed=0):
+        return row_key(name, epochs, seed=seed, phase_steps=phase_steps
                        if name in PHASES.get(model, {}) else None)
 
     for name in names:   # before anything trains (a phase's start too)
@@ -510,7 +510,7 @@ def run(model, names, epochs, seed=0, max_train=None, beam_width=None,
             net, row = _variant(model, name, data, epochs, seed, beam_width)
             if runs:
                 _save_run(net, data, _run_folder(runs, model, name, epochs, seed))
-        key = row_key(base(name), seed=seed)
+        key = base(name, seed)
         print(key, row, flush=True)
         table[key] = row
         runner.save(folder, table, "ablation.json")
@@ -525,17 +525,16 @@ def run(model, names, epochs, seed=0, max_train=None, beam_width=None,
     return table
 
 
-def row_key(name, epochs=None, phase_steps=None, seed=0):
+def row_key(name, epochs, phase_steps=None, seed=0):
     """A row's name in ablation.json: `name@epochs`, `+phase_steps` for a
-    phase, ` seed N` for a seed other than 0 (`name` alone when it is
-    already `name@epochs...`, epochs None).
+    phase, ` seed N` for a seed other than 0.
 
     >>> row_key("coverage-phase", 6, phase_steps=1000, seed=1)
     'coverage-phase@6+1000 seed 1'
     >>> row_key("recipe", 6)
     'recipe@6'
     """
-    key = name if epochs is None else f"{name}@{epochs}"
+    key = f"{name}@{epochs}"
     if phase_steps is not None:
         key += f"+{phase_steps}"
     return key + (f" seed {seed}" if seed else "")
