@@ -1054,6 +1054,47 @@ def test_g2p_page_sets_streaming_error_against_latency():
     assert g2p._latency_table(runs[1:4], name, seeds) == ""
 
 
+def test_g2p_page_sets_the_attentions_side_by_side():
+    """"The attentions side by side": a table for each budget that more than
+    one attention trained under (a run of another budget is left out), and
+    whether they can be told apart: apart only when the best row's mean +
+    sd is below every other row's mean - sd, over two seeds or more each."""
+    g2p = recipe("g2p")
+
+    def run(attention, wers, **settings):
+        seeds = [{"seed": i + 1, "wer": w, "per": w / 4, "steps": 100 * (i + 1)}
+                 for i, w in enumerate(wers)]
+        mean = float(np.mean(wers))
+        return {"settings": dict(g2p.DEFAULTS, attention=attention, **settings),
+                "wer": mean, "per": mean / 4, "minutes": 5.0, "per_seed": seeds}
+
+    def name(x):
+        tags = [f"{k} {v}" for k, v in x["settings"].items()
+                if g2p.DEFAULTS.get(k) != v and k != "attention"]
+        return g2p.NAMES[x["settings"]["attention"]] + (f" ({', '.join(tags)})" if tags else "")
+
+    # Overlapping: global 41 +- 1 (40-42), mocha 42 +- 1 (41-43).
+    runs = [run("global", [40.0, 41.0, 42.0]), run("mocha", [41.0, 42.0, 43.0]),
+            run("location-sensitive", [30.0], epochs=9)]
+    text = g2p._side_by_side(runs, name)
+    assert text.count("### ") == 1 and "### The default budget" in text
+    assert "| global (Luong, general score) | 3 | 41.00 | 10.25 | 200 | 5.0 |" in text
+    assert "location-sensitive" not in text
+    assert ("They cannot be told apart: the rows' WER intervals (mean ± sd "
+            "over seeds) overlap (global 40.00-42.00, mocha 41.00-43.00%).") in text
+    # Apart: global 41 +- 1 below mocha 45 +- 1 (44-46).
+    text = g2p._side_by_side([run("global", [40.0, 41.0, 42.0]),
+                             run("mocha", [44.0, 45.0, 46.0])], name)
+    assert "global is ahead of every other attention by more than a standard deviation" in text
+    # One seed somewhere: the difference, not a verdict; the budget named.
+    text = g2p._side_by_side([run("global", [28.0], epochs=40), run(
+        "location-sensitive", [29.5], epochs=40)], name)
+    assert "### epochs 40" in text
+    assert ("Not yet two seeds of every attention (global 1 seed, location-sensitive "
+            "1 seed): a difference of 1.50 WER points") in text
+    assert g2p._side_by_side(runs[2:], name) == ""
+
+
 def test_g2p_recipe_tiny_run(tmp_path, monkeypatch):
     """`zoo/g2p/recipe.py --preset tiny` on the committed CMUdict sample: two
     seeds of MoChA, then a global-attention run beside it trained the

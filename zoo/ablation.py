@@ -13,7 +13,8 @@ rendered again with its table (zoo/translation.py, `ablation_section`).
     python zoo/ablation.py bahdanau_nmt --epochs 6 --beam-width 5 mocha
     python zoo/ablation.py luong_nmt --list
 
-A seed other than 0 is part of the row's name (`coverage@1 seed 1`).
+A seed other than 0 is part of the row's name (`coverage@1 seed 1`;
+zoo/translation.py's `row_key` writes a name, `row_seed` reads it back).
 
 A *phase* variant (`PHASES`) switches an option on for the last steps of
 training, as See et al. (2017) add coverage and its loss for their last
@@ -495,8 +496,9 @@ def run(model, names, epochs, seed=0, max_train=None, beam_width=None,
     data = translation.prepare(max_train=max_train)
 
     def base(name, seed=0):
-        return row_key(name, epochs, seed=seed, phase_steps=phase_steps
-                       if name in PHASES.get(model, {}) else None)
+        return translation_task.row_key(
+            name, epochs, seed=seed,
+            phase_steps=phase_steps if name in PHASES.get(model, {}) else None)
 
     for name in names:   # before anything trains (a phase's start too)
         phase = PHASES.get(model, {}).get(name)
@@ -525,21 +527,6 @@ def run(model, names, epochs, seed=0, max_train=None, beam_width=None,
     return table
 
 
-def row_key(name, epochs, phase_steps=None, seed=0):
-    """A row's name in ablation.json: `name@epochs`, `+phase_steps` for a
-    phase, ` seed N` for a seed other than 0.
-
-    >>> row_key("coverage-phase", 6, phase_steps=1000, seed=1)
-    'coverage-phase@6+1000 seed 1'
-    >>> row_key("recipe", 6)
-    'recipe@6'
-    """
-    key = f"{name}@{epochs}"
-    if phase_steps is not None:
-        key += f"+{phase_steps}"
-    return key + (f" seed {seed}" if seed else "")
-
-
 def _refuse_other_data(table, base, sizes, folder):
     """A ValueError if ablation.json (`table`) holds a seed of the row
     `base` (`base`, `base seed N`) that recorded other data than `sizes`:
@@ -547,7 +534,7 @@ def _refuse_other_data(table, base, sizes, folder):
     replace a row of other data. Rows from before rows recorded their data
     say nothing, and pass."""
     for key, row in table.items():
-        if key.split(" seed ")[0] == base and row.get("data", sizes) != sizes:
+        if translation_task.row_seed(key)[0] == base and row.get("data", sizes) != sizes:
             raise ValueError(
                 f"`variants`: {os.path.join(folder, 'ablation.json')} holds "
                 f"{key!r} on other data ({row['data']} there, {sizes} now): "
@@ -606,9 +593,9 @@ def _phase(model, name, data, epochs, seed, steps, runs, table, beam_width, fold
                                 callbacks=watch, **settings)
     # A phase trains each of its pairs once (`common.phase_rows`): fewer
     # batches than asked when the training pairs run out.
-    row = {"what": what, "phase": {"from": row_key(base, epochs), "asked": steps,
-                                   "steps": summary["steps"],
-                                   "learning_rate": rate},
+    row = {"what": what,
+           "phase": {"from": translation_task.row_key(base, epochs), "asked": steps,
+                     "steps": summary["steps"], "learning_rate": rate},
            "builder": {**builder, **options}, "training": training,
            "epochs": epochs, "seed": seed,
            **_scores(net, data, summary, beam_width, start)}
@@ -638,7 +625,7 @@ def _converged(model, base, data, epochs, seed, runs, table, beam_width, folder)
         return run.model
     net, row = _variant(model, base, data, epochs, seed, beam_width)
     _save_run(net, data, saved)
-    table[row_key(base, epochs, seed=seed)] = row
+    table[translation_task.row_key(base, epochs, seed=seed)] = row
     runner.save(folder, table, "ablation.json")
     return net
 

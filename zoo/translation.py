@@ -337,6 +337,40 @@ SELECTION = ("How the hard monotonic attention decides over training "
              "and the bias `r`, before training and at each epoch's end.")
 
 
+def row_key(name, epochs, phase_steps=None, seed=0):
+    """A row's key in ablation.json (zoo/ablation.py writes it):
+    `name@epochs`, `+phase_steps` for a phase, ` seed N` for a seed other
+    than 0; `row_seed` reads it back.
+
+    >>> row_key("coverage-phase", 6, phase_steps=1000, seed=1)
+    'coverage-phase@6+1000 seed 1'
+    >>> row_key("recipe", 6)
+    'recipe@6'
+    """
+    key = f"{name}@{epochs}"
+    if phase_steps is not None:
+        key += f"+{phase_steps}"
+    return with_seed(key, seed)
+
+
+def with_seed(row, seed):
+    """The key of seed `seed` of the row `row` (a key without a seed)."""
+    return row + (f" seed {seed}" if seed else "")
+
+
+def row_seed(key):
+    """`(row, seed)` of a key of ablation.json: the row its seeds share and
+    the seed (0 where the key names none).
+
+    >>> row_seed("coverage-phase@6+1000 seed 1")
+    ('coverage-phase@6+1000', 1)
+    >>> row_seed("recipe@6")
+    ('recipe@6', 0)
+    """
+    row, _, seed = key.partition(" seed ")
+    return row, int(seed or 0)
+
+
 def ablation_section(folder, results=None):
     """The tables of `folder`'s ablation.json, or nothing: a row a variant
     (the last, the recipe's own `results`, for comparison at its budget),
@@ -453,17 +487,14 @@ def _from_soft_by_seed(variants, soft_start):
     if not seeds:
         return ""
 
-    def key(name, s):
-        return name + (f" seed {s}" if s else "")
-
     epochs = start.split("@", 1)[1]
-    scratch = sorted({k.split(" seed ")[0] for k in variants
+    scratch = sorted({row_seed(k)[0] for k in variants
                       if k.startswith("hard-monotonic")})
     targets = [_target(variants, name, "recipe@" + name.split("@", 1)[1])
                for name in scratch if name.endswith("@" + epochs)]
     targets = [t for t in [_target(variants, soft_start, start), *targets] if t]
     return (" By seed, greedy / beam BLEU: " + ", ".join(
-        _against_soft(key(soft_start, s), moved[s], soft[s]) for s in seeds)
+        _against_soft(with_seed(soft_start, s), moved[s], soft[s]) for s in seeds)
         + "." + (" Within 3 greedy BLEU of soft attention of its seed, with "
                  "under 5% of output words attending nowhere (the target): "
                  + "; ".join(targets) + "." if targets else ""))
@@ -504,9 +535,9 @@ def _by_seed(variants, name):
     0, `name seed N` seed N)."""
     rows = {}
     for key, row in variants.items():
-        base, _, seed = key.partition(" seed ")
+        base, seed = row_seed(key)
         if base == name:
-            rows[int(seed or 0)] = row
+            rows[seed] = row
     return rows
 
 
@@ -522,7 +553,7 @@ def _phase_steps(variants):
         if "phase" in row:
             phase = row["phase"]
             trained.setdefault((phase["steps"], phase.get("asked", phase["steps"])),
-                               {})[key.split(" seed ")[0]] = None
+                               {})[row_seed(key)[0]] = None
     parts = [f"{steps:,} batch{'es' * (steps != 1)}"
              + ("" if steps == asked else f" of the {asked:,} asked, one pass "
                 "over the training pairs,")
@@ -537,7 +568,7 @@ def _phase_findings(variants):
     lead one to expect: dropped and repeated source words fall, and beam
     BLEU on the longest sources holds or rises."""
     cov = next((k for k in variants if k.startswith("coverage-phase@")
-                and " seed " not in k), None)
+                and row_seed(k)[1] == 0), None)
     if not cov:
         return ""
     covered = _by_seed(variants, cov)
@@ -622,7 +653,7 @@ def _by_length_table(variants):
     groups = {}
     for name, row in variants.items():
         if "alignment_rates_by_source_length" in row:
-            groups.setdefault(name.split(" seed ")[0], []).append(row)
+            groups.setdefault(row_seed(name)[0], []).append(row)
     if not groups:
         return ""
     beam = any("bleu_beam_by_source_length" in r
@@ -670,7 +701,7 @@ def _alignment_table(variants):
     groups = {}
     for name, row in variants.items():
         if "alignment_rates" in row:
-            groups.setdefault(name.split(" seed ")[0], []).append(row)
+            groups.setdefault(row_seed(name)[0], []).append(row)
     if not groups:
         return ""
     # Columns that only some rows recorded: "-" for the others.

@@ -36,6 +36,8 @@ import os
 import string
 import sys
 
+import numpy as np
+
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import runner  # noqa: E402  (zoo/runner.py)
 
@@ -285,7 +287,7 @@ Per seed (WER / PER):
 
 $per_seed
 
-${curves}Commands:
+${side}${curves}Commands:
 
 $commands
 
@@ -422,7 +424,60 @@ def render(r, folder=None):
         letters=meta["letters"], rows=rows,
         machine=runner.machines([s for x in runs for s in x["per_seed"]], meta["backend"]),
         per_seed=per_seed, curves=curves, commands=commands, parameters=f"{glob['parameters']:,}",
-        budget=budget, paper=paper, streaming=streaming)
+        budget=budget, paper=paper, streaming=streaming,
+        side=_side_by_side(runs, name))
+
+
+def _side_by_side(runs, name):
+    """"## The attentions side by side": for each budget that more than
+    one attention trained under (every setting the same but the
+    attention), a row each and whether their word error rates can be told
+    apart: apart when the best row's mean + sd is below every other row's
+    mean - sd, each over two seeds or more."""
+    groups = {}
+    for x in runs:
+        key = tuple(sorted((k, repr(v)) for k, v in x["settings"].items()
+                           if k != "attention"))
+        groups.setdefault(key, []).append(x)
+    parts = []
+    for group in groups.values():
+        if len({x["settings"]["attention"] for x in group}) < 2:
+            continue
+        first = group[0]
+        budget = name(first)[len(NAMES[first["settings"]["attention"]]):].strip(" ()")
+        wers = [[s["wer"] for s in x["per_seed"]] for x in group]
+        short = [x["settings"]["attention"] for x in group]
+        rows = runner.table(
+            ["attention", "seeds", "WER %", "PER %", "steps a seed", "minutes a seed"],
+            [[NAMES[x["settings"]["attention"]], len(w), runner.shown(x, "wer", 2),
+              runner.shown(x, "per", 2), f"{np.mean([s['steps'] for s in x['per_seed']]):.0f}",
+              f"{x['minutes']:.1f}"] for x, w in zip(group, wers)])
+        if min(map(len, wers)) < 2:
+            verdict = (
+                "Not yet two seeds of every attention ("
+                + ", ".join(f"{a} {runner.plural(len(w), 'seed')}"
+                            for a, w in zip(short, wers))
+                + f"): a difference of {max(map(np.mean, wers)) - min(map(np.mean, wers)):.2f} "
+                "WER points between the rows, not yet measured against the "
+                "spread between seeds.")
+        else:
+            means = [float(np.mean(w)) for w in wers]
+            sds = [float(np.std(w, ddof=1)) for w in wers]
+            best = int(np.argmin(means))
+            apart = all(means[best] + sds[best] < means[i] - sds[i]
+                        for i in range(len(group)) if i != best)
+            intervals = ", ".join(f"{a} {m - d:.2f}-{m + d:.2f}"
+                                  for a, m, d in zip(short, means, sds))
+            verdict = (f"{short[best]} is ahead of every other attention by more "
+                       "than a standard deviation of each" if apart else
+                       "They cannot be told apart: the rows' WER intervals (mean "
+                       "± sd over seeds) overlap") + f" ({intervals}%)."
+        parts.append(f"### {budget or 'The default budget'}\n\n{rows}\n\n{verdict}\n\n")
+    if not parts:
+        return ""
+    return ("## The attentions side by side\n\nEach budget that more than one "
+            "attention trained under, every other setting the same; WER and "
+            "PER as above.\n\n" + "".join(parts))
 
 
 def _latency_table(runs, name, seeds):
