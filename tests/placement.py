@@ -28,15 +28,15 @@ BACKENDS = ("tensorflow", "jax", "torch")
 # cores, so CI's tests take at least half the three processes' CPU time,
 # and a move gains only while one process would run on alone at the end.
 # The JAX process has the most backend-dependent work of its own and the
-# least heavy work (only what is cheapest on JAX); TensorFlow's keeps the
-# heavy runs that run on TensorFlow in-process (notebooks, the AoA
-# overfit, the hostile requests' export, one distributed model) up to
-# about the JAX process' CPU time; everything else is in the torch
-# process: the runs that start their own interpreter for a named backend
-# (the model.fit script, the benchmark runner: they cost the same from any
-# process) and those cheapest on torch.
+# least heavy work (what is cheapest on JAX, and two model.fit script runs
+# to fill it up); TensorFlow's keeps the heavy runs that run on TensorFlow
+# in-process (notebooks, the AoA overfit, the hostile requests' export)
+# and TensorFlow's distributed engine, up to about the JAX process' CPU
+# time; everything else is in the torch process: the runs that start their
+# own interpreter for a named backend (the model.fit script, the benchmark
+# runner, JAX's distributed engine: they cost the same from any process)
+# and those cheapest on torch.
 _OVERFIT = "test_zoo_translation.py::test_overfits_a_real_slice"
-_DISTRIBUTED = "test_distributed.py::test_data_parallel_matches_one_device"
 _NOTEBOOK = "test_notebooks.py::test_notebook_runs_and_draws_attention"
 _FIT = "test_examples.py::test_fit_script_trains_evaluates_and_writes"
 HEAVY = {
@@ -89,7 +89,7 @@ HEAVY = {
     f"{_FIT}[tensorflow-bahdanau_nmt]": (
         "torch", "examples/fit.py --backend tensorflow, tf.data, on 2 stand-in hosts (TF_CONFIG)"),
     f"{_FIT}[jax-show_attend_tell]": ("torch", "examples/fit.py --backend jax on 2 stand-in hosts of 2 devices"),
-    f"{_FIT}[jax-aoa_reader]": ("torch", "examples/fit.py --backend jax"),
+    f"{_FIT}[jax-aoa_reader]": ("jax", "examples/fit.py --backend jax"),
     f"{_FIT}[torch-han_classifier]": ("torch", "examples/fit.py --backend torch"),
     f"{_FIT}[torch-self_attentive_classifier]": ("torch", "examples/fit.py --backend torch"),
     f"{_FIT}[torch-transformer_nmt]": ("torch", "examples/fit.py --backend torch on 2 stand-in hosts (torchrun --nnodes 2)"),
@@ -97,7 +97,7 @@ HEAVY = {
     f"{_FIT}[torch-pointer_generator]": (
         "torch", "examples/fit.py pointer_generator --backend torch --data a TSV of summaries"),
     f"{_FIT}[tensorflow-cho_encoder_decoder]": ("torch", "examples/fit.py --backend tensorflow, MirroredStrategy on 2 devices"),
-    f"{_FIT}[jax-convs2s_nmt]": ("torch", "examples/fit.py --backend jax --data a TSV"),
+    f"{_FIT}[jax-convs2s_nmt]": ("jax", "examples/fit.py --backend jax --data a TSV"),
     f"{_FIT}[torch-luong_nmt]": ("torch", "examples/fit.py --backend torch --data a TSV"),
     f"{_FIT}[torch-g2p]": ("torch", "examples/fit.py g2p --backend torch --attention mocha --size g2p-streaming --data a CMUdict word list, then streams from the run folder"),
     # Two fresh processes of this process' backend: cheapest on torch.
@@ -130,20 +130,19 @@ HEAVY = {
         "tensorflow", "translation_dataset's length buckets"),
     "test_pipeline.py::test_drop_remainder_and_shuffle_seed": (
         "tensorflow", "translation_dataset's drop_remainder and shuffle seed"),
-    # Distributed, on two processes: every model on one backend's engine
-    # (TensorFlow's and torch's check some against one device; hard
-    # attention on every engine, against one device on JAX's; model
-    # parallelism on JAX's). Each model costs about 25 CPU-s on the
-    # two-process JAX and TensorFlow engines, a few on torch's DDP.
-    f"{_DISTRIBUTED}[bahdanau_nmt]": ("torch", "RNNsearch, DDP over 2 hosts' processes"),
-    f"{_DISTRIBUTED}[luong_nmt]": ("torch", "Luong NMT, DDP over 2 hosts' processes"),
-    f"{_DISTRIBUTED}[seq2seq]": ("torch", "seq2seq, DDP over 2 hosts' processes"),
-    f"{_DISTRIBUTED}[cho_encoder_decoder]": ("torch", "Cho encoder-decoder, DDP over 2 hosts' processes"),
-    f"{_DISTRIBUTED}[transformer_nmt]": ("torch", "Transformer, DDP over 2 hosts' processes"),
-    f"{_DISTRIBUTED}[convs2s_nmt]": ("torch", "ConvS2S, DDP over 2 hosts' processes"),
-    f"{_DISTRIBUTED}[show_attend_tell]": ("torch", "show_attend_tell, DDP over 2 hosts' processes"),
-    f"{_DISTRIBUTED}[han_classifier]": ("tensorflow", "HAN, MultiWorkerMirroredStrategy over 2 workers"),
-    f"{_DISTRIBUTED}[aoa_reader]": ("torch", "AoA reader, DDP over 2 hosts' processes"),
+    # Distributed, on two stand-in hosts: one class per engine, each
+    # started from one process whatever that process' backend (every model
+    # on one engine, the class' MODELS: most on torch's DDP, where a model
+    # costs a few CPU-s against about 25 on the JAX and TensorFlow engines;
+    # hard attention, a lost worker and the barrier on every engine). JAX's
+    # engine from the torch process: the JAX process has the most
+    # backend-dependent work of its own.
+    "test_distributed.py::TestJaxEngine": (
+        "torch", "JAX's engine, 2 hosts of 2 devices: hard attention against one device, model parallelism and its backup, a lost worker, the barrier"),
+    "test_distributed.py::TestTensorflowEngine": (
+        "tensorflow", "MultiWorkerMirroredStrategy over 2 workers: HAN against one device, hard attention, keras#20585, a lost worker, the barrier; one-host MirroredStrategy"),
+    "test_distributed.py::TestTorchEngine": (
+        "torch", "DDP over 2 hosts' processes: 8 zoo models against one device, hard attention, a lost worker (and a torn backup), the barrier"),
 }
 
 
