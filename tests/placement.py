@@ -28,14 +28,14 @@ BACKENDS = ("tensorflow", "jax", "torch")
 # cores, so CI's tests take at least half the three processes' CPU time,
 # and a move gains only while one process would run on alone at the end.
 # The JAX process has the most backend-dependent work of its own and the
-# least heavy work (what is cheapest on JAX, and two model.fit script runs
-# to fill it up); TensorFlow's keeps the heavy runs that run on TensorFlow
-# in-process (notebooks, the AoA overfit, the hostile requests' export)
-# and TensorFlow's distributed engine, up to about the JAX process' CPU
-# time; everything else is in the torch process: the runs that start their
-# own interpreter for a named backend (the model.fit script, the benchmark
-# runner, JAX's distributed engine: they cost the same from any process)
-# and those cheapest on torch.
+# least heavy work (only what is cheapest on JAX); TensorFlow's keeps the
+# heavy runs that run on TensorFlow in-process (notebooks, the AoA
+# overfit, the hostile requests' export) and TensorFlow's distributed
+# engine, up to about the JAX process' CPU time; everything else is in the
+# torch process: the runs that start their own interpreter for a named
+# backend (the model.fit script, the benchmark runner, JAX's distributed
+# engine: they cost the same from any process) and those cheapest on
+# torch.
 _OVERFIT = "test_zoo_translation.py::test_overfits_a_real_slice"
 _NOTEBOOK = "test_notebooks.py::test_notebook_runs_and_draws_attention"
 _FIT = "test_examples.py::test_fit_script_trains_evaluates_and_writes"
@@ -89,7 +89,7 @@ HEAVY = {
     f"{_FIT}[tensorflow-bahdanau_nmt]": (
         "torch", "examples/fit.py --backend tensorflow, tf.data, on 2 stand-in hosts (TF_CONFIG)"),
     f"{_FIT}[jax-show_attend_tell]": ("torch", "examples/fit.py --backend jax on 2 stand-in hosts of 2 devices"),
-    f"{_FIT}[jax-aoa_reader]": ("jax", "examples/fit.py --backend jax"),
+    f"{_FIT}[jax-aoa_reader]": ("torch", "examples/fit.py --backend jax"),
     f"{_FIT}[torch-han_classifier]": ("torch", "examples/fit.py --backend torch"),
     f"{_FIT}[torch-self_attentive_classifier]": ("torch", "examples/fit.py --backend torch"),
     f"{_FIT}[torch-transformer_nmt]": ("torch", "examples/fit.py --backend torch on 2 stand-in hosts (torchrun --nnodes 2)"),
@@ -97,7 +97,7 @@ HEAVY = {
     f"{_FIT}[torch-pointer_generator]": (
         "torch", "examples/fit.py pointer_generator --backend torch --data a TSV of summaries"),
     f"{_FIT}[tensorflow-cho_encoder_decoder]": ("torch", "examples/fit.py --backend tensorflow, MirroredStrategy on 2 devices"),
-    f"{_FIT}[jax-convs2s_nmt]": ("jax", "examples/fit.py --backend jax --data a TSV"),
+    f"{_FIT}[jax-convs2s_nmt]": ("torch", "examples/fit.py --backend jax --data a TSV"),
     f"{_FIT}[torch-luong_nmt]": ("torch", "examples/fit.py --backend torch --data a TSV"),
     f"{_FIT}[torch-g2p]": ("torch", "examples/fit.py g2p --backend torch --attention mocha --size g2p-streaming --data a CMUdict word list, then streams from the run folder"),
     # Two fresh processes of this process' backend: cheapest on torch.
