@@ -172,6 +172,10 @@ case("MultiHeadLocationAttention", "a history of other heads",
      lambda: _MHL(2, 3, location=True, filters=2, kernel_size=3)(
          x(2, 6), x(2, 5, 4), alignment_history=x(2, 3, 5)),
      "`alignment_history` and `num_heads`")
+case("MultiHeadLocationAttention", "a history without its heads axis",
+     lambda: _MHL(2, 3, location=True, filters=2, kernel_size=3)(
+         x(2, 6), x(2, 5, 4), alignment_history=x(2, 5)),
+     r"\(batch, heads, Tv\) or \(batch, Tq, heads, Tv\)")
 _FWD = layers.ForwardAttention
 case("ForwardAttention", "unknown agent", lambda: _FWD(3, transition_agent="jump"),
      "`transition_agent`")

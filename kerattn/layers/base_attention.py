@@ -319,25 +319,40 @@ class BaseAttention(keras.layers.Layer):
             return history + ops.cast(weights, history.dtype)
         return ops.cast(weights, history.dtype)
 
+    # The history's axes between the query axis and Tv, each `(shown as,
+    # the attribute that sizes it, what)`: none here; a multi-head
+    # family's heads.
+    _history_axes = ()
+
     def _history_for(self, history, value_mask, query, value, dtype=None):
-        """`alignment_history` as `(batch, Tq, Tv)` of `dtype` (the compute
-        dtype when None), zero on padding."""
+        """`alignment_history` as `(batch, Tq, ..., Tv)` of `dtype` (the
+        compute dtype when None), zero on padding; `...`: the
+        `_history_axes`, checked against their attributes."""
+        axes = [(shown, attribute, getattr(self, attribute), what)
+                for shown, attribute, what in self._history_axes]
         if history is None:
             first = (ops.ones(ops.shape(value)[:2]) if value_mask is None
                      else value_mask)
             history = ops.expand_dims(self.initial_alignment(first), 1)
         else:
             history = ops.convert_to_tensor(history)
-            checks.rank("alignment_history", history.shape, (2, 3),
-                        "(batch, Tv) or (batch, Tq, Tv)")
+            inner = "".join(f"{shown}, " for shown, _, _, _ in axes)
+            checks.rank("alignment_history", history.shape,
+                        (2 + len(axes), 3 + len(axes)),
+                        f"(batch, {inner}Tv) or (batch, Tq, {inner}Tv)")
+            for k, (_, attribute, size, what) in enumerate(axes):
+                checks.same("alignment_history", history.shape[k - 1 - len(axes)],
+                            attribute, size, what)
             checks.same("alignment_history", history.shape[-1], "value",
                         value.shape[1], "length Tv")
-            if len(history.shape) == 2:
+            if len(history.shape) == 2 + len(axes):
                 history = ops.expand_dims(history, 1)
         history = ops.cast(history, dtype or self.compute_dtype)
         if value_mask is not None:
-            history = history * ops.expand_dims(
-                utils.mask_as(value_mask, history.dtype), 1)
+            real = utils.mask_as(value_mask, history.dtype)   # (batch, Tv)
+            for _ in range(1 + len(axes)):
+                real = ops.expand_dims(real, 1)
+            history = history * real
         return history
 
     # --- call ---------------------------------------------------------------

@@ -76,6 +76,7 @@ class MultiHeadLocationAttention(BaseAttention):
     """
 
     _history_dtype = "float32"
+    _history_axes = (("heads", "num_heads", "number of heads"),)
     _causal_refused = "it scores with its heads' past alignments"
 
     def __init__(self, num_heads, key_dim, value_dim=None, output_dim=None,
@@ -178,29 +179,6 @@ class MultiHeadLocationAttention(BaseAttention):
         total = ops.sum(real, axis=-1, keepdims=True)
         uniform = real / ops.where(total > 0, total, 1.0)
         return ops.repeat(ops.expand_dims(uniform, -2), self.num_heads, axis=-2)
-
-    def _history_for(self, history, value_mask, query, value, dtype=None):
-        """`(batch, Tq, heads, S)` float32, zero on padding."""
-        if history is None:
-            first = (ops.ones(ops.shape(value)[:2]) if value_mask is None
-                     else value_mask)
-            history = ops.expand_dims(self.initial_alignment(first), 1)
-        else:
-            history = ops.convert_to_tensor(history)
-            checks.rank("alignment_history", history.shape, (3, 4),
-                        "(batch, heads, Tv) or (batch, Tq, heads, Tv)")
-            checks.same("alignment_history", history.shape[-2], "num_heads",
-                        self.num_heads, "number of heads")
-            checks.same("alignment_history", history.shape[-1], "value",
-                        value.shape[1], "length Tv")
-            if len(history.shape) == 3:
-                history = ops.expand_dims(history, 1)
-        history = ops.cast(history, "float32")
-        if value_mask is not None:
-            history = history * ops.reshape(
-                utils.mask_as(value_mask, "float32"),
-                (ops.shape(value)[0], 1, 1, -1))
-        return history
 
     def _compute_attention(self, query, key, value, mask, training,
                            return_attention_scores, alignment_history=None):
