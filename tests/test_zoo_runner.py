@@ -1058,7 +1058,8 @@ def test_g2p_page_sets_the_attentions_side_by_side():
     """"The attentions side by side": a table for each budget that more than
     one attention trained under (a run of another budget is left out), and
     whether they can be told apart: apart only when the best row's mean +
-    sd is below every other row's mean - sd, over two seeds or more each."""
+    sd is below every other row's mean - sd, over two seeds or more each;
+    rows measured on different machines are named with them."""
     g2p = recipe("g2p")
 
     def run(attention, wers, **settings):
@@ -1092,6 +1093,17 @@ def test_g2p_page_sets_the_attentions_side_by_side():
     assert "### epochs 40" in text
     assert ("Not yet two seeds of every attention (global 1 seed, location-sensitive "
             "1 seed): a difference of 1.50 WER points") in text
+    assert "compare machines" not in text   # neither machine recorded: one machine
+    # Rows measured on two machines: each named, the minutes not compared.
+    machine = {"accelerator": "cpu", "cpu": "a Xeon", "cpus": 2, "backend": "jax",
+               "versions": {"keras": "3.15.1", "jax": "0.10.2"}}
+    two = [run("global", [28.0], epochs=40), run("location-sensitive", [29.5], epochs=40)]
+    two[1]["per_seed"][0]["machine"] = machine
+    text = g2p._side_by_side(two, name, "tensorflow")
+    assert (" The minutes compare machines, not attentions (global on this project's "
+            "2-core CPU with backend tensorflow (the machine was not recorded); "
+            "location-sensitive on 2 cores of a Xeon with JAX 0.10.2 and Keras 3.15.1): "
+            "the steps compare the budgets.") in text
     assert g2p._side_by_side(runs[2:], name) == ""
 
 

@@ -425,15 +425,17 @@ def render(r, folder=None):
         machine=runner.machines([s for x in runs for s in x["per_seed"]], meta["backend"]),
         per_seed=per_seed, curves=curves, commands=commands, parameters=f"{glob['parameters']:,}",
         budget=budget, paper=paper, streaming=streaming,
-        side=_side_by_side(runs, name))
+        side=_side_by_side(runs, name, meta["backend"]))
 
 
-def _side_by_side(runs, name):
+def _side_by_side(runs, name, backend=None):
     """"## The attentions side by side": for each budget that more than
     one attention trained under (every setting the same but the
     attention), a row each and whether their word error rates can be told
     apart: apart when the best row's mean + sd is below every other row's
-    mean - sd, each over two seeds or more."""
+    mean - sd, each over two seeds or more. Where the rows were measured
+    on different machines (`backend`: an unrecorded machine's), it names
+    each: their minutes are not comparable, their steps are."""
     groups = {}
     for x in runs:
         key = tuple(sorted((k, repr(v)) for k, v in x["settings"].items()
@@ -472,6 +474,11 @@ def _side_by_side(runs, name):
                        "than a standard deviation of each" if apart else
                        "They cannot be told apart: the rows' WER intervals (mean "
                        "± sd over seeds) overlap") + f" ({intervals}%)."
+        machines = [runner.machines(x["per_seed"], backend) for x in group]
+        if len(set(machines)) > 1:
+            verdict += (" The minutes compare machines, not attentions ("
+                        + "; ".join(f"{a} on {m}" for a, m in zip(short, machines))
+                        + "): the steps compare the budgets.")
         parts.append(f"### {budget or 'The default budget'}\n\n{rows}\n\n{verdict}\n\n")
     if not parts:
         return ""
