@@ -175,7 +175,8 @@ case("MultiHeadLocationAttention", "a history of other heads",
 case("MultiHeadLocationAttention", "a history without its heads axis",
      lambda: _MHL(2, 3, location=True, filters=2, kernel_size=3)(
          x(2, 6), x(2, 5, 4), alignment_history=x(2, 5)),
-     r"\(batch, heads, Tv\) or \(batch, Tq, heads, Tv\)")
+     r"`alignment_history` must have rank 3 or 4, shaped \(batch, heads, Tv\) or "
+     r"\(batch, Tq, heads, Tv\)")
 _FWD = layers.ForwardAttention
 case("ForwardAttention", "unknown agent", lambda: _FWD(3, transition_agent="jump"),
      "`transition_agent`")

@@ -1104,6 +1104,16 @@ def test_g2p_page_sets_the_attentions_side_by_side():
             "2-core CPU with backend tensorflow (the machine was not recorded); "
             "location-sensitive on 2 cores of a Xeon with JAX 0.10.2 and Keras 3.15.1): "
             "the steps compare the budgets.") in text
+    # The same two machines under each attention, in another order: no sentence.
+    a, b = (run("global", [28.0, 28.2], epochs=40),
+            run("location-sensitive", [29.5, 29.7], epochs=40))
+    a["per_seed"][0]["machine"] = b["per_seed"][1]["machine"] = machine
+    assert "compare machines" not in g2p._side_by_side([a, b], name, "tensorflow")
+    b["per_seed"][0]["machine"] = machine   # now only the Xeon under location-sensitive
+    assert ("(global on 2 cores of a Xeon with JAX 0.10.2 and Keras 3.15.1 and on this "
+            "project's 2-core CPU with backend tensorflow (the machine was not recorded); "
+            "location-sensitive on 2 cores of a Xeon") in g2p._side_by_side([a, b], name,
+                                                                           "tensorflow")
     assert g2p._side_by_side(runs[2:], name) == ""
 
 
