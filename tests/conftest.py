@@ -1,13 +1,14 @@
 import gc
 import os
+import resource
 import sys
 
 # As tests/run_backends.py sets it (before JAX starts): tiny models, so
 # compile time matters, not run time.
-os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0 "
-                      "--xla_llvm_disable_expensive_passes=true"
-                      + (" --xla_cpu_use_fusion_emitters=false"
-                         if os.environ.get("KERAS_BACKEND") == "jax" else ""))
+sys.path.insert(0, os.path.dirname(__file__))
+from run_backends import xla_flags  # noqa: E402
+
+os.environ.setdefault("XLA_FLAGS", xla_flags(os.environ.get("KERAS_BACKEND")))
 
 import keras  # noqa: E402
 import pytest
@@ -73,7 +74,6 @@ def _jax_compilation_cache():
 
 _jax_compilation_cache()
 
-sys.path.insert(0, os.path.dirname(__file__))
 
 import placement as _placement  # noqa: E402
 from placement import full_only, placement  # noqa: E402
@@ -123,6 +123,34 @@ def pytest_collection_finish(session):
         keras.backend.clear_session()
     gc.collect()
     gc.freeze()
+
+
+def _cpu_seconds():
+    """User + system CPU seconds of this process and of every child it has
+    waited for (a subprocess the test ran to its end)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    item._cpu_start = _cpu_seconds()
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """Each test's CPU seconds (setup, call and teardown, its subprocesses
+    included) as the junit property `cpu_s`: with three pytest processes
+    on two cores a test's wall time measures its neighbours as much as
+    itself, and only CPU taken out shortens CI (tests/README.md, "The
+    budget"). A class- or module-scoped fixture's cost lands on the first
+    test that uses it. `tests/run_backends.py` lists the costliest."""
+    yield
+    start = getattr(item, "_cpu_start", None)
+    if start is not None:
+        item.user_properties.append(("cpu_s", f"{_cpu_seconds() - start:.2f}"))
 
 
 GETTEXT_CATALOGS = "/usr/share/locale/fr/LC_MESSAGES"

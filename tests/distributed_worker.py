@@ -6,7 +6,7 @@ interpreter because the devices are fixed before the backend starts:
 
     python tests/distributed_worker.py OUT.json DEVICES [MODEL...]
     python tests/distributed_worker.py OUT.json DEVICES --lost-worker STAGE BACKUP
-    python tests/distributed_worker.py OUT.json DEVICES --barrier on|off SECONDS
+    python tests/distributed_worker.py OUT.json DEVICES --barrier on|off[,on|off] SECONDS
     python tests/distributed_worker.py OUT.json DEVICES --one-host MODEL...
 
 DEVICES is the virtual CPU devices of each JAX process (XLA_FLAGS); a
@@ -32,9 +32,9 @@ process reads). The main run trains it uninterrupted (the reference,
 second batch of epoch LOST_STALL_EPOCH (it writes `stalled` beside OUT and
 waits there for the test's SIGKILL); `--lost-worker resumed` is the job
 started again, from another seed: only a restore gives the reference's
-weights. `--barrier on|off SECONDS`: two runs of one step each, after each of
-which the chief "evaluates" (sleeps) SECONDS, with or without
-`Strategy.barrier` after it.
+weights. `--barrier on|off[,on|off] SECONDS`: one run of one step for each
+value, after each of which the chief "evaluates" (sleeps) SECONDS, then
+calls `Strategy.barrier` where the value is "on".
 """
 
 import functools
@@ -302,12 +302,13 @@ def lost_worker_stage(out_path, stage, backup):
     strategy.barrier("lost worker")
 
 
-def barrier_stage(out_path, use, seconds):
-    """`--barrier on|off SECONDS`: two runs, the chief's evaluation between."""
+def barrier_stage(out_path, uses, seconds):
+    """`--barrier on|off[,on|off] SECONDS`: a run for each of `uses`, the
+    chief's evaluation after each, then the barrier where it is "on"."""
     strategy = distribute.data_parallel()
     batch = global_batch(CASES["han_classifier"][1], strategy.num_replicas)
     seed = 0 if strategy.backend == "jax" else strategy.rank
-    for run in range(2):
+    for use in uses.split(","):
         train("han_classifier", batch, strategy, seed=seed)
         if strategy.is_chief:
             # The chief evaluates, decodes, saves: the other goes on into the

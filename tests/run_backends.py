@@ -9,8 +9,8 @@
 Each backend gets its own pytest process (the backend is fixed before keras
 is imported) and its own KERAS_HOME. It prints the machine's figures of the
 day first (tests/machine.py), then each backend's log, counts, time and
-slowest tests, and exits non-zero if any backend fails, errors, or runs no
-test.
+costliest tests (CPU seconds), and exits non-zero if any backend fails,
+errors, or runs no test.
 
 `--quick` is the inner loop: the backend-dependent unit tests on all three
 backends, without the heavy integration runs (tests/placement.py) and the
@@ -40,6 +40,14 @@ FAST_COMPILE = ("--xla_backend_optimization_level=0 "
 JAX_COMPILE = " --xla_cpu_use_fusion_emitters=false"
 
 
+def xla_flags(backend):
+    """XLA_FLAGS for `backend`'s pytest process and what it starts. The
+    torch process compiles nothing with XLA itself; the XLA programs of its
+    children are mostly JAX's (the JAX engine's stand-in hosts, `fit.py
+    --backend jax`, the JAX benchmark), so it takes JAX's flags."""
+    return FAST_COMPILE + (JAX_COMPILE if backend in ("jax", "torch") else "")
+
+
 def _counts(junit_path):
     counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
     try:
@@ -60,14 +68,20 @@ def _counts(junit_path):
 
 
 def _slowest(junit_path, count):
-    """The `count` slowest test cases of a junit file: [(seconds, name)]."""
+    """The `count` costliest test cases of a junit file, by CPU seconds
+    (tests/conftest.py's `cpu_s` property; wall seconds where a case has
+    none): [(CPU seconds or None, wall seconds, name)]."""
     try:
         root = ET.parse(junit_path).getroot()
     except (OSError, ET.ParseError):
         return []
-    cases = [(float(c.get("time", 0)), f"{c.get('classname')}::{c.get('name')}")
-             for c in root.iter("testcase")]
-    return sorted(cases, reverse=True)[:count]
+    cases = []
+    for case in root.iter("testcase"):
+        cpu = next((float(p.get("value")) for p in case.iter("property")
+                    if p.get("name") == "cpu_s"), None)
+        cases.append((cpu, float(case.get("time", 0)),
+                      f"{case.get('classname')}::{case.get('name')}"))
+    return sorted(cases, key=lambda c: -(c[1] if c[0] is None else c[0]))[:count]
 
 
 def compile_cache_env(workdir, backend):
@@ -139,8 +153,7 @@ def run_backend(backend, pytest_args, workdir):
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     # The tests' models are tiny: XLA's compile time, not their run time, is
     # most of the JAX suite. LLVM's optimisations off: a third less time.
-    env.setdefault("XLA_FLAGS", FAST_COMPILE
-                   + (JAX_COMPILE if backend == "jax" else ""))
+    env.setdefault("XLA_FLAGS", xla_flags(backend))
     env.setdefault("PYTHONUNBUFFERED", "1")
     # One OpenMP thread a process: three processes share 2 cores, and
     # torch's spinning OpenMP pool made its training tests 5-10x slower
@@ -205,7 +218,7 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true",
                         help="the quick tier: -m 'not heavy and not slow'")
     parser.add_argument("--slowest", type=int, default=10,
-                        help="slowest tests listed per backend (default 10)")
+                        help="costliest tests listed per backend (default 10)")
     parser.add_argument("pytest_args", nargs="*", help="passed to pytest")
     args, extra = parser.parse_known_args(argv)
     extra = [a for a in extra if a != "--"]
@@ -258,9 +271,10 @@ def main(argv=None):
 
     for backend in results:
         if slowest.get(backend):
-            print(f"\nslowest on {backend}:")
-            for seconds, name in slowest[backend]:
-                print(f"  {seconds:7.1f} s  {name}")
+            print(f"\ncostliest on {backend} (CPU s, with what it started; wall s):")
+            for cpu, seconds, name in slowest[backend]:
+                cpu = "?" if cpu is None else f"{cpu:.1f}"
+                print(f"  {cpu:>7} {seconds:7.1f}  {name}")
     if cache_lines:
         print("\nJAX's compile cache (the JAX process and the processes it started):")
         for line in cache_lines:

@@ -53,8 +53,10 @@ ENGINE_TIMEOUT = 8
 
 
 def _env(backend, **extra):
-    env = dict(os.environ, KERAS_BACKEND=backend,
-               XLA_FLAGS="--xla_force_host_platform_device_count=2", **extra)
+    """The hosts' environment: this process' (XLA's flags of the run, which
+    keep compiles short, included; the worker adds JAX's device count,
+    `distribute.virtual_devices`) with `backend`."""
+    env = dict(os.environ, KERAS_BACKEND=backend, **extra)
     env["PYTHONPATH"] = os.path.dirname(HERE) + os.pathsep + env.get("PYTHONPATH", "")
     return env
 
@@ -71,9 +73,11 @@ def _weights(path):
 
 
 def pytest_generate_tests(metafunc):
-    """An engine's soft-attention models, one case each."""
+    """An engine's soft-attention models, one case each; its barrier cases."""
     if "model" in metafunc.fixturenames:
         metafunc.parametrize("model", metafunc.cls.MODELS)
+    if "barrier" in metafunc.fixturenames:
+        metafunc.parametrize("barrier", list(metafunc.cls.BARRIER_RUNS))
 
 
 class _Engine:
@@ -208,30 +212,33 @@ class _Engine:
             for a, b in zip(reference, weights, strict=True):
                 np.testing.assert_array_equal(a, b)
 
-    @pytest.mark.parametrize("barrier", ["on", "off"])
+    # The barrier cases: case -> (its runs, each "on" or "off": the barrier
+    # after the chief's evaluation or not; whether both processes end well).
+    # Without the barrier the other process waits for the chief in the next
+    # run's first collective step (torch's engine, two runs) or at exit
+    # (JAX's, after one run), and its engine gives up.
+    BARRIER_RUNS = {"on": ("on,on", True), "off": ("off,off", False)}
+
     def test_the_chiefs_evaluation_strands_no_process(self, tmp_path, barrier):
-        """Two runs of one step; after each the chief evaluates alone for
-        longer than the engine's timeout (a sleep). With `Strategy.barrier`
-        after the evaluation both processes end well; without it the other
-        process waits for the chief in the next run's first collective step
-        (torch, TensorFlow) or at exit (JAX), and its engine gives up."""
+        """Runs of one step; after each the chief evaluates alone for longer
+        than the engine's timeout (a sleep). With `Strategy.barrier` after
+        the evaluation both processes end well; without it the other process
+        is stranded (`BARRIER_RUNS`)."""
+        runs, ends_well = self.BARRIER_RUNS[barrier]
         seconds = str(ENGINE_TIMEOUT + 6)
-        if barrier == "on":
-            self._stage(tmp_path, "--barrier", "on", seconds, timeout=240,
+
+        def stage():
+            self._stage(tmp_path, "--barrier", runs, seconds, timeout=240,
                         KERATTN_ENGINE_TIMEOUT=str(ENGINE_TIMEOUT))
-            for rank in range(hosts.HOSTS):
-                with open(tmp_path / f"stage-{rank}.json") as f:
-                    assert json.load(f) == {"rank": rank, "done": True}
-        elif self.ENGINE == "tensorflow":
-            # TensorFlow's collectives wait for a live peer however long it
-            # takes (CommunicationOptions' timeout did not end this wait): no
-            # process is stranded even without the barrier.
-            self._stage(tmp_path, "--barrier", "off", seconds, timeout=240,
-                        KERATTN_ENGINE_TIMEOUT=str(ENGINE_TIMEOUT))
-        else:
+
+        if not ends_well:
             with pytest.raises(AssertionError, match="exited"):
-                self._stage(tmp_path, "--barrier", "off", seconds, timeout=240,
-                            KERATTN_ENGINE_TIMEOUT=str(ENGINE_TIMEOUT))
+                stage()
+            return
+        stage()
+        for rank in range(hosts.HOSTS):
+            with open(tmp_path / f"stage-{rank}.json") as f:
+                assert json.load(f) == {"rank": rank, "done": True}
 
 
 class _ComparesModels:
@@ -257,6 +264,8 @@ class TestJaxEngine(_Engine):
     device here (one program samples for the whole batch)."""
 
     ENGINE = "jax"
+    # JAX strands the other process at exit: one run shows it.
+    BARRIER_RUNS = {"on": ("on", True), "off": ("off", False)}
 
     def test_model_parallel_transformer(self, reports):
         """Keras' ModelParallel is JAX's. The model axis spans the
@@ -297,6 +306,12 @@ class TestTensorflowEngine(_ComparesModels, _Engine):
 
     ENGINE = "tensorflow"
     MODELS = ("han_classifier",)
+    # TensorFlow's collectives wait for a live peer however long it takes
+    # (CommunicationOptions' timeout did not end this wait): no process is
+    # stranded without the barrier. One job shows both: its first run
+    # without the barrier (the other process waits in the second run's
+    # first step), the second with it.
+    BARRIER_RUNS = {"off-then-on": ("off,on", True)}
 
     def test_keras_20585_is_still_open_and_worked_around(self, reports):
         """TensorFlow's multi-worker engine: Keras 3 alone fails to fit

@@ -1023,6 +1023,34 @@ def test_g2p_seeds_stopped_at_different_epochs_join_one_run():
     assert other["runs"][0]["seed"] == 3 and "seeds" not in other["runs"][0]
 
 
+def test_g2p_per_seed_rows_say_what_ended_their_training():
+    """Early stopping ends a seed once `patience` epochs did not improve on
+    the best validation loss (Keras' `EarlyStopping`: a tie is no
+    improvement); otherwise the time cap or the epoch budget ended it, and
+    the page says which, and that the loss was still falling at the cap."""
+    g2p = recipe("g2p")
+    budget = {"epochs": 40, "minutes": 60.0, "patience": 3}
+    # The best at epoch 2, then 3 epochs without improvement (one a tie).
+    early = {"epochs": 5, "minutes": 20.0, "val_losses": [0.5, 0.3, 0.31, 0.3, 0.4]}
+    assert runner.stopped_by(budget, early) == "early"
+    assert g2p.ended_by(budget, early) == "early stopping after epoch 5 (best: epoch 2)"
+    # Two epochs since the best when the cap struck: not early stopping.
+    capped = {"epochs": 4, "minutes": 60.05, "val_losses": [0.5, 0.3, 0.31, 0.32]}
+    assert runner.stopped_by(budget, capped) == "minutes"
+    assert g2p.ended_by(budget, capped) == "the 60-minute cap in epoch 4"
+    falling = dict(capped, val_losses=[0.5, 0.3, 0.29, 0.28])
+    assert g2p.ended_by(budget, falling) == (
+        "the 60-minute cap in epoch 4 (the validation loss still falling)")
+    # Without patience the same losses end by the budget or the cap.
+    plain = {"epochs": 2, "minutes": 60.0}
+    assert runner.stopped_by(plain, dict(early, epochs=2)) == "epochs"
+    assert g2p.ended_by(plain, dict(early, epochs=2)) == "its 2 epochs"
+    assert runner.stopped_by(plain, dict(early, epochs=1, minutes=61.0)) == "minutes"
+    # A seed that recorded neither its epochs nor a cap's minutes: unknown.
+    assert runner.stopped_by(plain, {"minutes": 3.0}) is None
+    assert g2p.ended_by(plain, {"minutes": 3.0}) == "not recorded"
+
+
 def test_g2p_page_sets_streaming_error_against_latency():
     """The page's "error against latency" table: every run of the one-way
     encoder, best WER first, "-" for one read whole; the best two-way run

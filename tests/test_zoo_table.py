@@ -142,9 +142,13 @@ def test_the_g2p_cell_names_each_run_its_preset_training_and_seeds():
              "wer": 41.05, "wer_sd": 0.43, "per": 10.13, "per_sd": 0.19},
             {"settings": {"attention": "hard-monotonic", "preset": "g2p-streaming"},
              "seed": 1, "wer": 44.2, "per": 11.5},
+            # Early stopping ended its seed: "to convergence".
             {"settings": {"attention": "mocha", "preset": "g2p-streaming",
-                          "patience": 3, "beam_width": 5, "lookahead": 2},
-             "seed": 1, "wer": 30.1, "per": 7.25},
+                          "patience": 3, "beam_width": 5, "lookahead": 2,
+                          "epochs": 40, "minutes": 25.0},
+             "seed": 1, "wer": 30.1, "per": 7.25,
+             "per_seed": [{"epochs": 5, "minutes": 20.0,
+                           "val_losses": [0.5, 0.3, 0.31, 0.3, 0.32]}]},
             # Two more one-seed runs of a kind shown: the best of the three.
             {"settings": {"attention": "mocha", "preset": "g2p-streaming",
                           "patience": 3, "end_marker": True},
@@ -161,6 +165,14 @@ def test_the_g2p_cell_names_each_run_its_preset_training_and_seeds():
         "to convergence, beam 5, lookahead 2) 30.10 / 7.25; hard monotonic "
         "(g2p-streaming, lookahead 3, latency loss 0.005) 33.00 ± 0.30 / 8.00 "
         "± 0.10 (2 seeds); 2 more one-seed runs in RESULTS.md")
+    # The time cap ended a seed before early stopping did: it says so, and
+    # not "to convergence" (nor where one seed of several converged).
+    capped = [{"epochs": 4, "minutes": 25.01, "val_losses": [0.5, 0.3, 0.31, 0.29]}]
+    cell = s.result_cell("g2p", {"runs": [dict(runs[2], per_seed=capped)]})
+    assert "MoChA (g2p-streaming, stopped by the 25-minute cap, beam 5" in cell
+    cell = s.result_cell("g2p", {"runs": [dict(
+        runs[2], seeds=[1, 2], per_seed=runs[2]["per_seed"] + capped)]})
+    assert "(g2p-streaming, early stopping or the 25-minute cap, beam 5" in cell
     runs[2]["wer"] = 50.0
     assert "MoChA (g2p-streaming, lookahead 1) 35.00 / 8.00; " in s.result_cell(
         "g2p", {"runs": runs})

@@ -382,6 +382,28 @@ def seed_fields(rows):
     return dict(named, per_seed=rows)
 
 
+def stopped_by(settings, row):
+    """What ended one seed's training (`row`, one of results.json's
+    `per_seed`, trained under its run's `settings`): `"early"` (the
+    validation loss had not improved for `patience` epochs: Keras'
+    `EarlyStopping`, read from the seed's `val_losses`), `"minutes"` (the
+    time cap, `settings["minutes"]`, ended it first), `"epochs"` (it
+    trained every epoch of its budget), or None where the record cannot
+    tell (a seed recorded without its epochs)."""
+    losses = row.get("val_losses") or []
+    patience = settings.get("patience")
+    if patience and losses:
+        best = min(range(len(losses)), key=losses.__getitem__)
+        if len(losses) - 1 - best >= patience:
+            return "early"
+    cap = settings.get("minutes")
+    if cap and row.get("minutes", 0) >= cap:
+        return "minutes"
+    if row.get("epochs") is not None and row["epochs"] >= settings.get("epochs", 0):
+        return "epochs"
+    return None
+
+
 # -----------------------------------------------------------------------------
 # Figures over seeds
 

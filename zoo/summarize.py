@@ -96,7 +96,8 @@ def _g2p_rows(r):
     """WER / PER (%) of zoo/g2p's runs (± sd over seeds): every run of
     several seeds, and of the one-seed runs the best (lowest WER) of each
     preset and attention; the others are counted, and are in RESULTS.md. A
-    run at another preset, trained to convergence (early stopping),
+    run at another preset, trained with early stopping (to convergence, or
+    stopped by its cap first: `_g2p_ended`),
     decoded with a beam, reading letters ahead or on a wait-k schedule,
     with the end of the word marked or with a latency loss says so."""
     def seeds(run):
@@ -115,7 +116,7 @@ def _g2p_rows(r):
     for run in runs:
         s = run["settings"]
         tags = ([s["preset"]] if s["preset"] != "g2p" else []) + (
-            ["to convergence"] if s.get("patience") else []) + (
+            [_g2p_ended(run)] if s.get("patience") else []) + (
             [f"beam {s['beam_width']}"] if s.get("beam_width", 1) > 1 else []) + (
             [f"lookahead {s['lookahead']}"] if s.get("lookahead") else []) + (
             [f"wait-{s['wait_k']} at {s.get('wait_rate', 1.0):g} letters a phoneme"]
@@ -128,6 +129,23 @@ def _g2p_rows(r):
     left = len(r["runs"]) - len(runs)
     return "WER / PER % " + "; ".join(parts) + (
         f"; {plural(left, 'more one-seed run')} in RESULTS.md" if left else "")
+
+
+def _g2p_ended(run):
+    """How a run trained with early stopping ended, over its seeds: "to
+    convergence" only where early stopping ended every seed
+    (`runner.stopped_by`); else the cap that ended them."""
+    s = run["settings"]
+    ends = {runner.stopped_by(s, row) for row in run.get("per_seed") or [{}]}
+    if ends == {"early"}:
+        return "to convergence"
+    caps = [{"minutes": f"the {s.get('minutes') or 0:g}-minute cap",
+             "epochs": f"the {s.get('epochs')}-epoch cap"}[end]
+            for end in ("minutes", "epochs") if end in ends]
+    if not caps:   # seeds that do not say what ended them
+        return "early stopping"
+    return ("early stopping or " if ends - {"minutes", "epochs"} else
+            "stopped by ") + " or ".join(caps)
 
 
 def _g2p_best(r):

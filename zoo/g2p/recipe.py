@@ -283,7 +283,9 @@ writes EOS is not counted).
 
 $rows
 
-Per seed (WER / PER):
+Per seed (WER / PER, and what ended its training: early stopping, the \
+time cap or the epochs of the budget; a run with `patience` keeps its \
+best epoch's weights whichever ended it):
 
 $per_seed
 
@@ -338,6 +340,21 @@ and MoChA: the hard alignment they decode with).
 """)
 
 
+def ended_by(settings, seed):
+    """A per-seed row's "ended by": early stopping (and the epoch whose
+    weights it kept), the time cap or the epoch budget."""
+    why = runner.stopped_by(settings, seed)
+    losses = seed.get("val_losses") or []
+    if why == "early":
+        best = min(range(len(losses)), key=losses.__getitem__) + 1
+        return f"early stopping after epoch {len(losses)} (best: epoch {best})"
+    if why == "minutes":
+        still = (" (the validation loss still falling)"
+                 if len(losses) > 1 and losses[-1] < min(losses[:-1]) else "")
+        return f"the {settings['minutes']:g}-minute cap in epoch {seed['epochs']}{still}"
+    return f"its {seed['epochs']} epochs" if why == "epochs" else "not recorded"
+
+
 def render(r, folder=None):
     runs = r["runs"]
     meta = runs[0]["meta"]
@@ -363,10 +380,10 @@ def render(r, folder=None):
           soft_or(x, f"{100 * x['attended_nowhere']:.2f}%"), f"{x['minutes']:.1f}"]
          for x in runs])
     per_seed = runner.table(
-        ["attention", "seed", "WER / PER", "steps"],
+        ["attention", "seed", "WER / PER", "steps", "ended by"],
         [[name(x), s["seed"], f"{s['wer']:.2f} / {s['per']:.2f}" + (
             f" (greedy {s['greedy']['wer']:.2f} / {s['greedy']['per']:.2f})"
-            if "greedy" in s else ""), s["steps"]]
+            if "greedy" in s else ""), s["steps"], ended_by(x["settings"], s)]
          for x in runs for s in x["per_seed"]])
     commands = "\n".join(f"    {runner.command_for(TASK, x['settings'], seeds(x))}"
                          for x in runs)
