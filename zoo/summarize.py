@@ -139,13 +139,13 @@ def _g2p_ended(run):
     ends = {runner.stopped_by(s, row) for row in run.get("per_seed") or [{}]}
     if ends == {"early"}:
         return "to convergence"
-    caps = [{"minutes": f"the {s.get('minutes') or 0:g}-minute cap",
-             "epochs": f"the {s.get('epochs')}-epoch cap"}[end]
+    caps = [{"minutes": f"{s.get('minutes') or 0:g}-minute cap",
+             "epochs": f"{s.get('epochs')}-epoch cap"}[end]
             for end in ("minutes", "epochs") if end in ends]
     if not caps:   # seeds that do not say what ended them
         return "early stopping"
     return ("early stopping or " if ends - {"minutes", "epochs"} else
-            "stopped by ") + " or ".join(caps)
+            "") + " or ".join(caps)
 
 
 def _g2p_best(r):
