@@ -145,8 +145,11 @@ def pytest_runtest_teardown(item, nextitem):
     included) as the junit property `cpu_s`: with three pytest processes
     on two cores a test's wall time measures its neighbours as much as
     itself, and only CPU taken out shortens CI (tests/README.md, "The
-    budget"). A class- or module-scoped fixture's cost lands on the first
-    test that uses it. `tests/run_backends.py` lists the costliest."""
+    budget"). A class- or module-scoped fixture's setup lands on the first
+    test that uses it and its teardown on the last (the JAX module
+    fixture's `jax.clear_caches()` included); a child process counts
+    once waited for, on the test running then. `tests/run_backends.py`
+    lists the costliest."""
     yield
     start = getattr(item, "_cpu_start", None)
     if start is not None:

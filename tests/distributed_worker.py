@@ -312,8 +312,8 @@ def barrier_stage(out_path, uses, seconds):
         train("han_classifier", batch, strategy, seed=seed)
         if strategy.is_chief:
             # The chief evaluates, decodes, saves: the other goes on into the
-            # next run's first collective step (torch's and TensorFlow's
-            # timeouts), after the last run to the exit (JAX's).
+            # next run's first collective step (torch's timeout; TensorFlow
+            # waits there), after the last run to the exit (JAX's timeout).
             time.sleep(seconds)
         if use == "on":
             strategy.barrier("evaluation")

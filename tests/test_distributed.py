@@ -216,7 +216,9 @@ class _Engine:
     # after the chief's evaluation or not; whether both processes end well).
     # Without the barrier the other process waits for the chief in the next
     # run's first collective step (torch's engine, two runs) or at exit
-    # (JAX's, after one run), and its engine gives up.
+    # (JAX's, after one run), and its engine gives up. With it, two calls in
+    # one job: each engine's barrier takes a new name a call
+    # (`Strategy.barrier`; zoo/runner.py calls it after every seed).
     BARRIER_RUNS = {"on": ("on,on", True), "off": ("off,off", False)}
 
     def test_the_chiefs_evaluation_strands_no_process(self, tmp_path, barrier):
@@ -264,8 +266,9 @@ class TestJaxEngine(_Engine):
     device here (one program samples for the whole batch)."""
 
     ENGINE = "jax"
-    # JAX strands the other process at exit: one run shows it.
-    BARRIER_RUNS = {"on": ("on", True), "off": ("off", False)}
+    # JAX strands the other process at exit: one run shows it; the job with
+    # the barrier calls it twice (each call a new name for JAX's service).
+    BARRIER_RUNS = {"on": ("on,on", True), "off": ("off", False)}
 
     def test_model_parallel_transformer(self, reports):
         """Keras' ModelParallel is JAX's. The model axis spans the
@@ -310,8 +313,8 @@ class TestTensorflowEngine(_ComparesModels, _Engine):
     # (CommunicationOptions' timeout did not end this wait): no process is
     # stranded without the barrier. One job shows both: its first run
     # without the barrier (the other process waits in the second run's
-    # first step), the second with it.
-    BARRIER_RUNS = {"off-then-on": ("off,on", True)}
+    # first step), the second and third with it (each call a new name).
+    BARRIER_RUNS = {"off-then-on": ("off,on,on", True)}
 
     def test_keras_20585_is_still_open_and_worked_around(self, reports):
         """TensorFlow's multi-worker engine: Keras 3 alone fails to fit
@@ -405,3 +408,15 @@ def test_a_host_that_fails_ends_the_other(tmp_path):
     with pytest.raises(AssertionError, match="host 1 exited 3") as failure:
         hosts.run("jax", ["-c", code], str(tmp_path), timeout=100)
     assert "host 0 exited -9" in str(failure.value)
+
+
+def test_the_hosts_keep_the_runs_compile_flags(monkeypatch):
+    """The stand-in hosts inherit XLA's flags of the run (tests/README.md,
+    "What keeps it there"): replaced by JAX's device count alone, the JAX
+    engine's hosts compiled with every LLVM optimisation (its two-process
+    run: 195 CPU-s against 75)."""
+    monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=0")
+    for backend in ("jax", "tensorflow", "torch"):
+        env = _env(backend, KERATTN_ENGINE_TIMEOUT="8")
+        assert env["XLA_FLAGS"] == "--xla_backend_optimization_level=0"
+        assert env["KERAS_BACKEND"] == backend and env["KERATTN_ENGINE_TIMEOUT"] == "8"

@@ -84,3 +84,24 @@ def test_readme_prints_the_table():
     assert placement.table() in readme, (
         "tests/README.md must carry tests/placement.py's table:\n"
         + placement.table())
+
+
+def test_the_costliest_tests_are_ranked_by_their_cpu_seconds(tmp_path):
+    """`tests/run_backends.py` lists tests by their junit property `cpu_s`
+    (tests/conftest.py), by wall seconds where a test has none."""
+    from run_backends import _slowest
+
+    path = tmp_path / "junit.xml"
+    path.write_text(
+        '<testsuites><testsuite name="jax">'
+        '<testcase classname="tests.a" name="wall" time="10.0">'
+        '<properties><property name="cpu_s" value="1.50"/></properties></testcase>'
+        '<testcase classname="tests.a" name="cpu" time="2.0">'
+        '<properties><property name="cpu_s" value="5.25"/></properties></testcase>'
+        '<testcase classname="tests.b" name="none" time="4.0"/>'
+        '</testsuite></testsuites>')
+    assert _slowest(str(path), 3) == [(5.25, 2.0, "tests.a::cpu"),
+                                      (None, 4.0, "tests.b::none"),
+                                      (1.5, 10.0, "tests.a::wall")]
+    assert _slowest(str(path), 1) == [(5.25, 2.0, "tests.a::cpu")]
+    assert _slowest(str(tmp_path / "missing.xml"), 3) == []

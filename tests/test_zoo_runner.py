@@ -1024,10 +1024,11 @@ def test_g2p_seeds_stopped_at_different_epochs_join_one_run():
 
 
 def test_g2p_per_seed_rows_say_what_ended_their_training():
-    """Early stopping ends a seed once `patience` epochs did not improve on
-    the best validation loss (Keras' `EarlyStopping`: a tie is no
-    improvement); otherwise the time cap or the epoch budget ended it, and
-    the page says which, and that the loss was still falling at the cap."""
+    """A seed under `patience` that reached neither its time cap nor its
+    epoch budget was ended by early stopping (Keras' `EarlyStopping`: a tie
+    is no improvement, so the best is the first of equal losses); else the
+    cap or the budget ended it, and the page says which, and whether the
+    loss was still falling at the cap."""
     g2p = recipe("g2p")
     budget = {"epochs": 40, "minutes": 60.0, "patience": 3}
     # The best at epoch 2, then 3 epochs without improvement (one a tie).
@@ -1041,14 +1042,22 @@ def test_g2p_per_seed_rows_say_what_ended_their_training():
     falling = dict(capped, val_losses=[0.5, 0.3, 0.29, 0.28])
     assert g2p.ended_by(budget, falling) == (
         "the 60-minute cap in epoch 4 (the validation loss still falling)")
+    # A tie at the cap: not "still falling".
+    tied = dict(capped, val_losses=[0.5, 0.3, 0.29, 0.29])
+    assert g2p.ended_by(budget, tied) == "the 60-minute cap in epoch 4"
+    # The epoch budget reached under patience: the budget ended it.
+    assert runner.stopped_by(dict(budget, epochs=5), early) == "epochs"
     # Without patience the same losses end by the budget or the cap.
     plain = {"epochs": 2, "minutes": 60.0}
     assert runner.stopped_by(plain, dict(early, epochs=2)) == "epochs"
     assert g2p.ended_by(plain, dict(early, epochs=2)) == "its 2 epochs"
     assert runner.stopped_by(plain, dict(early, epochs=1, minutes=61.0)) == "minutes"
-    # A seed that recorded neither its epochs nor a cap's minutes: unknown.
+    # A seed that recorded neither its epochs nor a cap's minutes, or a run
+    # without patience short of both: unknown.
     assert runner.stopped_by(plain, {"minutes": 3.0}) is None
     assert g2p.ended_by(plain, {"minutes": 3.0}) == "not recorded"
+    assert runner.stopped_by(plain, dict(early, epochs=1)) is None
+    assert runner.stopped_by({"patience": 3}, {"minutes": 3.0}) is None
 
 
 def test_g2p_page_sets_streaming_error_against_latency():

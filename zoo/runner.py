@@ -384,23 +384,22 @@ def seed_fields(rows):
 
 def stopped_by(settings, row):
     """What ended one seed's training (`row`, one of results.json's
-    `per_seed`, trained under its run's `settings`): `"early"` (the
-    validation loss had not improved for `patience` epochs: Keras'
-    `EarlyStopping`, read from the seed's `val_losses`), `"minutes"` (the
-    time cap, `settings["minutes"]`, ended it first), `"epochs"` (it
-    trained every epoch of its budget), or None where the record cannot
-    tell (a seed recorded without its epochs)."""
-    losses = row.get("val_losses") or []
-    patience = settings.get("patience")
-    if patience and losses:
-        best = min(range(len(losses)), key=losses.__getitem__)
-        if len(losses) - 1 - best >= patience:
-            return "early"
+    `per_seed`, trained under its run's `settings`): `"minutes"` (the time
+    cap, `settings["minutes"]`, reached), `"epochs"` (every epoch of the
+    budget trained), `"early"` (neither, under `patience`: Keras'
+    `EarlyStopping` ended it), or None where the record cannot tell.
+
+    Read from the budget, not from the recorded validation losses: those
+    are rounded (a small improvement reads as a tie), and a run resumed
+    from a backup records only its last call's epochs."""
     cap = settings.get("minutes")
     if cap and row.get("minutes", 0) >= cap:
         return "minutes"
-    if row.get("epochs") is not None and row["epochs"] >= settings.get("epochs", 0):
+    budget = settings.get("epochs")
+    if budget and row.get("epochs") is not None and row["epochs"] >= budget:
         return "epochs"
+    if settings.get("patience") and row.get("epochs") is not None:
+        return "early"
     return None
 
 

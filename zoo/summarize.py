@@ -144,8 +144,7 @@ def _g2p_ended(run):
             for end in ("minutes", "epochs") if end in ends]
     if not caps:   # seeds that do not say what ended them
         return "early stopping"
-    return ("early stopping or " if ends - {"minutes", "epochs"} else
-            "") + " or ".join(caps)
+    return ("early stopping or " if "early" in ends else "") + " or ".join(caps)
 
 
 def _g2p_best(r):

@@ -355,7 +355,7 @@ def fit(data=None, attention="global", preset="small", epochs=40, batch_size=64,
         stress: keep ARPAbet's stress digits (`read_cmudict`).
         patience, decay: `train`'s: trained to convergence on the
             validation words by default, as the papers (and zoo/g2p's
-            converged rows) train; None and None train `epochs` epochs at
+            rows with `patience`) train; None and None train `epochs` epochs at
             one rate.
         beam_width: the test words' beam (1: greedy).
         wait_k, wait_rate: `luong_nmt`'s wait-k schedule (None: none), a

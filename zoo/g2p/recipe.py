@@ -346,8 +346,9 @@ def ended_by(settings, seed):
     why = runner.stopped_by(settings, seed)
     losses = seed.get("val_losses") or []
     if why == "early":
-        best = min(range(len(losses)), key=losses.__getitem__) + 1
-        return f"early stopping after epoch {len(losses)} (best: epoch {best})"
+        best = (f" (best: epoch {min(range(len(losses)), key=losses.__getitem__) + 1})"
+                if losses else "")
+        return f"early stopping after epoch {seed['epochs']}{best}"
     if why == "minutes":
         still = (" (the validation loss still falling)"
                  if len(losses) > 1 and losses[-1] < min(losses[:-1]) else "")
