@@ -359,19 +359,20 @@ def backend():
     return keras.backend.backend()
 
 
-def machines(rows, backend=None):
+def machine_list(rows, backend=None):
     """What `rows` (a run's seeds, as results.json holds them) were measured
-    on, for a page: each machine once (`kerattn.environment.describe`; a
-    row written before machines were recorded reads as the project's 2-core
-    CPU with `backend`), joined by "; "."""
+    on: each machine once, in the order first met
+    (`kerattn.environment.describe`; a row written before machines were
+    recorded reads as the project's 2-core CPU with `backend`)."""
     from kerattn import environment
 
-    described = []
-    for row in rows or [{}]:
-        text = environment.describe(row.get("machine"), backend)
-        if text not in described:
-            described.append(text)
-    return "; ".join(described)
+    return list(dict.fromkeys(environment.describe(row.get("machine"), backend)
+                              for row in rows or [{}]))
+
+
+def machines(rows, backend=None):
+    """`machine_list(rows, backend)` for a page, joined by "; "."""
+    return "; ".join(machine_list(rows, backend))
 
 
 def seed_fields(rows):

@@ -454,8 +454,6 @@ def _side_by_side(runs, name, backend=None):
     mean - sd, each over two seeds or more. Where the rows were measured
     on different machines (`backend`: an unrecorded machine's), it names
     each: their minutes are not comparable, their steps are."""
-    from kerattn import environment
-
     groups = {}
     for x in runs:
         key = tuple(sorted((k, repr(v)) for k, v in x["settings"].items()
@@ -494,11 +492,10 @@ def _side_by_side(runs, name, backend=None):
                        "than a standard deviation of each" if apart else
                        "They cannot be told apart: the rows' WER intervals (mean "
                        "± sd over seeds) overlap") + f" ({intervals}%)."
-        machines = [[environment.describe(s.get("machine"), backend)
-                     for s in x["per_seed"]] for x in group]
+        machines = [runner.machine_list(x["per_seed"], backend) for x in group]
         if len({frozenset(m) for m in machines}) > 1:
             verdict += (" The minutes compare machines, not attentions ("
-                        + "; ".join(f"{a} on " + " and on ".join(dict.fromkeys(m))
+                        + "; ".join(f"{a} on " + " and on ".join(m)
                                     for a, m in zip(short, machines))
                         + "): the steps compare the budgets.")
         parts.append(f"### {budget or 'The default budget'}\n\n{rows}\n\n{verdict}\n\n")
