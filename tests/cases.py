@@ -1,13 +1,42 @@
 """Shared helpers of the test suite: NumPy references and layer cases."""
 
+import contextlib
+
 import keras
 import numpy as np
+import pytest
 
 from kerattn import layers
 
 
 def to_numpy(x):
     return keras.ops.convert_to_numpy(x)
+
+
+def _initializer_classes(cls=keras.initializers.Initializer):
+    yield cls
+    for sub in cls.__subclasses__():
+        yield from _initializer_classes(sub)
+
+
+@contextlib.contextmanager
+def zero_weights():
+    """Every weight built inside starts at zero: no `Initializer` runs.
+
+    For the structure tests that build a model at its paper's size only to
+    read its sizes: the initializers were most of their time (an orthogonal
+    initializer's QR factorisation of each 1000 x 4000 recurrent kernel,
+    and on JAX a compile for each new shape). Every subclass of
+    `keras.initializers.Initializer` defined when the block starts
+    returns NumPy zeros of the shape and dtype asked for, until the block
+    ends (a plain function given as an initializer still runs)."""
+    def zeros(self, shape, dtype=None, **kwargs):
+        return np.zeros(shape, dtype or keras.config.floatx())
+
+    with pytest.MonkeyPatch.context() as patch:
+        for cls in set(_initializer_classes()):
+            patch.setattr(cls, "__call__", zeros)
+        yield
 
 
 def np_masked_softmax(scores, mask=None):

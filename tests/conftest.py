@@ -9,6 +9,10 @@ sys.path.insert(0, os.path.dirname(__file__))
 from run_backends import xla_flags  # noqa: E402
 
 os.environ.setdefault("XLA_FLAGS", xla_flags(os.environ.get("KERAS_BACKEND")))
+# This pytest process (or xdist worker) itself, for the compile cache's
+# counts (tests/ci_site/sitecustomize.py): what it starts inherits the
+# variable but has its own pid.
+os.environ["KERATTN_PYTEST_PID"] = str(os.getpid())
 
 import keras  # noqa: E402
 import pytest
@@ -88,8 +92,8 @@ def pytest_collection_modifyitems(config, items):
     """Heavy tests (tests/placement.py) run on their one backend only.
 
     Each is marked `heavy` (so `-m "not heavy"` leaves them all out) and is
-    deselected in the other backends' processes. The integration files of
-    `placement.FULL_ONLY` are marked `slow`: the quick tier
+    deselected in the other backends' processes. What `placement.FULL_ONLY`
+    names (files, test functions, cases) is marked `slow`: the quick tier
     (`tests/run_backends.py --quick`) leaves both out.
     """
     backend = keras.backend.backend()

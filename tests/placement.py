@@ -147,16 +147,46 @@ HEAVY = {
 
 
 # Not heavy (they run on all three backends in every full run) but left out
-# of the quick tier, `tests/run_backends.py --quick`: integration files
+# of the quick tier, `tests/run_backends.py --quick`: keys as in HEAVY (a
+# file, a test function or one case) -> what it runs. Integration files
 # (fresh interpreters, export and load across backends, training loops
-# with callbacks, the data pipeline, every docstring Example). conftest
-# marks their tests `slow`.
-FULL_ONLY = (
-    "test_benchmarks.py", "test_distributed.py", "test_docstrings.py",
-    "test_examples.py", "test_export.py", "test_notebooks.py",
-    "test_pipeline.py", "test_recipes.py", "test_recipes_tasks.py",
-    "test_reliability.py", "test_zoo_runner.py", "test_zoo_table.py",
-)
+# with callbacks, the data pipeline, every docstring Example), and the
+# unit files' tests of the same kind: long use, files of earlier releases,
+# training runs with callbacks, fresh interpreters, the cross-backend
+# `.keras` files. conftest marks them `slow` (this table is the only place
+# that does: `tests/test_placement.py`); `tests/README.md` prints it
+# (`full_only_table`).
+FULL_ONLY = {
+    "test_benchmarks.py": "benchmarks/run.py --quick on each backend",
+    "test_distributed.py": "each engine on two processes standing in for two hosts",
+    "test_docstrings.py": "every public docstring and its Example, run",
+    "test_examples.py": "examples/fit.py in fresh interpreters",
+    "test_export.py": "string SavedModels, forward passes, ONNX, .keras across backends",
+    "test_notebooks.py": "the example notebooks, end to end at a small size",
+    "test_pipeline.py": "translation_dataset (tf.data) against Python's tokenisation",
+    "test_recipes.py": "the translation recipe's pieces: batches, training, evaluation",
+    "test_recipes_tasks.py": "the captioning and reading recipes' pieces",
+    "test_reliability.py": "mixed precision, resume, determinism and long inputs",
+    "test_zoo_runner.py": "zoo/runner.py and every recipe's command line",
+    "test_zoo_table.py": "zoo/README.md's table against each model's results.json",
+    "test_long_use.py::test_a_translator_serves_many_requests_with_bounded_compiles": (
+        "long use: a translator serves many requests of every shape"),
+    "test_long_use.py::test_a_50_epoch_fit_traces_no_more_than_its_shapes": (
+        "long use: a 50-epoch fit traces its two shapes only"),
+    "test_legacy_files.py": "the .keras files of earlier releases load and decode as recorded",
+    "test_serialization.py::test_keras_file_loads_under_every_other_backend": (
+        "a fresh interpreter of each other backend loads this backend's .keras files"),
+    "test_wordpiece.py::test_translator_round_trip_with_wordpiece": (
+        "a model trained 60 epochs on WordPiece ids translates strings"),
+    "test_g2p.py::test_training_to_convergence_resumes_from_its_backup": (
+        "g2p.train with early stopping and a backup, stopped and resumed"),
+    "test_monotonic_study.py::test_the_watch_records_before_training_and_at_each_epoch_end": (
+        "the monotonic watch over two epochs of training"),
+    "test_hostile_files.py::test_every_zoo_config_is_clean_and_loads_in_safe_mode": (
+        "the zoo cases' .keras files (written once per full run) hold no code, load in safe mode"),
+    "test_hostile_files.py::test_the_export_command_line_refuses_a_hostile_vocabulary": (
+        "python -m kerattn.export, a fresh interpreter, refuses a hostile vocabulary"),
+}
 
 
 # The node ids (relative to `tests/`) this pytest process collected, before
@@ -171,7 +201,7 @@ def _relative(nodeid):
 
 def full_only(nodeid):
     """True for a test left out of the quick tier (marked `slow`)."""
-    return _relative(nodeid).split("::", 1)[0] in FULL_ONLY
+    return any(matches(key, nodeid) for key in FULL_ONLY)
 
 
 def matches(key, nodeid):
@@ -196,4 +226,11 @@ def table():
             "|---|---|---|"]
     rows += [f"| `{key}` | {backend} | {what} |"
              for key, (backend, what) in HEAVY.items()]
+    return "\n".join(rows)
+
+
+def full_only_table():
+    """tests/README.md's table of what the quick tier leaves out (markdown)."""
+    rows = ["| left out of the quick tier (under `tests/`) | what it runs |", "|---|---|"]
+    rows += [f"| `{key}` | {what} |" for key, what in FULL_ONLY.items()]
     return "\n".join(rows)

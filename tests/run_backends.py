@@ -14,10 +14,12 @@ errors, or runs no test.
 
 `--quick` is the inner loop: the backend-dependent unit tests on all three
 backends, without the heavy integration runs (tests/placement.py) and the
-tests marked `slow`.
+tests marked `slow`; JAX's process shares its files among two workers
+(pytest-xdist, `QUICK_WORKERS`).
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -38,6 +40,26 @@ FAST_COMPILE = ("--xla_backend_optimization_level=0 "
 # TensorFlow's compiled training steps take 5% longer with it
 # (test_reliability: 172 s with it, 163 s without).
 JAX_COMPILE = " --xla_cpu_use_fusion_emitters=false"
+
+
+# The quick tier's pytest workers a backend: JAX's unit tests cost about
+# 60% of the tier's CPU (compiling each eager op once per shape), so one
+# JAX process alone would run on long after the other two ended; two
+# workers, each taking whole test files as it frees up (`--dist loadfile`:
+# a file's tests share their compiles), keep both cores busy to the end.
+QUICK_WORKERS = {"jax": 2}
+
+
+def worker_args(backend, quick):
+    """pytest-xdist's arguments for `backend`'s process (none outside the
+    quick tier, where tests/placement.py balances the three processes)."""
+    workers = QUICK_WORKERS.get(backend, 1) if quick else 1
+    return [] if workers == 1 else ["-n", str(workers), "--dist", "loadfile"]
+
+
+def have_xdist():
+    """True when pytest-xdist (the `dev` extra) is installed."""
+    return importlib.util.find_spec("xdist") is not None
 
 
 def xla_flags(backend):
@@ -111,7 +133,8 @@ def compile_cache_env(workdir, backend):
 
 
 def cache_summary(workdir):
-    """Lines: the JAX processes' cache requests and hits, per kind of process."""
+    """Lines: the JAX processes' cache requests, hits and the seconds read
+    for the hits, per kind of process."""
     path = os.path.join(workdir, "compile_cache.jsonl")
     if not os.path.exists(path):
         return []
@@ -120,8 +143,9 @@ def cache_summary(workdir):
         for line in f:
             record = json.loads(line)
             argv = record["argv"]
-            if "pytest" in " ".join(argv) or argv[:1] == ["__main__.py"]:
-                kind = "the JAX pytest process"
+            # The pytest process, and in the quick tier its xdist workers.
+            if record.get("pytest"):
+                kind = "the JAX pytest process(es)"
             elif argv[:1] == ["-c"]:
                 kind = "python -c (a test's child process)"
             else:
@@ -130,16 +154,16 @@ def cache_summary(workdir):
             total[0] += 1
             total[1] += record["requests"]
             total[2] += record["hits"]
-            total[3] += record["saved_seconds"]
+            total[3] += record["read_seconds"]
     lines = [f"{'JAX processes':<44}{'runs':>6}{'compiles':>10}{'hits':>8}"
-             f"{'saved s':>9}"]
-    for kind, (runs, requests, hits, saved) in sorted(
+             f"{'read s':>9}"]
+    for kind, (runs, requests, hits, read) in sorted(
             kinds.items(), key=lambda item: -item[1][1]):
-        lines.append(f"{kind[:44]:<44}{runs:>6}{requests:>10}{hits:>8}{saved:>9.0f}")
+        lines.append(f"{kind[:44]:<44}{runs:>6}{requests:>10}{hits:>8}{read:>9.0f}")
     return lines
 
 
-def run_backend(backend, pytest_args, workdir):
+def run_backend(backend, pytest_args, workdir, quick=False):
     env = dict(os.environ)
     env["KERAS_BACKEND"] = backend
     env["KERAS_HOME"] = os.path.join(workdir, f"keras_home_{backend}")
@@ -170,6 +194,7 @@ def run_backend(backend, pytest_args, workdir):
         f"--junitxml={junit}",
         "-o",
         f"junit_suite_name={backend}",
+        *(worker_args(backend, quick) if have_xdist() else []),
         *pytest_args,
     ]
     log_path = os.path.join(workdir, f"log_{backend}.txt")
@@ -229,6 +254,9 @@ def main(argv=None):
     pytest_args = args.pytest_args + extra or ["-q", "tests"]
     if args.quick:
         pytest_args = ["-m", "not heavy and not slow", *pytest_args]
+        if not have_xdist() and any(b in QUICK_WORKERS for b in backends):
+            print("pytest-xdist is not installed (the `dev` extra): JAX's "
+                  "quick tests run in one process", flush=True)
 
     start = time.time()
     machine = subprocess.run([sys.executable, os.path.join(REPO, "tests", "machine.py")],
@@ -247,7 +275,7 @@ def main(argv=None):
         while pending or running:
             while pending and len(running) < args.jobs:
                 backend = pending.pop(0)
-                running[backend] = run_backend(backend, pytest_args, workdir)
+                running[backend] = run_backend(backend, pytest_args, workdir, args.quick)
                 print(f"started: {backend}", flush=True)
             done = None
             while done is None:

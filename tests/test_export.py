@@ -242,7 +242,6 @@ FORWARD = (sorted(zc.CASES) if BACKEND != "torch"
            else ["bahdanau_nmt", "han_classifier", "aoa_reader"])
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", FORWARD)
 def test_forward_savedmodel(name, tmp_path):
     """`export_model(format="tf_saved_model")`; torch goes through .keras."""
@@ -270,7 +269,6 @@ ONNX_WORKS = {
 }
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", ONNX_WORKS[BACKEND])
 def test_onnx_runs_in_onnxruntime(name, tmp_path):
     ort = pytest.importorskip("onnxruntime", reason="the onnx extra")
@@ -321,7 +319,6 @@ CROSS_CASES = [(OTHER_BACKENDS[(i + BACKENDS.index(keras.backend.backend())) % 2
                for i, name in enumerate(sorted(zc.CASES))]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("source,name", CROSS_CASES)
 def test_keras_file_loads_and_trains_across_backends(keras_files, source, name):
     """Saved under `source`, loaded here: same outputs, and `fit` continues."""

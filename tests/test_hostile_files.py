@@ -325,7 +325,6 @@ def _objects_and_strings(value, objects, strings):
         strings.append(value)
 
 
-@pytest.mark.slow   # the zoo cases' files are written once per full run
 @pytest.mark.parametrize("name", sorted(__import__("zoo_cases").CASES))
 def test_every_zoo_config_is_clean_and_loads_in_safe_mode(own_keras_files, name):
     """Only keras and kerattn objects, no code, no file path; plain Keras
@@ -359,7 +358,6 @@ def test_every_zoo_config_is_clean_and_loads_in_safe_mode(own_keras_files, name)
                                atol=1e-5, rtol=1e-5)
 
 
-@pytest.mark.slow   # a fresh interpreter
 def test_the_export_command_line_refuses_a_hostile_vocabulary(base, tmp_path):
     import subprocess
 

@@ -22,7 +22,6 @@ import os
 
 import keras
 import numpy as np
-import pytest
 
 import kerattn
 from kerattn.datasets import (LengthBucketedBatches, WordVocabulary, tsv_pairs,
@@ -82,7 +81,6 @@ def _traced(generator):
     return traced
 
 
-@pytest.mark.slow
 def test_a_translator_serves_many_requests_with_bounded_compiles():
     src = WordVocabulary.build([s for s, _ in PAIRS], 500)
     tgt = WordVocabulary.build([t for _, t in PAIRS], 500)
@@ -167,7 +165,6 @@ def test_the_compile_cache_drops_the_least_recently_used():
     assert [k[0] for k in generator._compiled] == [3, 5]
 
 
-@pytest.mark.slow
 def test_a_50_epoch_fit_traces_no_more_than_its_shapes():
     src = WordVocabulary.build([s for s, _ in PAIRS], 300)
     tgt = WordVocabulary.build([t for _, t in PAIRS], 300)

@@ -1,5 +1,7 @@
 """The heavy-test placement (tests/placement.py) is valid and documented."""
 
+import functools
+import json
 import os
 import subprocess
 import sys
@@ -28,10 +30,20 @@ def _collected_whole(config):
 
 
 def collected_ids(files, config):
-    """The node ids (relative to `tests/`) of every test in `files`: those
-    this process collected where it collected the file whole (a full or
-    quick run), else those of a `--collect-only` run over the rest (about
-    20 s on two shared cores), without conftest's deselection."""
+    """The node ids (relative to `tests/`) of every test in `files`, files
+    that `placement.HEAVY` or `placement.FULL_ONLY` name: those this
+    process collected where it collected the file whole (a full or quick
+    run), else those of one `--collect-only` run over the rest of the
+    tables' files (about 20 s on two shared cores), without conftest's
+    deselection."""
+    tables = frozenset(key.split("::", 1)[0]
+                       for key in [*placement.HEAVY, *placement.FULL_ONLY])
+    assert set(files) <= tables
+    return {i for i in _collected_ids(tables, config) if i.split("::", 1)[0] in files}
+
+
+@functools.lru_cache(maxsize=None)
+def _collected_ids(files, config):
     whole = _collected_whole(config)
     here = {f for f in files if whole is None or f in whole}
     ids = {i for i in placement.COLLECTED if i.split("::", 1)[0] in here}
@@ -63,6 +75,39 @@ def test_every_heavy_key_names_a_collected_test_on_a_real_backend(pytestconfig):
             f"{key} names no collected test")
 
 
+def test_every_quick_tier_exclusion_names_a_collected_test(pytestconfig):
+    """Each key of `placement.FULL_ONLY` (a file, a test function or one
+    case) is collected and says what it runs: a renamed test would
+    otherwise come back into the quick tier unseen."""
+    files = {key.split("::", 1)[0] for key in placement.FULL_ONLY}
+    ids = collected_ids(files, pytestconfig)
+    for key, what in placement.FULL_ONLY.items():
+        assert what, key
+        assert any(placement.matches(key, i) for i in ids), (
+            f"{key} names no collected test")
+
+
+def test_only_the_table_marks_tests_slow():
+    """`slow` comes from `placement.FULL_ONLY` alone (tests/conftest.py): a
+    decorator in a test file would leave the quick tier unseen by the
+    table that tests/README.md prints."""
+    marker = "pytest.mark." + "slow"   # not this file's own text
+    for name in sorted(os.listdir(HERE)):
+        if name.startswith("test_") and name.endswith(".py"):
+            with open(os.path.join(HERE, name), encoding="utf-8") as f:
+                assert marker not in f.read(), name
+
+
+def test_the_quick_tier_leaves_out_whole_files_and_single_tests(monkeypatch):
+    monkeypatch.setattr(placement, "FULL_ONLY", {
+        "test_a.py": "a file", "test_b.py::test_fit": "a function"})
+    assert placement.full_only("tests/test_a.py::test_other")
+    assert placement.full_only("test_b.py::test_fit[small]")
+    assert not placement.full_only("test_b.py::TestC::test_fit")
+    assert not placement.full_only("test_b.py::test_fitness")
+    assert not placement.full_only("test_ab.py::test_fit")
+
+
 def test_longest_key_wins_and_other_tests_run_everywhere(monkeypatch):
     monkeypatch.setattr(placement, "HEAVY", {
         "test_a.py": ("jax", "a file"),
@@ -78,12 +123,12 @@ def test_longest_key_wins_and_other_tests_run_everywhere(monkeypatch):
     assert placement.placement("test_b.py::test_fit[big]") is None
 
 
-def test_readme_prints_the_table():
+def test_readme_prints_the_tables():
     with open(os.path.join(HERE, "README.md"), encoding="utf-8") as f:
         readme = f.read()
-    assert placement.table() in readme, (
-        "tests/README.md must carry tests/placement.py's table:\n"
-        + placement.table())
+    for table in (placement.table(), placement.full_only_table()):
+        assert table in readme, (
+            "tests/README.md must carry tests/placement.py's tables:\n" + table)
 
 
 def test_the_costliest_tests_are_ranked_by_their_cpu_seconds(tmp_path):
@@ -105,3 +150,25 @@ def test_the_costliest_tests_are_ranked_by_their_cpu_seconds(tmp_path):
                                       (1.5, 10.0, "tests.a::wall")]
     assert _slowest(str(path), 1) == [(5.25, 2.0, "tests.a::cpu")]
     assert _slowest(str(tmp_path / "missing.xml"), 3) == []
+
+
+def test_the_compile_cache_counts_join_a_runs_pytest_processes(tmp_path):
+    """`tests/run_backends.py` sums the compile cache's counts per kind of
+    process: the pytest process and the quick tier's two workers (each
+    marked `pytest` by tests/ci_site/sitecustomize.py) as one, a test's
+    `python -c` child apart, whatever it inherited."""
+    from run_backends import cache_summary
+
+    records = [
+        {"argv": ["-c"], "pytest": True, "requests": 10, "hits": 4, "read_seconds": 0.5},
+        {"argv": ["-c"], "pytest": True, "requests": 6, "hits": 1, "read_seconds": 0.25},
+        {"argv": ["-c"], "pytest": False, "requests": 3, "hits": 0, "read_seconds": 0.0},
+    ]
+    (tmp_path / "compile_cache.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in records))
+    lines = cache_summary(str(tmp_path))
+    assert lines[0].split() == ["JAX", "processes", "runs", "compiles", "hits", "read", "s"]
+    assert lines[1].split()[-4:] == ["2", "16", "5", "1"]
+    assert lines[1].startswith("the JAX pytest process")
+    assert lines[2].startswith("python -c") and lines[2].split()[-4:] == ["1", "3", "0", "0"]
+    assert cache_summary(str(tmp_path / "none")) == []

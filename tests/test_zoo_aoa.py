@@ -6,7 +6,7 @@ import keras
 import numpy as np
 import pytest
 
-from cases import np_masked_softmax, to_numpy
+from cases import np_masked_softmax, to_numpy, zero_weights
 from kerattn import zoo
 from kerattn.datasets import (
     baseline_accuracy,
@@ -192,7 +192,8 @@ def test_reader_against_numpy_with_padding(questions):
 
 
 def test_paper_defaults_and_bad_arguments():
-    model = zoo.aoa_reader()
+    with zero_weights():
+        model = zoo.aoa_reader()
     assert model.get_layer("embedding").output_dim == 384
     assert model.get_layer("document_encoder").forward_layer.units == 256
     with pytest.raises(ValueError, match="`units` must be a positive integer"):

@@ -6,7 +6,7 @@ import keras
 import numpy as np
 import pytest
 
-from cases import to_numpy
+from cases import to_numpy, zero_weights
 from kerattn import zoo
 from kerattn.datasets import WordVocabulary, attention_on_own_digit, digit_strips
 from kerattn.datasets.digits import compose_strips, split_digits
@@ -99,7 +99,8 @@ def test_structure_shapes_and_paper_defaults(strips):
     assert tuple(logits.shape) == c_out.shape + (len(vocab),)
     assert model.get_layer("decoder").attention.gating  # the selector beta
     # The defaults follow the authors' code.
-    full = zoo.show_attend_tell(100, image_shape=(32, 32, 3))
+    with zero_weights():
+        full = zoo.show_attend_tell(100, image_shape=(32, 32, 3))
     decoder = full.get_layer("decoder")
     assert decoder.units == 1000 and decoder.cell_type == "lstm"
     assert full.get_layer("embedding").output_dim == 100

@@ -6,7 +6,7 @@ import keras
 import numpy as np
 import pytest
 
-from cases import to_numpy
+from cases import to_numpy, zero_weights
 from kerattn import zoo
 from kerattn.datasets import (
     build_word_vocabulary,
@@ -172,7 +172,8 @@ def test_shapes_weights_and_masks_at_both_levels(sample):
 
 
 def test_paper_defaults_and_bad_arguments():
-    model = zoo.han_classifier()
+    with zero_weights():
+        model = zoo.han_classifier()
     encoder = model.get_layer("encoder")
     assert (encoder.word_units, encoder.sentence_units, encoder.attention_units) == (
         50, 50, 100)

@@ -6,7 +6,7 @@ import keras
 import numpy as np
 import pytest
 
-from cases import to_numpy
+from cases import to_numpy, zero_weights
 from kerattn import zoo
 from kerattn.losses import MaskedSparseCrossentropy
 from kerattn.datasets import WordVocabulary, gettext_pairs, translation_arrays
@@ -61,6 +61,19 @@ def _defaults(builder):
     return {k: p.default for k, p in inspect.signature(builder).parameters.items()}
 
 
+def test_zero_weights_builds_without_initializers_and_restores_them():
+    """tests/cases.py's `zero_weights` (the paper-size builds below): every
+    initializer gives zeros inside it, and its own values after."""
+    with zero_weights():
+        inside = keras.layers.LSTM(3)
+        inside.build((None, 2, 4))
+    after = keras.layers.LSTM(3)
+    after.build((None, 2, 4))
+    for weights, zero in ((inside.get_weights(), True), (after.get_weights()[:2], False)):
+        for w in weights:
+            assert np.all(w == 0) == zero, w
+
+
 def test_bahdanau_builder_structure():
     model = zoo.bahdanau_nmt(30, 40, preset="tiny")
     names = {layer.name for layer in model.layers}
@@ -71,7 +84,8 @@ def test_bahdanau_builder_structure():
     # Paper defaults (Bahdanau et al. 2014, appendix A).
     # The paper's sizes with small vocabularies (the paper's 30k would only
     # cost allocation time); the vocabulary defaults are read off the signature.
-    paper = zoo.bahdanau_nmt(30, 40)
+    with zero_weights():
+        paper = zoo.bahdanau_nmt(30, 40)
     assert _defaults(zoo.bahdanau_nmt)["source_vocab_size"] == 30000
     decoder = paper.get_layer("decoder")
     assert decoder.units == 1000 and decoder.attention.units == 1000
@@ -139,7 +153,8 @@ def test_luong_builder_structure():
     assert decoder.num_layers == 3 and decoder.order == "luong"
     assert decoder.input_feeding
     # Paper defaults (Luong et al. 2015, section 4.1).
-    paper = zoo.luong_nmt(30, 40)
+    with zero_weights():
+        paper = zoo.luong_nmt(30, 40)
     assert _defaults(zoo.luong_nmt)["target_vocab_size"] == 50000
     assert paper.get_layer("decoder").units == 1000
     assert paper.get_layer("decoder").num_layers == 4
@@ -158,7 +173,8 @@ def test_seq2seq_structure_and_reversal():
     assert model.output_shape == (None, None, 40)
     assert [l.name for l in model.layers if l.name.startswith("decoder_")] == [
         "decoder_1", "decoder_2", "decoder_3"]
-    paper = zoo.seq2seq(30, 40)
+    with zero_weights():
+        paper = zoo.seq2seq(30, 40)
     assert paper.get_layer("encoder_4").units == 1000
     assert _defaults(zoo.seq2seq)["source_vocab_size"] == 160000
     assert _defaults(zoo.seq2seq)["target_vocab_size"] == 80000
@@ -180,7 +196,8 @@ def test_cho_structure():
     model = zoo.cho_encoder_decoder(30, 40, embedding_dim=8, units=16,
                                     maxout_units=6)
     assert model.output_shape == (None, None, 40)
-    paper = zoo.cho_encoder_decoder(30, 40)
+    with zero_weights():
+        paper = zoo.cho_encoder_decoder(30, 40)
     assert _defaults(zoo.cho_encoder_decoder)["source_vocab_size"] == 15000
     assert paper.get_layer("encoder").units == 1000
     assert paper.get_layer("source_embedding").output_dim == 100
@@ -196,7 +213,8 @@ def test_transformer_structure():
                                 ff_dim=32)
     assert model.output_shape == (None, None, 40)
     # Base model defaults (Vaswani et al. 2017, Table 3).
-    paper = zoo.transformer_nmt(30, 40)
+    with zero_weights():
+        paper = zoo.transformer_nmt(30, 40)
     assert _defaults(zoo.transformer_nmt)["source_vocab_size"] == 37000
     block = paper.get_layer("decoder_6")
     assert block.num_heads == 8 and block.ff_dim == 2048 and block.dropout == 0.1
