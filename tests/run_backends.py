@@ -52,9 +52,12 @@ QUICK_WORKERS = {"jax": 2}
 
 def worker_args(backend, quick):
     """pytest-xdist's arguments for `backend`'s process (none outside the
-    quick tier, where tests/placement.py balances the three processes)."""
+    quick tier, where tests/placement.py balances the three processes, nor
+    without pytest-xdist)."""
     workers = QUICK_WORKERS.get(backend, 1) if quick else 1
-    return [] if workers == 1 else ["-n", str(workers), "--dist", "loadfile"]
+    if workers == 1 or not have_xdist():
+        return []
+    return ["-n", str(workers), "--dist", "loadfile"]
 
 
 def have_xdist():
@@ -194,7 +197,7 @@ def run_backend(backend, pytest_args, workdir, quick=False):
         f"--junitxml={junit}",
         "-o",
         f"junit_suite_name={backend}",
-        *(worker_args(backend, quick) if have_xdist() else []),
+        *worker_args(backend, quick),
         *pytest_args,
     ]
     log_path = os.path.join(workdir, f"log_{backend}.txt")
