@@ -48,29 +48,28 @@ _full_float32_matmuls()
 
 
 def _jax_compilation_cache():
-    """JAX: compiled programs cached on disk for this run (a fresh folder).
+    """JAX: compiled programs cached on disk, keyed by the program.
 
     Tests build the same tiny models again and again; each new model's
     `jax.jit` functions trace to the same program, which JAX compiles
     again (its in-memory cache is keyed by the Python function). The
     persistent cache is keyed by the program, so the second build reuses
     the first's executable. Off with `KERATTN_JAX_CACHE=0`. Under
-    tests/run_backends.py the run's one cache folder comes by environment
-    (`JAX_COMPILATION_CACHE_DIR`, shared with every process the tests
-    start); a plain pytest gets a folder of its own.
+    tests/run_backends.py the folder comes by environment
+    (`JAX_COMPILATION_CACHE_DIR`: the full suite's own, the quick tier's
+    kept between runs); a plain pytest uses the quick tier's
+    (`run_backends.quick_cache_dir`), as it is an inner loop too.
     """
     if keras.backend.backend() != "jax" or os.environ.get("KERATTN_JAX_CACHE") == "0":
         return
     if os.environ.get("JAX_COMPILATION_CACHE_DIR"):
         return
-    import atexit
-    import shutil
-    import tempfile
-
     import jax
 
-    folder = tempfile.mkdtemp(prefix="kerattn_jax_cache_")
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    from run_backends import quick_cache_dir
+
+    folder = quick_cache_dir()
+    os.makedirs(folder, exist_ok=True)
     jax.config.update("jax_compilation_cache_dir", folder)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)

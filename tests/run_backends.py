@@ -14,8 +14,9 @@ errors, or runs no test.
 
 `--quick` is the inner loop: the backend-dependent unit tests on all three
 backends, without the heavy integration runs (tests/placement.py) and the
-tests marked `slow`; JAX's process shares its files among two workers
-(pytest-xdist, `QUICK_WORKERS`).
+tests marked `slow`; the JAX and TensorFlow processes share their files
+among two workers each (pytest-xdist, `QUICK_WORKERS`), and JAX keeps its
+compile cache between quick runs (`quick_cache_dir`).
 """
 
 import argparse
@@ -42,12 +43,13 @@ FAST_COMPILE = ("--xla_backend_optimization_level=0 "
 JAX_COMPILE = " --xla_cpu_use_fusion_emitters=false"
 
 
-# The quick tier's pytest workers a backend: JAX's unit tests cost about
-# 60% of the tier's CPU (compiling each eager op once per shape), so one
-# JAX process alone would run on long after the other two ended; two
-# workers, each taking whole test files as it frees up (`--dist loadfile`:
-# a file's tests share their compiles), keep both cores busy to the end.
-QUICK_WORKERS = {"jax": 2}
+# The quick tier's pytest workers a backend. Its CPU is nearly all JAX's
+# and TensorFlow's (compiling each eager op once per shape; tracing and
+# compiling steps), torch's a tenth of either: one process each, JAX's and
+# then TensorFlow's ran on alone long after torch's had ended. Two workers
+# each, taking whole test files as they free up (`--dist loadfile`: a
+# file's tests share their compiles), keep both cores busy to the end.
+QUICK_WORKERS = {"jax": 2, "tensorflow": 2}
 
 
 def worker_args(backend, quick):
@@ -109,14 +111,74 @@ def _slowest(junit_path, count):
     return sorted(cases, key=lambda c: -(c[1] if c[0] is None else c[0]))[:count]
 
 
-def compile_cache_env(workdir, backend):
-    """One compile cache for the run, in `workdir` (removed at exit), given
-    by environment to the JAX pytest process and every process it starts:
-    JAX's persistent cache (keyed by the program, its flags and devices: a
-    program compiled by one process is not compiled again by another), and
-    the counting of its hits (tests/ci_site/sitecustomize.py writes one line
-    per JAX process to compile_cache.jsonl). `KERATTN_JAX_CACHE=0` turns it
-    off.
+# The quick tier's JAX cache outlives its run (the full suite's does not):
+# the inner loop runs the same tests again and again, and a warm cache
+# gives back nearly every eager op's and step's executable instead of
+# compiling it (tests/README.md, "The budget", measures both). Above this
+# size its oldest entries go, down to half.
+QUICK_CACHE_BYTES = 4 << 30
+
+
+def quick_cache_dir():
+    """The quick tier's JAX compile cache: `$KERATTN_QUICK_CACHE_DIR`, else
+    `kerattn/quick-tier-jax` in the user's cache folder
+    (`$XDG_CACHE_HOME`, else `~/.cache`). JAX keys each entry by the
+    program, its flags, devices and the jax and jaxlib versions, so an
+    entry is only ever reused for the same program: a stale one costs disk,
+    never a wrong result."""
+    if os.environ.get("KERATTN_QUICK_CACHE_DIR"):
+        return os.environ["KERATTN_QUICK_CACHE_DIR"]
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".cache")
+    return os.path.join(root, "kerattn", "quick-tier-jax")
+
+
+def prune_cache(folder, limit=QUICK_CACHE_BYTES):
+    """Removes `folder`'s oldest files (by modification: JAX writes an
+    entry once) until it holds at most half of `limit` bytes, once it holds
+    more than `limit`; returns the bytes removed."""
+    entries = []
+    for entry in os.scandir(folder) if os.path.isdir(folder) else ():
+        if entry.is_file(follow_symlinks=False):
+            stat = entry.stat(follow_symlinks=False)
+            entries.append((stat.st_mtime, stat.st_size, entry.path))
+    total = sum(size for _, size, _ in entries)
+    if total <= limit:
+        return 0
+    removed = 0
+    for _, size, path in sorted(entries):
+        if total - removed <= limit // 2:
+            break
+        try:
+            os.remove(path)
+        except OSError:
+            continue
+        removed += size
+    return removed
+
+
+def quick_cache_line(folder):
+    """Prunes the quick tier's cache folder (`prune_cache`) and says what
+    it holds as the run starts: a cold cache (the first run, or after an
+    upgrade) compiles everything."""
+    removed = prune_cache(folder)
+    files = [e for e in os.scandir(folder) if e.is_file()] if os.path.isdir(folder) else []
+    size = sum(e.stat().st_size for e in files)
+    return (f"JAX compile cache (kept between quick runs): {folder}, "
+            f"{len(files)} files, {size / 2**20:.0f} MiB"
+            + (f" ({removed / 2**20:.0f} MiB of its oldest removed)" if removed else "")
+            + ("" if files else ": cold, JAX compiles everything"))
+
+
+def compile_cache_env(workdir, backend, quick=False):
+    """JAX's persistent compile cache, given by environment to the JAX
+    pytest process and every process it starts: keyed by the program, its
+    flags and devices, so a program compiled by one process (or, in the
+    quick tier, by an earlier run) is not compiled again. The full suite's
+    folder is the run's own, in `workdir` (removed at exit); the quick
+    tier's is `quick_cache_dir()`, kept between runs. The hits are counted
+    too (tests/ci_site/sitecustomize.py writes one line per JAX process to
+    compile_cache.jsonl in `workdir`). `KERATTN_JAX_CACHE=0` turns it off.
 
     Not for the JAX programs that the TensorFlow and torch processes start
     (each `fit.py --backend jax`, the JAX benchmark): measured on
@@ -127,7 +189,7 @@ def compile_cache_env(workdir, backend):
     (tests/README.md, "What keeps it there")."""
     if os.environ.get("KERATTN_JAX_CACHE") == "0" or backend != "jax":
         return {}
-    folder = os.path.join(workdir, "jax_cache")
+    folder = quick_cache_dir() if quick else os.path.join(workdir, "jax_cache")
     os.makedirs(folder, exist_ok=True)
     return {"JAX_COMPILATION_CACHE_DIR": folder,
             "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
@@ -173,7 +235,7 @@ def run_backend(backend, pytest_args, workdir, quick=False):
     # .keras files saved under each backend, shared by the three processes.
     env["KERATTN_SHARED_TEST_DIR"] = os.path.join(workdir, "shared")
     env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
-    cache = compile_cache_env(workdir, backend)
+    cache = compile_cache_env(workdir, backend, quick)
     env.update(cache)
     if cache:   # sitecustomize counts the cache's hits in every process
         env["PYTHONPATH"] = os.path.join(REPO, "tests", "ci_site") + os.pathsep + env["PYTHONPATH"]
@@ -258,8 +320,8 @@ def main(argv=None):
     if args.quick:
         pytest_args = ["-m", "not heavy and not slow", *pytest_args]
         if not have_xdist() and any(b in QUICK_WORKERS for b in backends):
-            print("pytest-xdist is not installed (the `dev` extra): JAX's "
-                  "quick tests run in one process", flush=True)
+            print("pytest-xdist is not installed (the `dev` extra): the JAX "
+                  "and TensorFlow quick tests run in one process each", flush=True)
 
     start = time.time()
     machine = subprocess.run([sys.executable, os.path.join(REPO, "tests", "machine.py")],
@@ -267,6 +329,9 @@ def main(argv=None):
                              env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     print(machine.stdout.strip() or f"machine: figures failed: {machine.stderr[-300:]}",
           flush=True)
+
+    if args.quick and "jax" in backends and os.environ.get("KERATTN_JAX_CACHE") != "0":
+        print(quick_cache_line(quick_cache_dir()), flush=True)
 
     results, slowest, cache_lines = {}, {}, []
     with tempfile.TemporaryDirectory(prefix="kerattn_tests_") as workdir:

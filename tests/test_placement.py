@@ -172,3 +172,36 @@ def test_the_compile_cache_counts_join_a_runs_pytest_processes(tmp_path):
     assert lines[1].startswith("the JAX pytest process")
     assert lines[2].startswith("python -c") and lines[2].split()[-4:] == ["1", "3", "0", "0"]
     assert cache_summary(str(tmp_path / "none")) == []
+
+
+def test_the_quick_tiers_compile_cache_is_kept_and_pruned_oldest_first(tmp_path, monkeypatch):
+    """The quick tier's JAX cache is one folder kept between runs
+    (`KERATTN_QUICK_CACHE_DIR`, else the user's cache folder); the full
+    suite's is the run's own; `KERATTN_JAX_CACHE=0` gives none. Over its
+    limit, the oldest-written files go until half the limit is left."""
+    from run_backends import compile_cache_env, prune_cache, quick_cache_dir
+
+    kept = tmp_path / "kept"
+    monkeypatch.setenv("KERATTN_QUICK_CACHE_DIR", str(kept))
+    monkeypatch.delenv("KERATTN_JAX_CACHE", raising=False)
+    assert quick_cache_dir() == str(kept)
+    run = tmp_path / "run"
+    assert compile_cache_env(str(run), "jax", quick=True)["JAX_COMPILATION_CACHE_DIR"] == str(kept)
+    assert compile_cache_env(str(run), "jax")["JAX_COMPILATION_CACHE_DIR"] == str(run / "jax_cache")
+    assert compile_cache_env(str(run), "tensorflow", quick=True) == {}
+    monkeypatch.setenv("KERATTN_JAX_CACHE", "0")
+    assert compile_cache_env(str(run), "jax", quick=True) == {}
+    monkeypatch.delenv("KERATTN_QUICK_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert quick_cache_dir() == str(tmp_path / "xdg" / "kerattn" / "quick-tier-jax")
+
+    # Five 100-byte entries written one after another (the newest last),
+    # listed in another order than their age.
+    for age, name in zip([5, 1, 4, 2, 3], "abcde"):
+        path = kept / name
+        path.write_bytes(b"x" * 100)
+        os.utime(path, (1000 - age, 1000 - age))
+    assert prune_cache(str(kept), limit=500) == 0          # at the limit: kept
+    assert prune_cache(str(kept), limit=400) == 300        # over: down to 200
+    assert sorted(p.name for p in kept.iterdir()) == ["b", "d"]
+    assert prune_cache(str(tmp_path / "missing"), limit=0) == 0
