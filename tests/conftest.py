@@ -58,7 +58,9 @@ def _jax_compilation_cache():
     tests/run_backends.py the folder comes by environment
     (`JAX_COMPILATION_CACHE_DIR`: the full suite's own, the quick tier's
     kept between runs); a plain pytest uses the quick tier's
-    (`run_backends.quick_cache_dir`), as it is an inner loop too.
+    (`run_backends.quick_cache_dir`, pruned as the quick tier prunes it),
+    as it is an inner loop too, or a folder of its own where that one
+    cannot be written.
     """
     if keras.backend.backend() != "jax" or os.environ.get("KERATTN_JAX_CACHE") == "0":
         return
@@ -66,10 +68,20 @@ def _jax_compilation_cache():
         return
     import jax
 
-    from run_backends import quick_cache_dir
+    from run_backends import prune_cache, quick_cache_dir
 
     folder = quick_cache_dir()
-    os.makedirs(folder, exist_ok=True)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        if not os.environ.get("PYTEST_XDIST_WORKER"):   # once, not per worker
+            prune_cache(folder)
+    except OSError:
+        import atexit
+        import shutil
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="kerattn_jax_cache_")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
     jax.config.update("jax_compilation_cache_dir", folder)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)

@@ -45,7 +45,7 @@ JAX_COMPILE = " --xla_cpu_use_fusion_emitters=false"
 
 # The quick tier's pytest workers a backend. Its CPU is nearly all JAX's
 # and TensorFlow's (compiling each eager op once per shape; tracing and
-# compiling steps), torch's a tenth of either: one process each, JAX's and
+# compiling steps), torch's a sixth of TensorFlow's: one process each, JAX's and
 # then TensorFlow's ran on alone long after torch's had ended. Two workers
 # each, taking whole test files as they free up (`--dist loadfile`: a
 # file's tests share their compiles), keep both cores busy to the end.
@@ -114,34 +114,69 @@ def _slowest(junit_path, count):
 # The quick tier's JAX cache outlives its run (the full suite's does not):
 # the inner loop runs the same tests again and again, and a warm cache
 # gives back nearly every eager op's and step's executable instead of
-# compiling it (tests/README.md, "The budget", measures both). Above this
-# size its oldest entries go, down to half.
+# compiling it (tests/README.md, "The budget", measures both; a warm
+# cache of the quick tier was about 100 MiB on 2026-12-06). Above this
+# size its least recently used entries go, down to half.
 QUICK_CACHE_BYTES = 4 << 30
 
 
 def quick_cache_dir():
     """The quick tier's JAX compile cache: `$KERATTN_QUICK_CACHE_DIR`, else
-    `kerattn/quick-tier-jax` in the user's cache folder
-    (`$XDG_CACHE_HOME`, else `~/.cache`). JAX keys each entry by the
-    program, its flags, devices and the jax and jaxlib versions, so an
-    entry is only ever reused for the same program: a stale one costs disk,
-    never a wrong result."""
+    `kerattn/quick-tier-jax/<jaxlib version>-<CPU>` in the user's cache
+    folder (`$XDG_CACHE_HOME`, else `~/.cache`). JAX keys each entry by the
+    program, its flags, devices and the jaxlib version, so an entry is only
+    ever reused for the same program: a stale one costs disk, never a wrong
+    result. The subfolder keeps apart the CPUs a home folder may be shared
+    by: XLA's CPU loader refuses an executable built for another CPU's
+    features, and JAX never rewrites an entry that exists, so a shared
+    entry would be compiled again on every run of the other CPU."""
     if os.environ.get("KERATTN_QUICK_CACHE_DIR"):
         return os.environ["KERATTN_QUICK_CACHE_DIR"]
     root = os.environ.get("XDG_CACHE_HOME") or os.path.join(
         os.path.expanduser("~"), ".cache")
-    return os.path.join(root, "kerattn", "quick-tier-jax")
+    return os.path.join(root, "kerattn", "quick-tier-jax", _cache_key())
+
+
+def _cache_key():
+    """`<jaxlib version>-<12 hex digits of the CPU's model and features>`."""
+    import hashlib
+    import importlib.metadata
+    import platform
+
+    try:
+        jaxlib = importlib.metadata.version("jaxlib")
+    except importlib.metadata.PackageNotFoundError:
+        jaxlib = "none"
+    cpu = platform.machine() + platform.processor()
+    try:
+        with open("/proc/cpuinfo") as f:
+            lines = f.read().split("\n\n")[0].splitlines()
+        cpu += "".join(line for line in lines
+                       if line.startswith(("model name", "flags")))
+    except OSError:
+        pass
+    return f"{jaxlib}-{hashlib.sha256(cpu.encode()).hexdigest()[:12]}"
 
 
 def prune_cache(folder, limit=QUICK_CACHE_BYTES):
-    """Removes `folder`'s oldest files (by modification: JAX writes an
-    entry once) until it holds at most half of `limit` bytes, once it holds
-    more than `limit`; returns the bytes removed."""
+    """Removes `folder`'s empty files (a write cut short by a killed run:
+    JAX would warn and compile that program on every run, as it never
+    rewrites an entry that exists), then, once the folder holds more than
+    `limit` bytes, its least recently used files (by access time, or
+    modification where later) until it holds at most half of `limit`;
+    returns the bytes removed from the limit's pruning."""
     entries = []
     for entry in os.scandir(folder) if os.path.isdir(folder) else ():
-        if entry.is_file(follow_symlinks=False):
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                continue
             stat = entry.stat(follow_symlinks=False)
-            entries.append((stat.st_mtime, stat.st_size, entry.path))
+            if stat.st_size == 0:
+                os.remove(entry.path)
+                continue
+        except OSError:   # another run removed it meanwhile
+            continue
+        entries.append((max(stat.st_atime, stat.st_mtime), stat.st_size, entry.path))
     total = sum(size for _, size, _ in entries)
     if total <= limit:
         return 0
@@ -159,14 +194,20 @@ def prune_cache(folder, limit=QUICK_CACHE_BYTES):
 
 def quick_cache_line(folder):
     """Prunes the quick tier's cache folder (`prune_cache`) and says what
-    it holds as the run starts: a cold cache (the first run, or after an
-    upgrade) compiles everything."""
+    it holds as the run starts: an empty one (the first run on this CPU
+    and jaxlib) compiles everything."""
     removed = prune_cache(folder)
-    files = [e for e in os.scandir(folder) if e.is_file()] if os.path.isdir(folder) else []
-    size = sum(e.stat().st_size for e in files)
+    files = size = 0
+    for entry in os.scandir(folder) if os.path.isdir(folder) else ():
+        try:
+            size += entry.stat(follow_symlinks=False).st_size
+            files += 1
+        except OSError:
+            continue
     return (f"JAX compile cache (kept between quick runs): {folder}, "
-            f"{len(files)} files, {size / 2**20:.0f} MiB"
-            + (f" ({removed / 2**20:.0f} MiB of its oldest removed)" if removed else "")
+            f"{files} files, {size / 2**20:.0f} MiB"
+            + (f" ({removed / 2**20:.0f} MiB of its least recently used removed)"
+               if removed else "")
             + ("" if files else ": cold, JAX compiles everything"))
 
 
@@ -189,7 +230,13 @@ def compile_cache_env(workdir, backend, quick=False):
     (tests/README.md, "What keeps it there")."""
     if os.environ.get("KERATTN_JAX_CACHE") == "0" or backend != "jax":
         return {}
-    folder = quick_cache_dir() if quick else os.path.join(workdir, "jax_cache")
+    folder = os.path.join(workdir, "jax_cache")
+    if quick:
+        try:   # the run's own folder where the user's cannot be written
+            os.makedirs(quick_cache_dir(), exist_ok=True)
+            folder = quick_cache_dir()
+        except OSError:
+            pass
     os.makedirs(folder, exist_ok=True)
     return {"JAX_COMPILATION_CACHE_DIR": folder,
             "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",

@@ -3,6 +3,7 @@
 import functools
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -174,11 +175,12 @@ def test_the_compile_cache_counts_join_a_runs_pytest_processes(tmp_path):
     assert cache_summary(str(tmp_path / "none")) == []
 
 
-def test_the_quick_tiers_compile_cache_is_kept_and_pruned_oldest_first(tmp_path, monkeypatch):
+def test_the_quick_tiers_compile_cache_is_kept_and_pruned_least_recently_used_first(tmp_path, monkeypatch):
     """The quick tier's JAX cache is one folder kept between runs
     (`KERATTN_QUICK_CACHE_DIR`, else the user's cache folder); the full
-    suite's is the run's own; `KERATTN_JAX_CACHE=0` gives none. Over its
-    limit, the oldest-written files go until half the limit is left."""
+    suite's is the run's own; `KERATTN_JAX_CACHE=0` gives none. Empty
+    files go; over its limit, the least recently used until half the limit
+    is left."""
     from run_backends import compile_cache_env, prune_cache, quick_cache_dir
 
     kept = tmp_path / "kept"
@@ -193,15 +195,22 @@ def test_the_quick_tiers_compile_cache_is_kept_and_pruned_oldest_first(tmp_path,
     assert compile_cache_env(str(run), "jax", quick=True) == {}
     monkeypatch.delenv("KERATTN_QUICK_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert quick_cache_dir() == str(tmp_path / "xdg" / "kerattn" / "quick-tier-jax")
+    folder = quick_cache_dir()   # one subfolder per jaxlib and CPU
+    assert os.path.dirname(folder) == str(tmp_path / "xdg" / "kerattn" / "quick-tier-jax")
+    assert re.fullmatch(r"[^-]+-[0-9a-f]{12}", os.path.basename(folder))
+    assert quick_cache_dir() == folder
 
-    # Five 100-byte entries written one after another (the newest last),
-    # listed in another order than their age.
+    # Five 100-byte entries last used one after another (the most recent
+    # last), listed in another order than their age, and an empty one (a
+    # write cut short), removed whatever the size.
     for age, name in zip([5, 1, 4, 2, 3], "abcde"):
         path = kept / name
         path.write_bytes(b"x" * 100)
         os.utime(path, (1000 - age, 1000 - age))
+    (kept / "z").write_bytes(b"")
     assert prune_cache(str(kept), limit=500) == 0          # at the limit: kept
+    assert sorted(p.name for p in kept.iterdir()) == list("abcde")
+    os.utime(kept / "a", (2000, 995))                      # read since: kept
     assert prune_cache(str(kept), limit=400) == 300        # over: down to 200
-    assert sorted(p.name for p in kept.iterdir()) == ["b", "d"]
+    assert sorted(p.name for p in kept.iterdir()) == ["a", "b"]
     assert prune_cache(str(tmp_path / "missing"), limit=0) == 0
