@@ -232,9 +232,10 @@ def compile_cache_env(workdir, backend, quick=False):
         return {}
     folder = os.path.join(workdir, "jax_cache")
     if quick:
+        kept = quick_cache_dir()
         try:   # the run's own folder where the user's cannot be written
-            os.makedirs(quick_cache_dir(), exist_ok=True)
-            folder = quick_cache_dir()
+            os.makedirs(kept, exist_ok=True)
+            folder = kept
         except OSError:
             pass
     os.makedirs(folder, exist_ok=True)
