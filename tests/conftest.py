@@ -62,13 +62,13 @@ def _jax_compilation_cache():
     as it is an inner loop too, or a folder of its own where that one
     cannot be written.
     """
-    if keras.backend.backend() != "jax" or os.environ.get("KERATTN_JAX_CACHE") == "0":
+    from run_backends import jax_cache_on, prune_cache, quick_cache_dir
+
+    if keras.backend.backend() != "jax" or not jax_cache_on():
         return
     if os.environ.get("JAX_COMPILATION_CACHE_DIR"):
         return
     import jax
-
-    from run_backends import prune_cache, quick_cache_dir
 
     folder = quick_cache_dir()
     try:

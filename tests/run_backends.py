@@ -120,6 +120,12 @@ def _slowest(junit_path, count):
 QUICK_CACHE_BYTES = 4 << 30
 
 
+def jax_cache_on():
+    """False where `KERATTN_JAX_CACHE=0` turns JAX's compile cache off
+    (for the full suite, the quick tier and a plain pytest alike)."""
+    return os.environ.get("KERATTN_JAX_CACHE") != "0"
+
+
 def quick_cache_dir():
     """The quick tier's JAX compile cache: `$KERATTN_QUICK_CACHE_DIR`, else
     `kerattn/quick-tier-jax/<jaxlib version>-<CPU>` in the user's cache
@@ -164,7 +170,7 @@ def prune_cache(folder, limit=QUICK_CACHE_BYTES):
     rewrites an entry that exists), then, once the folder holds more than
     `limit` bytes, its least recently used files (by access time, or
     modification where later) until it holds at most half of `limit`;
-    returns the bytes removed from the limit's pruning."""
+    returns (bytes removed by the limit's pruning, files kept, bytes kept)."""
     entries = []
     for entry in os.scandir(folder) if os.path.isdir(folder) else ():
         try:
@@ -178,10 +184,8 @@ def prune_cache(folder, limit=QUICK_CACHE_BYTES):
             continue
         entries.append((max(stat.st_atime, stat.st_mtime), stat.st_size, entry.path))
     total = sum(size for _, size, _ in entries)
-    if total <= limit:
-        return 0
-    removed = 0
-    for _, size, path in sorted(entries):
+    removed = files_removed = 0
+    for _, size, path in sorted(entries) if total > limit else ():
         if total - removed <= limit // 2:
             break
         try:
@@ -189,21 +193,15 @@ def prune_cache(folder, limit=QUICK_CACHE_BYTES):
         except OSError:
             continue
         removed += size
-    return removed
+        files_removed += 1
+    return removed, len(entries) - files_removed, total - removed
 
 
 def quick_cache_line(folder):
     """Prunes the quick tier's cache folder (`prune_cache`) and says what
     it holds as the run starts: an empty one (the first run on this CPU
     and jaxlib) compiles everything."""
-    removed = prune_cache(folder)
-    files = size = 0
-    for entry in os.scandir(folder) if os.path.isdir(folder) else ():
-        try:
-            size += entry.stat(follow_symlinks=False).st_size
-            files += 1
-        except OSError:
-            continue
+    removed, files, size = prune_cache(folder)
     return (f"JAX compile cache (kept between quick runs): {folder}, "
             f"{files} files, {size / 2**20:.0f} MiB"
             + (f" ({removed / 2**20:.0f} MiB of its least recently used removed)"
@@ -228,7 +226,7 @@ def compile_cache_env(workdir, backend, quick=False):
     same programs at the same moment) and the torch process used about 26
     CPU seconds more with it than without; the JAX process used 61 fewer
     (tests/README.md, "What keeps it there")."""
-    if os.environ.get("KERATTN_JAX_CACHE") == "0" or backend != "jax":
+    if not jax_cache_on() or backend != "jax":
         return {}
     folder = os.path.join(workdir, "jax_cache")
     if quick:
@@ -378,7 +376,7 @@ def main(argv=None):
     print(machine.stdout.strip() or f"machine: figures failed: {machine.stderr[-300:]}",
           flush=True)
 
-    if args.quick and "jax" in backends and os.environ.get("KERATTN_JAX_CACHE") != "0":
+    if args.quick and "jax" in backends and jax_cache_on():
         print(quick_cache_line(quick_cache_dir()), flush=True)
 
     results, slowest, cache_lines = {}, {}, []

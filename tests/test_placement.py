@@ -208,9 +208,9 @@ def test_the_quick_tiers_compile_cache_is_kept_and_pruned_least_recently_used_fi
         path.write_bytes(b"x" * 100)
         os.utime(path, (1000 - age, 1000 - age))
     (kept / "z").write_bytes(b"")
-    assert prune_cache(str(kept), limit=500) == 0          # at the limit: kept
+    assert prune_cache(str(kept), limit=500) == (0, 5, 500)   # at the limit: kept
     assert sorted(p.name for p in kept.iterdir()) == list("abcde")
     os.utime(kept / "a", (2000, 995))                      # read since: kept
-    assert prune_cache(str(kept), limit=400) == 300        # over: down to 200
+    assert prune_cache(str(kept), limit=400) == (300, 2, 200)  # over: down to 200
     assert sorted(p.name for p in kept.iterdir()) == ["a", "b"]
-    assert prune_cache(str(tmp_path / "missing"), limit=0) == 0
+    assert prune_cache(str(tmp_path / "missing"), limit=0) == (0, 0, 0)
