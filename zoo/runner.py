@@ -458,5 +458,10 @@ def table(header, rows):
                         for row in rows)])
 
 
+def join_and(words):
+    """"a", "a and b", "a, b and c"."""
+    return (", ".join(words[:-1]) + " and " + words[-1]) if len(words) > 1 else words[0]
+
+
 def plural(count, word):
     return f"{count} {word}{'s' * (count != 1)}"

@@ -228,16 +228,12 @@ def _ahead_of_bigram(r):
                      for run in runs)]
     unclear = [k for k in kinds if k not in ahead and k not in behind]
 
-    def listed(words):
-        return (", ".join(words[:-1]) + " and " + words[-1]) if len(words) > 1 \
-            else words[0]
-
     every = " in every seed" if len(runs) > 1 else ""
-    parts = [f"ahead of the bigram baseline on {listed(ahead)}{every}"] if ahead else []
+    parts = [f"ahead of the bigram baseline on {runner.join_and(ahead)}{every}"] if ahead else []
     if behind:
-        parts.append(f"behind it on {listed(behind)}")
+        parts.append(f"behind it on {runner.join_and(behind)}")
     if unclear:
-        parts.append(f"{listed(unclear)} not told apart")
+        parts.append(f"{runner.join_and(unclear)} not told apart")
     return ", ".join(parts)
 
 

@@ -349,6 +349,15 @@ def ended_by(settings, seed):
         best = (f" (best: epoch {min(range(len(losses)), key=losses.__getitem__) + 1})"
                 if losses else "")
         return f"early stopping after epoch {seed['epochs']}{best}"
+    patience = settings.get("patience")
+    if (why == "minutes" and patience and len(losses) == seed["epochs"] > patience
+            and min(losses[-patience:]) > min(losses[:-patience])):
+        # The cap struck at the epoch end where early stopping would have
+        # stopped too (strictly higher losses: a rounded tie may hide a
+        # small improvement).
+        best = min(range(len(losses)), key=losses.__getitem__) + 1
+        return (f"the {settings['minutes']:g}-minute cap and early stopping, both "
+                f"after epoch {seed['epochs']} (best: epoch {best})")
     if why == "minutes":
         still = (" (the validation loss still falling)"
                  if len(losses) > 1 and losses[-1] < min(losses[:-1]) else "")
@@ -484,14 +493,25 @@ def _side_by_side(runs, name, backend=None):
             means = [float(np.mean(w)) for w in wers]
             sds = [float(np.std(w, ddof=1)) for w in wers]
             best = int(np.argmin(means))
-            apart = all(means[best] + sds[best] < means[i] - sds[i]
-                        for i in range(len(group)) if i != best)
+            # Told apart from the best: its mean + sd below the row's mean - sd.
+            behind = [i for i in range(len(group)) if i != best
+                      and means[best] + sds[best] < means[i] - sds[i]]
+            close = [short[i] for i in range(len(group))
+                     if i != best and i not in behind]
             intervals = ", ".join(f"{a} {m - d:.2f}-{m + d:.2f}"
                                   for a, m, d in zip(short, means, sds))
-            verdict = (f"{short[best]} is ahead of every other attention by more "
-                       "than a standard deviation of each" if apart else
-                       "They cannot be told apart: the rows' WER intervals (mean "
-                       "± sd over seeds) overlap") + f" ({intervals}%)."
+            if not close:
+                verdict = (f"{short[best]} is ahead of every other attention by "
+                           "more than a standard deviation of each")
+            else:
+                verdict = (f"{short[best]} cannot be told apart from "
+                           f"{runner.join_and(close)}: their WER intervals (mean ± "
+                           "sd over seeds) overlap its own")
+                if behind:
+                    verdict += (f"; {runner.join_and([short[i] for i in behind])} "
+                                f"{'is' if len(behind) == 1 else 'are'} behind it by "
+                                "more than a standard deviation of each")
+            verdict += f" ({intervals}%)."
         machines = [runner.machine_list(x["per_seed"], backend) for x in group]
         if len({frozenset(m) for m in machines}) > 1:
             verdict += (" The minutes compare machines, not attentions ("
