@@ -152,8 +152,9 @@ HEAVY = {
 # (fresh interpreters, export and load across backends, training loops
 # with callbacks, the data pipeline, every docstring Example), and the
 # unit files' tests of the same kind: long use, files of earlier releases,
-# training runs (with callbacks, of a recipe's pieces, in mixed precision
-# or XLA-compiled), fresh interpreters, the cross-backend `.keras` files.
+# training runs (with callbacks, in mixed precision, jit-compiled), a
+# recipe's training and evaluation, fresh interpreters, the cross-backend
+# `.keras` files.
 # conftest marks them `slow` (this table is the only place that does:
 # `tests/test_placement.py`); `tests/README.md` prints it (`full_only_table`).
 FULL_ONLY = {
@@ -187,7 +188,7 @@ FULL_ONLY = {
     "test_hostile_files.py::test_the_export_command_line_refuses_a_hostile_vocabulary": (
         "python -m kerattn.export, a fresh interpreter, refuses a hostile vocabulary"),
     "test_zoo_translation.py::test_compiled_translator_serves_many_batch_shapes": (
-        "long use: a compiled translator serves batches of many shapes"),
+        "a compiled translator against eager decoding over several batch shapes"),
     "test_phase.py::test_two_phases_start_from_one_converged_model": (
         "the translation recipe's phases: two trained from one converged model"),
     "test_phase.py::test_a_phase_trains_exactly_its_steps": (
@@ -197,15 +198,15 @@ FULL_ONLY = {
     "test_zoo_captioning.py::test_fresh_compositions_every_epoch_from_the_training_digits": (
         "the captioning recipe's training: fresh compositions every epoch"),
     "test_zoo_translation.py::test_coverage_loss_trains_with_the_model": (
-        "a training run: fit with the coverage loss"),
+        "a compiled fit step with the coverage loss"),
     "test_rnn_equations.py::test_mixed_bfloat16_fit": (
-        "mixed precision training of each decoder (as test_reliability.py)"),
+        "mixed precision training of three decoders (as test_reliability.py)"),
     "test_attention_rnn.py::test_trains_with_fit[bahdanau_gru-True]": (
-        "XLA-compiled training (jit_compile=True, an accelerator's default)"),
+        "jit_compile=True training: JAX's default, TensorFlow's on a GPU or TPU"),
     "test_attention_rnn.py::test_trains_with_fit[luong_feeding_lstm-True]": (
-        "XLA-compiled training (jit_compile=True, an accelerator's default)"),
+        "jit_compile=True training: JAX's default, TensorFlow's on a GPU or TPU"),
     "test_attention_rnn.py::test_trains_with_fit[luong_parallel-True]": (
-        "XLA-compiled training (jit_compile=True, an accelerator's default)"),
+        "jit_compile=True training: JAX's default, TensorFlow's on a GPU or TPU"),
 }
 
 

@@ -184,17 +184,19 @@ def prune_cache(folder, limit=QUICK_CACHE_BYTES):
             continue
         entries.append((max(stat.st_atime, stat.st_mtime), stat.st_size, entry.path))
     total = sum(size for _, size, _ in entries)
-    removed = files_removed = 0
+    removed = gone = files_removed = 0   # gone: another run removed it first
     for _, size, path in sorted(entries) if total > limit else ():
-        if total - removed <= limit // 2:
+        if total - removed - gone <= limit // 2:
             break
         try:
             os.remove(path)
-        except OSError:
+            removed += size
+        except FileNotFoundError:
+            gone += size
+        except OSError:   # still there: kept
             continue
-        removed += size
         files_removed += 1
-    return removed, len(entries) - files_removed, total - removed
+    return removed, len(entries) - files_removed, total - removed - gone
 
 
 def quick_cache_line(folder):

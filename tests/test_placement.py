@@ -214,3 +214,20 @@ def test_the_quick_tiers_compile_cache_is_kept_and_pruned_least_recently_used_fi
     assert prune_cache(str(kept), limit=400) == (300, 2, 200)  # over: down to 200
     assert sorted(p.name for p in kept.iterdir()) == ["a", "b"]
     assert prune_cache(str(tmp_path / "missing"), limit=0) == (0, 0, 0)
+    # The oldest entry removed by another run first: gone, not kept, and
+    # not replaced by one more removal of this run's.
+    other = tmp_path / "other"
+    other.mkdir()
+    for age, name in zip([3, 2, 1], "xyz"):
+        (other / name).write_bytes(b"x" * 100)
+        os.utime(other / name, (1000 - age, 1000 - age))
+    remove = os.remove
+
+    def removed_first(path):
+        remove(path)
+        if path.endswith("x"):
+            raise FileNotFoundError(path)
+
+    monkeypatch.setattr(os, "remove", removed_first)
+    assert prune_cache(str(other), limit=250) == (100, 1, 100)
+    assert [p.name for p in other.iterdir()] == ["z"]

@@ -349,15 +349,6 @@ def ended_by(settings, seed):
         best = (f" (best: epoch {min(range(len(losses)), key=losses.__getitem__) + 1})"
                 if losses else "")
         return f"early stopping after epoch {seed['epochs']}{best}"
-    patience = settings.get("patience")
-    if (why == "minutes" and patience and len(losses) == seed["epochs"] > patience
-            and min(losses[-patience:]) > min(losses[:-patience])):
-        # The cap struck at the epoch end where early stopping would have
-        # stopped too (strictly higher losses: a rounded tie may hide a
-        # small improvement).
-        best = min(range(len(losses)), key=losses.__getitem__) + 1
-        return (f"the {settings['minutes']:g}-minute cap and early stopping, both "
-                f"after epoch {seed['epochs']} (best: epoch {best})")
     if why == "minutes":
         still = (" (the validation loss still falling)"
                  if len(losses) > 1 and losses[-1] < min(losses[:-1]) else "")
@@ -458,9 +449,9 @@ def render(r, folder=None):
 def _side_by_side(runs, name, backend=None):
     """"## The attentions side by side": for each budget that more than
     one attention trained under (every setting the same but the
-    attention), a row each and whether their word error rates can be told
-    apart: apart when the best row's mean + sd is below every other row's
-    mean - sd, each over two seeds or more. Where the rows were measured
+    attention), a row each and which rows' word error rates can be told
+    apart from the best (lowest mean) row's: apart when its mean + sd is
+    below the row's mean - sd, each over two seeds or more. Where the rows were measured
     on different machines (`backend`: an unrecorded machine's), it names
     each: their minutes are not comparable, their steps are."""
     groups = {}
@@ -505,12 +496,16 @@ def _side_by_side(runs, name, backend=None):
                            "more than a standard deviation of each")
             else:
                 verdict = (f"{short[best]} cannot be told apart from "
-                           f"{runner.join_and(close)}: their WER intervals (mean ± "
-                           "sd over seeds) overlap its own")
+                           f"{runner.join_and(close)}: "
+                           + (f"{close[0]}'s WER interval (mean ± sd over seeds) "
+                              "overlaps" if len(close) == 1 else
+                              "their WER intervals (mean ± sd over seeds) overlap")
+                           + f" {short[best]}'s")
                 if behind:
                     verdict += (f"; {runner.join_and([short[i] for i in behind])} "
-                                f"{'is' if len(behind) == 1 else 'are'} behind it by "
-                                "more than a standard deviation of each")
+                                f"{'is' if len(behind) == 1 else 'are'} behind "
+                                f"{short[best]} by more than a standard deviation "
+                                "of each")
             verdict += f" ({intervals}%)."
         machines = [runner.machine_list(x["per_seed"], backend) for x in group]
         if len({frozenset(m) for m in machines}) > 1:
