@@ -451,9 +451,10 @@ def _side_by_side(runs, name, backend=None):
     one attention trained under (every setting the same but the
     attention), a row each and which rows' word error rates can be told
     apart from the best (lowest mean) row's: apart when its mean + sd is
-    below the row's mean - sd, each over two seeds or more. Where the rows were measured
-    on different machines (`backend`: an unrecorded machine's), it names
-    each: their minutes are not comparable, their steps are."""
+    below the row's mean - sd, each over two seeds or more. Where the rows
+    were measured on different machines (`backend`: an unrecorded
+    machine's), it names each: their minutes are not comparable, their
+    steps are."""
     groups = {}
     for x in runs:
         key = tuple(sorted((k, repr(v)) for k, v in x["settings"].items()
@@ -485,10 +486,10 @@ def _side_by_side(runs, name, backend=None):
             sds = [float(np.std(w, ddof=1)) for w in wers]
             best = int(np.argmin(means))
             # Told apart from the best: its mean + sd below the row's mean - sd.
-            behind = [i for i in range(len(group)) if i != best
-                      and means[best] + sds[best] < means[i] - sds[i]]
-            close = [short[i] for i in range(len(group))
-                     if i != best and i not in behind]
+            others = [i for i in range(len(group)) if i != best]
+            behind = [short[i] for i in others
+                      if means[best] + sds[best] < means[i] - sds[i]]
+            close = [short[i] for i in others if short[i] not in behind]
             intervals = ", ".join(f"{a} {m - d:.2f}-{m + d:.2f}"
                                   for a, m, d in zip(short, means, sds))
             if not close:
@@ -502,7 +503,7 @@ def _side_by_side(runs, name, backend=None):
                               "their WER intervals (mean ± sd over seeds) overlap")
                            + f" {short[best]}'s")
                 if behind:
-                    verdict += (f"; {runner.join_and([short[i] for i in behind])} "
+                    verdict += (f"; {runner.join_and(behind)} "
                                 f"{'is' if len(behind) == 1 else 'are'} behind "
                                 f"{short[best]} by more than a standard deviation "
                                 "of each")
