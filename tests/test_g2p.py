@@ -428,9 +428,10 @@ class _Preempted(keras.callbacks.Callback):
 def test_training_to_convergence_resumes_from_its_backup(tmp_path):
     """`g2p.train` with early stopping, a learning-rate decay and a backup
     folder: a run stopped after its first epoch resumes there in a new call
-    with a new model (it runs the two epochs left, its optimizer continuing
-    from the first epoch's step), records each epoch's validation loss, and
-    removes the backup once done."""
+    with a new model, which pauses after its epoch (`pause_after`, keeping
+    the backup); a third call trains the last. Each call's optimizer
+    continues from the step before; the summary is the whole training's
+    (epochs, steps, the learning curve); the backup is removed once done."""
     data = g2p.prepare(cmudict_g2p(path=SAMPLE))
     backup = str(tmp_path / "backup")
     options = dict(epochs=3, batch_size=64, patience=3, decay=0.5, backup=backup,
@@ -441,11 +442,20 @@ def test_training_to_convergence_resumes_from_its_backup(tmp_path):
     steps = int(keras.ops.convert_to_numpy(first.optimizer.iterations))
     assert steps > 0 and os.listdir(backup)
     again = g2p.build(data, "global", "tiny")
-    summary = g2p.train(again, data, **options)
-    assert len(summary["val_losses"]) == 2
-    assert all(np.isfinite(summary["val_losses"]))
-    assert int(keras.ops.convert_to_numpy(again.optimizer.iterations)) == 3 * steps
+    paused = g2p.train(again, data, pause_after=1e-9, **options)
+    assert paused["paused"] and paused["epochs"] == 2 and os.listdir(backup)
+    assert paused["steps"] == 2 * steps and len(paused["val_losses"]) == 2
+    last = g2p.build(data, "global", "tiny")
+    summary = g2p.train(last, data, **options)
+    assert not summary["paused"] and summary["epochs"] == 3
+    assert summary["steps"] == 3 * steps and summary["train_minutes"] >= paused[
+        "train_minutes"]
+    assert summary["val_losses"][:2] == paused["val_losses"]
+    assert len(summary["val_losses"]) == 3 and all(np.isfinite(summary["val_losses"]))
+    assert int(keras.ops.convert_to_numpy(last.optimizer.iterations)) == 3 * steps
     assert not os.path.exists(backup) or not os.listdir(backup)
-    for bad, name in (({"patience": 0}, "patience"), ({"decay": 1.5}, "decay")):
+    for bad, name in (({"patience": 0}, "patience"), ({"decay": 1.5}, "decay"),
+                      ({"pause_after": 0}, "pause_after"),
+                      ({"backup": None, "pause_after": 5}, "pause_after")):
         with pytest.raises(ValueError, match=name):
-            g2p.train(again, data, **dict(options, **bad))
+            g2p.train(last, data, **dict(options, **bad))

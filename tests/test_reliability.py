@@ -7,6 +7,8 @@
   `BackupAndRestore` ends on the weights of an uninterrupted seeded run;
   a process SIGKILLed while writing a backup leaves the previous one
   loadable; a process other than the chief restores and writes nothing;
+  the resume keeps early stopping's, the learning-rate decay's and the
+  time budget's state, and a paused training goes on to the same weights;
 - the same seed gives the same weights after a few steps (dropout and hard
   attention sampling included);
 - translation decoding of 500-token sources, and HAN on documents of 200
@@ -288,6 +290,146 @@ def test_only_the_chief_writes_the_backup_and_every_process_restores(tmp_path, m
     model.fit(x, y, callbacks=[callbacks.BackupAndRestore(str(tmp_path / "new"))],
               **_KILLED_FIT)
     assert not os.path.exists(tmp_path / "new")
+
+
+# The training's state: early stopping and the plateau's decay count epochs
+# without improvement; with a `min_delta` no change of this model's loss
+# reaches, every epoch after the first is one (epoch 0 sets the best value).
+# Uninterrupted: the plateau (patience 2) halves the rate at the end of
+# epoch 2; early stopping (patience 3) stops after epoch 3 and puts epoch
+# 0's weights back. A resume that forgot their counts would train all 6
+# epochs (and halve the rate at other epochs).
+def _stateful_callbacks():
+    return [callbacks.TimeBudget(),
+            keras.callbacks.ReduceLROnPlateau("loss", factor=0.5, patience=2,
+                                              min_delta=1e3),
+            keras.callbacks.EarlyStopping("loss", patience=3, min_delta=1e3,
+                                          restore_best_weights=True)]
+
+
+_STATE_FIT = dict(_KILLED_FIT, epochs=6)
+
+
+def _states(kept):
+    budget, plateau, stop = kept
+    return {"steps": budget.steps, "plateau": (plateau.wait, plateau.best),
+            "stop": (stop.wait, stop.best, stop.best_epoch, stop.stopped_epoch)}
+
+
+def test_a_resume_keeps_early_stopping_the_decay_and_the_budget(tmp_path):
+    """Interrupted in epoch 3 (after epoch 2's backup) and resumed with
+    new callbacks in a new model, the training ends where the uninterrupted
+    one does: stopped after epoch 3 (not 6), on epoch 0's weights (early
+    stopping's best, not the backup's), with the rate halved at epoch 2
+    (the optimizer's, from the backup), the same counts, steps and
+    learning curve."""
+    reference, x, y = _dropout_model()
+    kept = _stateful_callbacks()
+    whole = callbacks.BackupAndRestore(str(tmp_path / "whole"), callbacks=kept)
+    history = reference.fit(x, y, callbacks=[whole], **_STATE_FIT)
+    assert len(history.history["loss"]) == 4 and kept[2].stopped_epoch == 3
+    expected, rate = _states(kept), float(reference.optimizer.learning_rate)
+    assert rate == pytest.approx(5e-3) and expected["steps"] == 8
+
+    backup = str(tmp_path / "backup")
+    model, x, y = _dropout_model()
+    with pytest.raises(RuntimeError, match="interrupted"):
+        model.fit(x, y, callbacks=[callbacks.BackupAndRestore(
+            backup, callbacks=_stateful_callbacks()), _Interrupt(epoch=3, batch=1)],
+            **_STATE_FIT)
+    resumed, x, y = _dropout_model()
+    kept = _stateful_callbacks()
+    again = callbacks.BackupAndRestore(backup, callbacks=kept)
+    history = resumed.fit(x, y, callbacks=[again], **_STATE_FIT)
+    assert len(history.history["loss"]) == 1        # epoch 3
+    assert _states(kept) == expected
+    assert float(resumed.optimizer.learning_rate) == rate
+    assert again.history == whole.history and len(again.history["loss"]) == 4
+    for a, b in zip(_weights(reference), _weights(resumed), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert not os.path.exists(backup)
+
+
+def test_a_backup_of_a_stopped_training_trains_no_further(tmp_path):
+    """Killed after early stopping's last backup, before training ended:
+    the resume trains no epoch and ends on the best epoch's weights."""
+    backup = str(tmp_path / "backup")
+    reference, x, y = _dropout_model()
+    reference.fit(x, y, callbacks=[callbacks.BackupAndRestore(
+        backup, callbacks=_stateful_callbacks(), delete_checkpoint=False)],
+        **_STATE_FIT)
+    with open(os.path.join(backup, "training_metadata.json")) as f:
+        saved = json.load(f)
+    assert saved["stopped"] and saved["epoch"] == 4 and len(saved["logs"]) == 4
+    resumed, x, y = _dropout_model()    # loads epoch 3's weights, not the best
+    history = resumed.fit(x, y, callbacks=[callbacks.BackupAndRestore(
+        backup, callbacks=_stateful_callbacks())], **_STATE_FIT)
+    assert history.history == {}
+    for a, b in zip(_weights(reference), _weights(resumed), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_paused_training_goes_on_to_the_same_weights(tmp_path):
+    """`pause_after=0`: each call trains one epoch and keeps the backup;
+    three calls end on the uninterrupted run's weights. The last epoch
+    ends the training (no pause), and the backup is deleted."""
+    fit = dict(_KILLED_FIT, epochs=3)
+    reference, x, y = _dropout_model()
+    reference.fit(x, y, **fit)
+    backup = str(tmp_path / "backup")
+    for call in range(3):
+        model, x, y = _dropout_model()
+        budget = callbacks.TimeBudget()
+        pausing = callbacks.BackupAndRestore(backup, callbacks=[budget],
+                                             pause_after=0)
+        history = model.fit(x, y, callbacks=[pausing], **fit)
+        assert len(history.history["loss"]) == 1
+        assert budget.steps == 2 * (call + 1)
+        assert pausing.paused == (call < 2) and os.path.exists(backup) == (call < 2)
+    for a, b in zip(_weights(reference), _weights(model), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_callback_states_round_trip_through_the_backup_file(tmp_path):
+    """What `callbacks.npz` holds comes back as it was: numbers (inf and
+    numpy scalars too), None, strings, an array, and a list of arrays in
+    float32, int and bfloat16 (which numpy alone would save as raw bytes)."""
+    import ml_dtypes
+
+    weights = [np.arange(6, dtype="float32").reshape(2, 3), np.array(7, "int64"),
+               np.array([1.5, -2.25], dtype=ml_dtypes.bfloat16)]
+    states = [{"wait": 2, "best": np.float32(0.25), "worst": float("inf"),
+               "none": None, "mode": "min", "best_weights": weights},
+              {"table": np.ones((2, 2), "float64"), "count": np.int64(3)}]
+    text, arrays = callbacks._pack(states)
+    np.savez(tmp_path / "s.npz", **arrays)
+    with np.load(tmp_path / "s.npz") as saved:
+        back = callbacks._unpack(json.loads(json.dumps(text)), saved)
+    assert {k: v for k, v in back[0].items() if k != "best_weights"} == {
+        "wait": 2, "best": 0.25, "worst": float("inf"), "none": None, "mode": "min"}
+    for a, b in zip(weights, back[0]["best_weights"], strict=True):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a.astype("float64"), b.astype("float64"))
+    np.testing.assert_array_equal(back[1]["table"], np.ones((2, 2)))
+    assert back[1]["count"] == 3
+
+
+def test_the_training_state_refuses_what_it_cannot_keep(tmp_path):
+    """A callback with no state to back up, a negative pause, and a resume
+    with other callbacks than were backed up: ValueErrors that name them."""
+    with pytest.raises(ValueError, match=r"callbacks\[1\].*History"):
+        callbacks.BackupAndRestore("b", callbacks=[callbacks.TimeBudget(),
+                                                   keras.callbacks.History()])
+    with pytest.raises(ValueError, match="pause_after"):
+        callbacks.BackupAndRestore("b", pause_after=-1)
+    backup = str(tmp_path / "backup")
+    model, x, y = _dropout_model()
+    model.fit(x, y, callbacks=[callbacks.BackupAndRestore(
+        backup, callbacks=_stateful_callbacks(), pause_after=0)], **_STATE_FIT)
+    model, x, y = _dropout_model()
+    with pytest.raises(ValueError, match=r"callbacks\.npz.*EarlyStopping"):
+        model.fit(x, y, callbacks=[callbacks.BackupAndRestore(
+            backup, callbacks=[callbacks.TimeBudget()])], **_STATE_FIT)
 
 
 # === Determinism ===

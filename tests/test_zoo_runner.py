@@ -759,6 +759,28 @@ def test_only_the_chief_writes_the_records(tmp_path, monkeypatch):
     assert (tmp_path / "True" / "RESULTS.md").read_text() == "2 seeds\n"
 
 
+def test_a_paused_seed_is_not_recorded(tmp_path, capsys):
+    """A seed whose training paused (`runner.Paused`, its backup kept) ends
+    the command: nothing is recorded or rendered, no later seed trains, and
+    the log says to run the same command again."""
+    seeds = []
+
+    def train_seed(args, data, seed, strategy, keep):
+        seeds.append(seed)
+        raise runner.Paused("2 epochs so far, backed up in b.")
+
+    task = runner.Task(
+        "toy", "a toy task", options=lambda p: None, prepare=lambda args: None,
+        train_seed=train_seed, settings=lambda args: {},
+        record=lambda saved, run: pytest.fail("a paused seed was recorded"),
+        render=lambda results, folder: pytest.fail("rendered"))
+    returned = runner.main(task, argv=["--seeds", "2", "--epochs", "1",
+                                       "--out", str(tmp_path)])
+    assert returned is None and seeds == [1] and os.listdir(tmp_path) == []
+    assert ("seed 1 paused: 2 epochs so far, backed up in b. Run the same "
+            "command to go on.") in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("name", ["seq2seq", "cho_encoder_decoder", "bahdanau_nmt",
                                   "luong_nmt", "transformer_nmt", "convs2s_nmt",
                                   "show_attend_tell", "han_classifier",
@@ -1234,6 +1256,8 @@ def test_g2p_recipe_tiny_run(tmp_path, monkeypatch):
                    monkeypatch)
     with pytest.raises(SystemExit):   # a rate without its schedule
         run_recipe("g2p", ["--wait-rate", "1.2", *common], monkeypatch)
+    with pytest.raises(SystemExit):   # a pause keeps a backup
+        run_recipe("g2p", ["--pause-after", "30", *common], monkeypatch)
 
 
 def test_g2p_phrases_page_says_whether_the_papers_shape_holds():

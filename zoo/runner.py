@@ -15,6 +15,8 @@ way for every task:
             each with the machine it was measured on)
           write results.json, then RESULTS.md from it alone       task.render
           (so a command stopped later keeps the seeds it ended)
+          or, if the seed's training paused (its backup kept),    `Paused`
+          record nothing: the same command goes on
     python zoo/<model>/recipe.py --report-only
         RESULTS.md again from results.json; nothing is trained
 
@@ -55,7 +57,8 @@ class Task:
             and evaluates one seed (Keras already seeded) and returns its
             row, a dict of its figures (None on a worker other than rank
             0); `keep` is the folder to write the model and pictures into
-            (the command's first seed), else None.
+            (the command's first seed), else None. It raises `Paused`
+            where the seed's training paused, to go on later.
         settings: `settings(args)` -> the flags that name a run: seeds of
             the same settings are one run, whichever command trained them.
         record: `record(saved, run)` -> results.json: the recorded
@@ -85,6 +88,12 @@ class Task:
     check: Callable = None
     presets: tuple = ("tiny", "small", "base", "paper")
     data_sizes: Callable = None
+
+
+class Paused(Exception):
+    """Raised by `Task.train_seed` when the seed's training paused at an
+    epoch's end with its backup kept (`--pause-after`): the seed is not
+    recorded, and the same command goes on from the backup."""
 
 
 @dataclasses.dataclass
@@ -201,8 +210,13 @@ def main(task, recipe_file=None, argv=None, folder=None):
     rows = []
     for seed in range(args.seed, args.seed + args.seeds):
         keras.utils.set_random_seed(seed)
-        row = task.train_seed(args, data, seed, strategy,
-                              None if rows else args.out)
+        try:
+            row = task.train_seed(args, data, seed, strategy,
+                                  None if rows else args.out)
+        except Paused as paused:   # nothing new to record or render
+            print(f"seed {seed} paused: {paused} Run the same command to go "
+                  "on.", flush=True)
+            return load(args.out) if strategy.is_chief else None
         # The chief evaluates and writes alone; the others wait here, not in
         # the next seed's first collective step (under the engine's timeout).
         strategy.barrier(f"seed {seed} evaluated")
@@ -391,8 +405,7 @@ def stopped_by(settings, row):
     `EarlyStopping` ended it), or None where the record cannot tell.
 
     Read from the budget, not from the recorded validation losses: those
-    are rounded (a small improvement reads as a tie), and a run resumed
-    from a backup records only its last call's epochs."""
+    are rounded (a small improvement reads as a tie)."""
     cap = settings.get("minutes")
     if cap and row.get("minutes", 0) >= cap:
         return "minutes"

@@ -4,29 +4,29 @@
 `examples/fit.py` (a command line over the recipes): Adam with gradient
 clipping (optionally a linear warm-up then cosine decay), the loss and
 metrics of the task, `kerattn.distribute`'s `prepare` and `shard`, a
-`TimeBudget`, and `model.fit`. It returns Keras' `History` and a summary
-(epochs, steps, minutes, final losses, parameters) that zoo/runner.py
-records in `results.json`.
+`TimeBudget`, optionally a `BackupAndRestore` that keeps the training's
+state, and `model.fit`. It returns Keras' `History` and a summary (epochs,
+steps, minutes, final losses, parameters) that zoo/runner.py records in
+`results.json`.
 """
 
 import collections
 import hashlib
 import json
 import re
-import time
 import warnings
 
 import keras
 import numpy as np
 
 from kerattn import checks, distribute
-from kerattn.callbacks import TimeBudget
+from kerattn.callbacks import BackupAndRestore, TimeBudget, has_state
 
 
 def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
                     epochs, clipnorm=1.0, metrics=None, warmup_steps=0,
                     minutes=None, callbacks=(), strategy=None, verbose=2,
-                    eta=None, ema_momentum=None):
+                    eta=None, ema_momentum=None, backup=None, pause_after=None):
     """Compile `model` with Adam and fit it; returns `(history, summary)`.
 
     Args:
@@ -54,24 +54,49 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
             `use_ema`), validation sees the averaged weights, and so do
             `callbacks` at each epoch's end (early stopping keeps the best
             average); training ends on the average.
+        backup: None, or a folder where each epoch ends in a backup
+            (`kerattn.callbacks.BackupAndRestore`): the same call resumes
+            there, in another process or session, with the training's
+            state: the budget's time and steps, and that of the
+            `callbacks` that have one (`has_state`: early stopping, the
+            plateau's decay), which the backup calls.
+        pause_after: with `backup`, stop at the end of the epoch after
+            which another would end past these minutes of this call's
+            training, keeping the backup (`summary["paused"]`); the same
+            call goes on.
 
     Returns:
-        `(history, summary)`: Keras' `History` and a dict with `epochs`,
-        `steps`, `train_minutes`, `final_loss`, `final_val_loss` and
-        `val_losses` (with validation: the last epoch's, and each epoch's,
-        the learning curve) and `parameters`.
+        `(history, summary)`: Keras' `History` (this call's epochs) and a
+        dict with `epochs`, `steps`, `train_minutes`, `final_loss`,
+        `final_val_loss` and `val_losses` (with validation: the last
+        epoch's, and each epoch's, the learning curve; with `backup`, the
+        whole training's, earlier calls' included), `parameters`, and with
+        `backup`, `paused`.
     """
     checks.positive_number("learning_rate", learning_rate)
     checks.nonnegative_int("epochs", epochs)
     checks.nonnegative_int("warmup_steps", warmup_steps)
     checks.number("ema_momentum", ema_momentum, 0.0, 1.0, low_open=True,
                   high_open=True, allow_none=True)
+    checks.require(backup is None or ema_momentum is None, "backup",
+                   "None with ema_momentum", backup,
+                   note="The backup would hold the average as the model's "
+                        "weights (swapped in at each epoch's end) and resume "
+                        "from it.")
+    checks.require(pause_after is None or backup is not None, "pause_after",
+                   "None without a backup (a pause keeps the backup to go on "
+                   "from)", pause_after)
+    checks.positive_number("pause_after", pause_after, allow_none=True)
     strategy = strategy or distribute.no_distribution()
     checks.require(minutes is None or strategy.processes == 1, "minutes",
                    "None when training on several processes", minutes,
                    note="Each process would stop on its own clock, at a "
                         "different step, and the others would wait for it "
                         "forever; set the epochs instead.")
+    checks.require(pause_after is None or strategy.processes == 1,
+                   "pause_after", "None when training on several processes",
+                   pause_after, note="Each process would pause on its own "
+                   "clock; stop them all and resume instead.")
     train, validation = _batches(train), _batches(validation, shuffle=False)
     schedule = learning_rate
     if warmup_steps:
@@ -94,22 +119,30 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
             validation = strategy.shard(validation)
     eta = bool(verbose) if eta is None else eta
     budget = TimeBudget(None if minutes is None else 60 * minutes, eta=eta)
-    start = time.time()
     callbacks = [budget, *callbacks]
+    if backup is not None:   # it calls the callbacks whose state it keeps
+        kept = [c for c in callbacks if has_state(c)]
+        backup = BackupAndRestore(
+            backup, callbacks=kept,
+            pause_after=None if pause_after is None else 60 * pause_after)
+        callbacks = [backup, *(c for c in callbacks if not has_state(c))]
     if ema:
         swap = keras.callbacks.SwapEMAWeights(swap_on_epoch=True)
         callbacks = [swap, *callbacks, _KeepAverage(swap)]
     history = model.fit(train, validation_data=validation, epochs=epochs,
                         callbacks=callbacks, verbose=verbose)
-    summary = {"epochs": len(history.history.get("loss", [])),
+    logs = history.history if backup is None else backup.history
+    summary = {"epochs": len(logs.get("loss", [])),
                "steps": budget.steps,
-               "train_minutes": round((time.time() - start) / 60, 2),
+               "train_minutes": round(budget.elapsed() / 60, 2),
                "parameters": int(model.count_params())}
+    if backup is not None:
+        summary["paused"] = backup.paused
     for key in ("loss", "val_loss"):
-        if history.history.get(key):
-            summary[f"final_{key}"] = round(float(history.history[key][-1]), 4)
-    if history.history.get("val_loss"):
-        summary["val_losses"] = [round(float(v), 4) for v in history.history["val_loss"]]
+        if logs.get(key):
+            summary[f"final_{key}"] = round(float(logs[key][-1]), 4)
+    if logs.get("val_loss"):
+        summary["val_losses"] = [round(float(v), 4) for v in logs["val_loss"]]
     return history, summary
 
 

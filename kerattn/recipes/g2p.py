@@ -98,8 +98,8 @@ def build(data, attention="global", preset="g2p", **overrides):
                          attention=attention, preset=preset, **overrides)
 
 
-def train(model, data, patience=None, decay=None, backup=None, callbacks=(),
-          **kwargs):
+def train(model, data, patience=None, decay=None, backup=None,
+          pause_after=None, callbacks=(), **kwargs):
     """`kerattn.recipes.translation.train` (its arguments), as the G2P papers
     train: to convergence on the validation words; a summary.
 
@@ -114,35 +114,39 @@ def train(model, data, patience=None, decay=None, backup=None, callbacks=(),
             multiplies it by 0.8 when the loss stops falling).
         backup: None, or a folder where every epoch ends in a backup
             (`kerattn.callbacks.BackupAndRestore`): the same call resumes
-            there, in another process or session. Early stopping's count and
-            best weights start again at a resume (Keras keeps them in the
-            callback, not in the backup); the learning rate is the
-            optimizer's and resumes with it.
+            there, in another process or session, where the training was:
+            early stopping's count, best loss and best weights, the decay's
+            count, the time spent under `minutes` and the learning curve
+            are backed up with the weights, and the learning rate is the
+            optimizer's.
+        pause_after: with `backup`, minutes of this call's training after
+            which it stops at an epoch's end and keeps the backup
+            (`summary["paused"]`): a training longer than a session, in
+            whole epochs.
         callbacks: more Keras callbacks.
         **kwargs: `translation.train`'s (`epochs`, `batch_size`,
             `learning_rate`, ...).
 
     Returns:
         `translation.train`'s summary (`val_losses`: the validation loss
-        after each epoch of this call, the learning curve).
+        after each epoch, the learning curve: with `backup`, the whole
+        training's, earlier calls' included).
     """
-    from kerattn.callbacks import BackupAndRestore
     from kerattn.recipes import translation
 
     checks.positive_int("patience", patience, allow_none=True)
     checks.number("decay", decay, 0.0, 1.0, low_open=True, high_open=True,
                   allow_none=True)
-    extra = []   # in this order at each epoch's end: the backup last
+    extra = []   # in this order at each epoch's end
     if decay is not None:
         extra.append(keras.callbacks.ReduceLROnPlateau(
             "val_loss", factor=decay, patience=1, verbose=0))
     if patience is not None:
         extra.append(keras.callbacks.EarlyStopping(
             "val_loss", patience=patience, restore_best_weights=True))
-    if backup is not None:
-        extra.append(BackupAndRestore(backup))
     extra += list(callbacks)
-    return translation.train(model, data, callbacks=extra, **kwargs)
+    return translation.train(model, data, callbacks=extra, backup=backup,
+                             pause_after=pause_after, **kwargs)
 
 
 # --- scoring -----------------------------------------------------------------

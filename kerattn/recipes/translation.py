@@ -113,7 +113,7 @@ def build(name, data, preset="base", **overrides):
 def train(model, data, epochs=10, minutes=None, batch_size=64,
           learning_rate=2e-3, label_smoothing=0.0, warmup_steps=0,
           verbose="auto", strategy=None, pipeline="python", seed=0,
-          callbacks=(), steps=None):
+          callbacks=(), steps=None, backup=None, pause_after=None):
     """Fit `model` on `data["train"]` (`compile_and_fit`); returns a summary.
 
     With `warmup_steps`, the learning rate rises linearly from 0 to
@@ -124,9 +124,11 @@ def train(model, data, epochs=10, minutes=None, batch_size=64,
     `batch_size` is the global batch. `pipeline="tf.data"` tokenises the
     training pairs inside a `tf.data` graph (`translation_dataset`).
     `callbacks`: more Keras callbacks (early stopping, a learning-rate
-    decay, `BackupAndRestore`). `steps` trains that many batches in one
-    epoch instead of `epochs`, on a random part of the training pairs
-    (`common.phase_rows`): a phase (`with_options`).
+    decay). `backup` and `pause_after`: a resumable training
+    (`compile_and_fit`'s, which keeps those callbacks' state). `steps`
+    trains that many batches in one epoch instead of `epochs`, on a random
+    part of the training pairs (`common.phase_rows`): a phase
+    (`with_options`).
     """
     pad_id = data["target_vocab"].pad_id
     if steps is not None:   # a phase: a random part of the training pairs, once
@@ -151,7 +153,8 @@ def train(model, data, epochs=10, minutes=None, batch_size=64,
                                       label_smoothing=label_smoothing),
         metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
         learning_rate=learning_rate, warmup_steps=warmup_steps, epochs=epochs,
-        minutes=minutes, strategy=strategy, verbose=verbose, callbacks=callbacks)
+        minutes=minutes, strategy=strategy, verbose=verbose, callbacks=callbacks,
+        backup=backup, pause_after=pause_after)
     return summary
 
 

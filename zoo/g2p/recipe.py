@@ -8,6 +8,11 @@
     # resumable (the same command again continues from the backup)
     python zoo/g2p/recipe.py --epochs 40 --patience 3 --lr-decay 0.5 \
         --beam-width 5 --backup /tmp/g2p-backup
+    # the papers' size, longer than a session: each call pauses at the end
+    # of an epoch before 100 minutes, and the same command goes on
+    python zoo/g2p/recipe.py --preset g2p-paper --epochs 40 --patience 3 \
+        --lr-decay 0.5 --beam-width 5 --backup g2p-paper-backup \
+        --pause-after 100
     # a streaming model that reads two letters ahead
     python zoo/g2p/recipe.py --attention hard-monotonic \
         --preset g2p-streaming --lookahead 2
@@ -120,6 +125,11 @@ def options(p):
     p.add_argument("--backup", default=None,
                    help="a folder to back training up into after every "
                         "epoch; the same command resumes from it (one seed)")
+    p.add_argument("--pause-after", type=float, default=None,
+                   help="with --backup: stop at the end of the epoch after "
+                        "which another would end past these minutes of this "
+                        "command's training, keeping the backup; the same "
+                        "command goes on (a training longer than a session)")
     p.add_argument("--max-train", type=int, default=None,
                    help="train on the first words of the split (in the "
                         "dictionary's alphabetical order), this many")
@@ -151,6 +161,10 @@ def check(args, parser):
     if args.backup is not None and args.seeds != 1:
         parser.error("--backup: one seed a command (each seed is its own "
                      "training to resume)")
+    checks.positive_number("pause_after", args.pause_after, allow_none=True)
+    if args.pause_after is not None and args.backup is None:
+        parser.error("--pause-after: a pause keeps the backup to go on from "
+                     "(give --backup)")
 
 
 def prepare(args):
@@ -178,7 +192,12 @@ def train_seed(args, data, seed, strategy, keep):
                             batch_size=args.batch_size,
                             learning_rate=args.learning_rate, strategy=strategy,
                             seed=seed, verbose=2, patience=args.patience,
-                            decay=args.lr_decay, backup=args.backup)
+                            decay=args.lr_decay, backup=args.backup,
+                            pause_after=args.pause_after)
+    if summary.get("paused"):
+        raise runner.Paused(f"{summary['epochs']} epochs, {summary['steps']} "
+                            f"steps and {summary['train_minutes']} minutes "
+                            f"trained so far, backed up in {args.backup}.")
     if not strategy.is_chief:
         return None
     row = {**g2p.evaluate(model, data, beam_width=args.beam_width),
