@@ -45,7 +45,7 @@ class TimeBudget(keras.callbacks.Callback):
     """Stop training once `seconds` of wall-clock time have passed.
 
     The check runs after each batch, so the last step finishes; `steps`
-    counts the batches trained. Given to `BackupAndRestore(callbacks=...)`,
+    counts the batches this `fit` trained. Given to `BackupAndRestore(callbacks=...)`,
     the budget is the whole training's: a resume counts the time and the
     steps before it (`get_state` / `set_state`).
 
@@ -151,14 +151,15 @@ _KERAS_STATE = (
 
 
 def _state_names(callback):
-    """The names of `callback`'s state attributes, `()` for a callback
-    with `get_state` / `set_state`, or None for one whose state is unknown."""
-    for kind, names in _KERAS_STATE:
-        if isinstance(callback, kind):
-            return names
+    """`()` for a callback with `get_state` / `set_state` (its own say
+    first), else the names of its state attributes, or None for a callback
+    whose state is unknown."""
     if callable(getattr(callback, "get_state", None)) and \
             callable(getattr(callback, "set_state", None)):
         return ()
+    for kind, names in _KERAS_STATE:
+        if isinstance(callback, kind):
+            return names
     return None
 
 
@@ -209,7 +210,10 @@ def _stored(array):
     which `np.savez` would write as raw void) as unsigned ints of its
     width, its name kept to view them back."""
     array = np.asarray(array, order="C")   # 0-d stays 0-d
-    if array.dtype.isbuiltin == 1:   # 2: a type registered by a library
+    checks.require(not array.dtype.hasobject, "callbacks",
+                   "callbacks whose state holds no Python objects (numbers, "
+                   "strings, None, arrays of numbers or text)", array.dtype.name)
+    if array.dtype.isbuiltin != 2:   # 2: a type a library registered
         return array, None
     return array.view(f"u{array.dtype.itemsize}"), array.dtype.name
 
@@ -248,9 +252,9 @@ def _unpack(text, arrays):
         state = {}
         for name, value in plain.items():
             if isinstance(value, dict) and "arrays" in value:
-                value = [arrays[f"{i}.{name}.{k}"] if dtype is None else
-                         arrays[f"{i}.{name}.{k}"].view(getattr(ml_dtypes, dtype))
-                         for k, dtype in enumerate(value["dtypes"])]
+                stored = [arrays[f"{i}.{name}.{k}"] for k in range(value["arrays"])]
+                value = [a if dtype is None else a.view(getattr(ml_dtypes, dtype))
+                         for a, dtype in zip(stored, value["dtypes"])]
                 value = value[0] if plain[name]["single"] else value
             state[name] = value
         states.append(state)
@@ -296,7 +300,10 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
     `get_state` / `set_state` (`has_state`). The metadata keeps every
     epoch's logs, so `history` is the whole training's, and whether a
     callback had stopped training: a backup of a training that had stopped
-    (killed before it ended) trains no further epoch when resumed.
+    (killed before it ended) trains no further epoch when resumed. `fit`
+    calls its callbacks in their order: give this one after any other that
+    can stop training (or give that one here), so that its save sees the
+    stop.
 
     **Pausing.** With `pause_after` seconds, the training stops at the end
     of an epoch when another epoch (this call's mean) would end after that
@@ -304,7 +311,9 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
     with the same callbacks goes on. A session-long run can so be split
     into calls that each end on a whole epoch. A pause is not an end:
     callbacks' `on_train_end` runs (early stopping then puts its best
-    weights in the model), but the backup holds the last epoch's.
+    weights in the model), but the backup holds the last epoch's. On
+    several processes each would pause on its own clock, at different
+    epochs: pause there by stopping them all and resuming instead.
 
     Every file of the backup (`latest.weights.h5`, `training_metadata.json`,
     `random_state.npz`, `callbacks.npz` when there are callbacks, and with
@@ -463,9 +472,8 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
         np.savez(random_file, *states, **extra)
         if callbacks_file is not None:
             text, arrays = _pack([_get_state(c) for c in self.callbacks])
-            names = [type(c).__name__ for c in self.callbacks]
             np.savez(callbacks_file, state=np.array(text),
-                     names=np.array(json.dumps(names)), **arrays)
+                     names=np.array(json.dumps(self._names())), **arrays)
         with open(metadata_file, "w") as f:
             json.dump({"epoch": self._current_epoch,
                        "batch": self._last_batch_seen,
@@ -523,7 +531,10 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
         path = self._random_state_path() + suffix
         if not os.path.exists(path):
             return
-        saved = np.load(path)
+        with np.load(path) as saved:
+            self._restore_random_state(path, saved)
+
+    def _restore_random_state(self, path, saved):
         variables = _seed_states(self.model)
         if "torch_rng" in saved.files and keras.backend.backend() == "torch":
             import torch
@@ -537,8 +548,11 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
         for i, variable in enumerate(variables):
             variable.assign(saved[f"arr_{i}"])
 
+    def _names(self):
+        return [type(c).__name__ for c in self.callbacks]
+
     def _restore_callbacks(self, path):
-        names = [type(c).__name__ for c in self.callbacks]
+        names = self._names()
         if not os.path.exists(path):
             if names:
                 warnings.warn(f"{path}: no such file (a backup written "
@@ -586,6 +600,7 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
 
     def on_train_end(self, logs=None):
         self._call("on_train_end", logs)
+        self.model._initial_epoch = None   # a later fit starts from epoch 0
         if distribute.is_chief() and not self.paused:
             super().on_train_end(logs)
 

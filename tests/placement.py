@@ -180,7 +180,7 @@ FULL_ONLY = {
     "test_wordpiece.py::test_translator_round_trip_with_wordpiece": (
         "a model trained 60 epochs on WordPiece ids translates strings"),
     "test_g2p.py::test_training_to_convergence_resumes_from_its_backup": (
-        "g2p.train with early stopping and a backup, stopped and resumed"),
+        "g2p.train with early stopping and a backup, stopped, resumed, paused, resumed"),
     "test_monotonic_study.py::test_the_watch_records_before_training_and_at_each_epoch_end": (
         "the monotonic watch over two epochs of training"),
     "test_hostile_files.py::test_every_zoo_config_is_clean_and_loads_in_safe_mode": (

@@ -421,8 +421,9 @@ def test_a_saved_streaming_model_loads_still_reading_left_to_right(tmp_path, att
 class _Preempted(keras.callbacks.Callback):
     """A job stopped after its first epoch (after that epoch's backup)."""
 
-    def on_epoch_end(self, epoch, logs=None):
-        raise RuntimeError("preempted")
+    def on_epoch_begin(self, epoch, logs=None):
+        if epoch == 1:
+            raise RuntimeError("preempted")
 
 
 def test_training_to_convergence_resumes_from_its_backup(tmp_path):

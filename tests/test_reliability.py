@@ -390,6 +390,19 @@ def test_a_paused_training_goes_on_to_the_same_weights(tmp_path):
         np.testing.assert_array_equal(a, b)
 
 
+def test_a_pause_under_a_batch_frequency_keeps_the_whole_epoch(tmp_path):
+    """`save_freq=3` batches, 2 an epoch: no save falls at epoch 0's end,
+    so the pause saves there itself; the backup holds epoch 0 whole."""
+    backup = str(tmp_path / "backup")
+    model, x, y = _dropout_model()
+    pausing = callbacks.BackupAndRestore(backup, save_freq=3, pause_after=0)
+    model.fit(x, y, callbacks=[pausing], **dict(_KILLED_FIT, epochs=3))
+    with open(os.path.join(backup, "training_metadata.json")) as f:
+        saved = json.load(f)
+    assert pausing.paused and (saved["epoch"], saved["batch"]) == (1, 0)
+    assert len(saved["logs"]) == 1
+
+
 def test_callback_states_round_trip_through_the_backup_file(tmp_path):
     """What `callbacks.npz` holds comes back as it was: numbers (inf and
     numpy scalars too), None, strings, an array, and a list of arrays in

@@ -761,8 +761,8 @@ def test_only_the_chief_writes_the_records(tmp_path, monkeypatch):
 
 def test_a_paused_seed_is_not_recorded(tmp_path, capsys):
     """A seed whose training paused (`runner.Paused`, its backup kept) ends
-    the command: nothing is recorded or rendered, no later seed trains, and
-    the log says to run the same command again."""
+    the command with exit status 75: nothing is recorded or rendered, no
+    later seed trains, and the log says to run the same command again."""
     seeds = []
 
     def train_seed(args, data, seed, strategy, keep):
@@ -774,11 +774,12 @@ def test_a_paused_seed_is_not_recorded(tmp_path, capsys):
         train_seed=train_seed, settings=lambda args: {},
         record=lambda saved, run: pytest.fail("a paused seed was recorded"),
         render=lambda results, folder: pytest.fail("rendered"))
-    returned = runner.main(task, argv=["--seeds", "2", "--epochs", "1",
-                                       "--out", str(tmp_path)])
-    assert returned is None and seeds == [1] and os.listdir(tmp_path) == []
+    with pytest.raises(SystemExit) as exit:
+        runner.main(task, argv=["--seeds", "2", "--epochs", "1", "--out", str(tmp_path)])
+    assert exit.value.code == runner.PAUSED == 75
+    assert seeds == [1] and os.listdir(tmp_path) == []
     assert ("seed 1 paused: 2 epochs so far, backed up in b. Run the same "
-            "command to go on.") in capsys.readouterr().out
+            "command to go on (exit status 75).") in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("name", ["seq2seq", "cho_encoder_decoder", "bahdanau_nmt",

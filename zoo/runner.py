@@ -16,7 +16,8 @@ way for every task:
           write results.json, then RESULTS.md from it alone       task.render
           (so a command stopped later keeps the seeds it ended)
           or, if the seed's training paused (its backup kept),    `Paused`
-          record nothing: the same command goes on
+          record nothing and exit with status 75 (`PAUSED`): the
+          same command goes on
     python zoo/<model>/recipe.py --report-only
         RESULTS.md again from results.json; nothing is trained
 
@@ -93,7 +94,14 @@ class Task:
 class Paused(Exception):
     """Raised by `Task.train_seed` when the seed's training paused at an
     epoch's end with its backup kept (`--pause-after`): the seed is not
-    recorded, and the same command goes on from the backup."""
+    recorded, the command exits with status `PAUSED`, and the same command
+    goes on from the backup."""
+
+
+# The exit status of a paused command: sysexits.h's EX_TEMPFAIL ("try
+# again later"), so that a script can tell a pause from an end (0) or a
+# failure.
+PAUSED = 75
 
 
 @dataclasses.dataclass
@@ -215,8 +223,8 @@ def main(task, recipe_file=None, argv=None, folder=None):
                                   None if rows else args.out)
         except Paused as paused:   # nothing new to record or render
             print(f"seed {seed} paused: {paused} Run the same command to go "
-                  "on.", flush=True)
-            return load(args.out) if strategy.is_chief else None
+                  f"on (exit status {PAUSED}).", flush=True)
+            raise SystemExit(PAUSED) from None
         # The chief evaluates and writes alone; the others wait here, not in
         # the next seed's first collective step (under the engine's timeout).
         strategy.barrier(f"seed {seed} evaluated")

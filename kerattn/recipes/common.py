@@ -125,7 +125,8 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
         backup = BackupAndRestore(
             backup, callbacks=kept,
             pause_after=None if pause_after is None else 60 * pause_after)
-        callbacks = [backup, *(c for c in callbacks if not has_state(c))]
+        # Last: its save sees a stop that any of the others decides.
+        callbacks = [*(c for c in callbacks if not has_state(c)), backup]
     if ema:
         swap = keras.callbacks.SwapEMAWeights(swap_on_epoch=True)
         callbacks = [swap, *callbacks, _KeepAverage(swap)]

@@ -9,7 +9,8 @@
     python zoo/g2p/recipe.py --epochs 40 --patience 3 --lr-decay 0.5 \
         --beam-width 5 --backup /tmp/g2p-backup
     # the papers' size, longer than a session: each call pauses at the end
-    # of an epoch before 100 minutes, and the same command goes on
+    # of an epoch before 100 minutes (exit status 75), and the same command
+    # goes on
     python zoo/g2p/recipe.py --preset g2p-paper --epochs 40 --patience 3 \
         --lr-decay 0.5 --beam-width 5 --backup g2p-paper-backup \
         --pause-after 100
