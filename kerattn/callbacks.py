@@ -7,7 +7,8 @@ epoch starts how long the rest should take.
 A resume continues the training, not only the model: `BackupAndRestore`
 also keeps the state of the callbacks it is given (early stopping's count,
 best value and best weights, the plateau's count, the budget's time and
-steps) and every epoch's logs, and can pause at an epoch's end when the
+steps), every epoch's logs and what each call trained on which machine,
+and can pause at an epoch's end when the
 next would not fit in this call's time, for the next call to go on.
 
 `keras.callbacks.BackupAndRestore` saves the weights and the optimizer, but
@@ -36,7 +37,7 @@ import warnings
 import keras
 import numpy as np
 
-from kerattn import checks, distribute, keras_fixes, saving
+from kerattn import checks, distribute, environment, keras_fixes, saving
 
 __all__ = ["BackupAndRestore", "SamplingSchedule", "TimeBudget", "has_state"]
 
@@ -271,6 +272,16 @@ _OTHER_HOOKS = {
         "on_predict_batch_begin", "on_predict_batch_end")}}
 
 
+@functools.lru_cache(maxsize=None)
+def _machine_text():
+    return json.dumps(environment.machine())
+
+
+def _probed_machine():
+    """`kerattn.environment.machine()`, probed once a process (a copy)."""
+    return json.loads(_machine_text())
+
+
 def _overrides(callback, name):
     return getattr(type(callback), name) is not getattr(keras.callbacks.Callback, name)
 
@@ -298,8 +309,9 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
     `ReduceLROnPlateau` (count, cooldown, best value; the rate itself is
     the optimizer's), `TimeBudget` (time and steps), or any callback with
     `get_state` / `set_state` (`has_state`). The metadata keeps every
-    epoch's logs, so `history` is the whole training's, and whether a
-    callback had stopped training: a backup of a training that had stopped
+    epoch's logs, so `history` is the whole training's, what each call
+    trained and where (`calls`), and whether a callback had stopped
+    training: a backup of a training that had stopped
     (killed before it ended) trains no further epoch when resumed. `fit`
     calls its callbacks in their order: give this one after any other that
     can stop training (or give that one here), so that its save sees the
@@ -383,6 +395,8 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
         self.pause_after = pause_after
         self.paused = False
         self.epoch_logs = []      # every epoch's logs, earlier calls' too
+        self._earlier_calls = []  # the backed-up calls' records
+        self._epochs_run, self._seconds, self._machine = 0, 0.0, None
         self._stopped = False     # a backup of a training that had stopped
 
         # The hooks this class does not act on itself are its callbacks'
@@ -409,6 +423,22 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
             for name, value in logs.items():
                 joined.setdefault(name, []).append(value)
         return joined
+
+    @property
+    def calls(self):
+        """What each call of `fit` on this backup trained, and where: a list,
+        earlier calls' first, of `{"epochs": n, "seconds": s, "machine":
+        m}`: the epochs it ended, the seconds from its start (the restore
+        included) to its last epoch's end, and the chief's
+        `kerattn.environment.machine()`. A call that ended no epoch is not
+        listed; the epochs of a backup written without this record (Keras'
+        own, or an older kerattn's) read as one call with `seconds` and
+        `machine` None. A training resumed on another machine so says
+        which part ran where."""
+        this = ([{"epochs": self._epochs_run,
+                  "seconds": round(self._seconds, 1),
+                  "machine": self._machine}] if self._epochs_run else [])
+        return [dict(c) for c in self._earlier_calls] + this
 
     def set_model(self, model):
         super().set_model(model)
@@ -478,14 +508,17 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
             json.dump({"epoch": self._current_epoch,
                        "batch": self._last_batch_seen,
                        "stopped": bool(self.model.stop_training),
-                       "logs": self.epoch_logs}, f)
+                       "logs": self.epoch_logs, "calls": self.calls}, f)
 
     def on_train_begin(self, logs=None):
+        # Probed before any clock starts (the first probe reads packages).
+        self._machine = _probed_machine()
         # The callbacks reset their state first; the restore then sets it.
         self._call("on_train_begin", logs)
         self.paused, self.epoch_logs, self._stopped = False, [], False
+        self._earlier_calls = []
         self._began = time.time()
-        self._epochs_run = 0
+        self._epochs_run, self._seconds = 0, 0.0
         # Keras' own copies the `.bkp` files over unreadable weights on
         # every process. Here no process changes the backup as training
         # starts (the others may be reading it): each loads the latest, or
@@ -525,6 +558,16 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
             with open(metadata) as f:
                 saved = json.load(f)
             self.epoch_logs = list(saved.get("logs", []))
+            unrecorded = [{"epochs": saved["epoch"], "seconds": None,
+                           "machine": None}] if saved["epoch"] else []
+            calls = saved.get("calls", unrecorded)
+            if not (isinstance(calls, list) and all(
+                    isinstance(c, dict) and isinstance(c.get("epochs"), int)
+                    and {"seconds", "machine"} <= set(c) for c in calls)):
+                checks.bad_file(metadata, "its `calls` is not a list of "
+                                "{epochs, seconds, machine} records: not a "
+                                "kerattn backup's metadata.")
+            self._earlier_calls = calls
             self._stopped = bool(saved.get("stopped", False))
             self._current_epoch = saved["epoch"]
             self._restore_callbacks(self._callbacks_path() + suffix)
@@ -583,6 +626,7 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
         self.epoch_logs.append({k: float(v) for k, v in (logs or {}).items()
                                 if np.ndim(v) == 0})
         self._epochs_run += 1
+        self._seconds = time.time() - self._began
         super().on_epoch_end(epoch, logs)
         if self.pause_after is None or self.model.stop_training:
             return

@@ -6,8 +6,10 @@ benchmarks with every run, so that a figure read later names the device
 it came from.
 """
 
+import importlib.metadata
 import os
 import platform
+import sys
 
 __all__ = ["machine", "versions", "accelerator", "describe"]
 
@@ -45,7 +47,10 @@ def machine():
 
 def versions():
     """The versions of everything that can change a figure: Python, Keras,
-    NumPy, the backend's packages, keras-hub and kerattn (those installed).
+    NumPy, the backend's packages, keras-hub and kerattn (those installed;
+    one not yet imported is read from its installed metadata, not
+    imported: keras-hub would bring TensorFlow into a JAX or torch
+    process).
 
     Args:
         None: it reads the installed packages.
@@ -64,11 +69,13 @@ def versions():
     out = {"python": platform.python_version(), "keras": keras.__version__,
            "numpy": np.__version__, "kerattn": kerattn.__version__}
     for name in _BACKEND_PACKAGES.get(keras.backend.backend(), ()) + ("keras_hub",):
-        try:
-            module = __import__(name)
-        except ImportError:
+        if name in sys.modules:
+            out[name] = getattr(sys.modules[name], "__version__", "?")
             continue
-        out[name] = getattr(module, "__version__", "?")
+        try:
+            out[name] = importlib.metadata.version(name.replace("_", "-"))
+        except importlib.metadata.PackageNotFoundError:
+            continue
     return out
 
 

@@ -74,7 +74,7 @@ HEAVY = {
     "test_zoo_runner.py::test_g2p_phrases_recipe_tiny_run": (
         "torch", "zoo/g2p_phrases/recipe.py --preset tiny on the CMUdict sample: two seeds of GMM attention, one of DCA, then --report-only"),
     "test_zoo_runner.py::test_g2p_recipe_tiny_run": (
-        "torch", "zoo/g2p/recipe.py --preset tiny on the CMUdict sample, two attentions (one trained the papers' way: early stopping, a decay, a backup, beam search), then --report-only"),
+        "torch", "zoo/g2p/recipe.py --preset tiny on the CMUdict sample, two attentions (one trained the papers' way: early stopping, a decay, a backup, beam search; paused after an epoch and resumed), then --report-only"),
     "test_zoo_runner.py::test_summarisation_recipe_tiny_run": (
         "torch", "zoo/pointer_generator/recipe.py --preset tiny on the Debian lists sample, then --report-only"),
     "test_zoo_runner.py::test_an_ablation_phase_starts_from_its_saved_converged_variant": (

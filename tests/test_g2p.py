@@ -449,6 +449,7 @@ def test_training_to_convergence_resumes_from_its_backup(tmp_path):
     last = g2p.build(data, "global", "tiny")
     summary = g2p.train(last, data, **options)
     assert not summary["paused"] and summary["epochs"] == 3
+    assert [c["epochs"] for c in summary["calls"]] == [1, 1, 1]
     assert summary["steps"] == 3 * steps and summary["train_minutes"] >= paused[
         "train_minutes"]
     assert summary["val_losses"][:2] == paused["val_losses"]

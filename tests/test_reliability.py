@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 import zoo_cases
-from kerattn import callbacks, decoding, distribute, zoo
+from kerattn import callbacks, decoding, distribute, environment, zoo
 from kerattn.datasets import WordVocabulary
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -372,7 +372,10 @@ def test_a_backup_of_a_stopped_training_trains_no_further(tmp_path):
 def test_a_paused_training_goes_on_to_the_same_weights(tmp_path):
     """`pause_after=0`: each call trains one epoch and keeps the backup;
     three calls end on the uninterrupted run's weights. The last epoch
-    ends the training (no pause), and the backup is deleted."""
+    ends the training (no pause), and the backup is deleted. `calls` says
+    what each call trained, and where; a backup written without that
+    record (an older kerattn's) reads as one call of its epochs, machine
+    unknown."""
     fit = dict(_KILLED_FIT, epochs=3)
     reference, x, y = _dropout_model()
     reference.fit(x, y, **fit)
@@ -386,8 +389,35 @@ def test_a_paused_training_goes_on_to_the_same_weights(tmp_path):
         assert len(history.history["loss"]) == 1
         assert budget.steps == 2 * (call + 1)
         assert pausing.paused == (call < 2) and os.path.exists(backup) == (call < 2)
+        assert [c["epochs"] for c in pausing.calls] == [1] * (call + 1)
+        assert pausing.calls[-1]["machine"] == environment.machine()
+        assert pausing.calls[-1]["seconds"] >= 0
+        if call == 0:   # as an older kerattn wrote it
+            path = os.path.join(backup, "training_metadata.json")
+            with open(path) as f:
+                saved = json.load(f)
+            assert saved["calls"] == pausing.calls
+            del saved["calls"]
+            with open(path, "w") as f:
+                json.dump(saved, f)
+    assert pausing.calls[0] == {"epochs": 1, "seconds": None, "machine": None}
     for a, b in zip(_weights(reference), _weights(model), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_backup_whose_calls_are_not_records_is_refused(tmp_path):
+    backup = str(tmp_path / "backup")
+    model, x, y = _dropout_model()
+    model.fit(x, y, callbacks=[callbacks.BackupAndRestore(backup, pause_after=0)],
+              **dict(_KILLED_FIT, epochs=2))
+    path = os.path.join(backup, "training_metadata.json")
+    with open(path) as f:
+        saved = json.load(f)
+    with open(path, "w") as f:
+        json.dump(dict(saved, calls=[1]), f)
+    with pytest.raises(ValueError, match="training_metadata.json.*calls"):
+        model.fit(x, y, callbacks=[callbacks.BackupAndRestore(backup)],
+                  **dict(_KILLED_FIT, epochs=2))
 
 
 def test_a_pause_under_a_batch_frequency_keeps_the_whole_epoch(tmp_path):

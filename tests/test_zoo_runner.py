@@ -69,6 +69,32 @@ def test_machines_are_named_once_each_and_old_records_read_as_the_cpu():
     assert runner.machines([{"seed": 1}], "torch") == (
         "this project's 2-core CPU with backend torch (the machine was not recorded)")
     assert runner.machines(None) == runner.machines([])
+    # A seed resumed from its backup names each call's machine, then the
+    # one it was evaluated on (an unrecorded call's as the CPU's).
+    resumed = {"seed": 4, "machine": cpu,
+               "calls": [{"epochs": 3, "machine": None}, {"epochs": 2, "machine": gpu},
+                         {"epochs": 1, "machine": cpu}]}
+    assert runner.machine_list([resumed], "jax") == [
+        "this project's 2-core CPU with backend jax (the machine was not recorded)",
+        "one NVIDIA H200 with PyTorch 2.13.0 and Keras 3.15.1",
+        "2 cores of a Xeon with JAX 0.10.2 and Keras 3.15.1"]
+
+
+def test_versions_are_read_without_importing_keras_hub(monkeypatch):
+    """A record's versions: keras-hub's from its installed metadata, not
+    imported (it would bring TensorFlow into a JAX or torch process, at
+    every backup's first call); the backend's from the imported module."""
+    import importlib.metadata
+
+    from kerattn import environment
+
+    monkeypatch.delitem(sys.modules, "keras_hub", raising=False)
+    versions = environment.versions()
+    assert "keras_hub" not in sys.modules
+    assert versions["keras_hub"] == importlib.metadata.version("keras-hub")
+    package = {"tensorflow": "tensorflow", "jax": "jax", "torch": "torch"}[
+        keras.backend.backend()]
+    assert versions[package] == sys.modules[package].__version__
 
 
 def test_mean_sd_spread_and_shown_are_numpys():
@@ -1205,18 +1231,28 @@ def test_g2p_recipe_tiny_run(tmp_path, monkeypatch):
     """`zoo/g2p/recipe.py --preset tiny` on the committed CMUdict sample: two
     seeds of MoChA, then a global-attention run beside it trained the
     papers' way (early stopping, a learning-rate decay, a backup folder,
-    beam search); the runs' WER / PER are their seeds' mean and sample
-    deviation; each seed records its machine and the page names it; the
-    learning curve is on the page; `--report-only` writes the same
-    RESULTS.md again."""
+    beam search), paused after its first epoch (exit status 75, nothing
+    recorded) and finished by the same command; the runs' WER / PER are
+    their seeds' mean and sample deviation; each seed records its machine
+    (the resumed one each call's) and the page names it; the learning
+    curve is on the page; `--report-only` writes the same RESULTS.md
+    again."""
     sample = os.path.join(DATA, "cmudict_sample.dict")
-    common = ["--preset", "tiny", "--epochs", "1", "--dict", sample,
-              "--out", str(tmp_path)]
+    data = ["--preset", "tiny", "--dict", sample, "--out", str(tmp_path)]
+    common = [*data, "--epochs", "1"]
     run_recipe("g2p", ["--attention", "mocha", "--seeds", "2", *common], monkeypatch)
     papers = ["--patience", "2", "--lr-decay", "0.5", "--beam-width", "2",
               "--wait-k", "2", "--wait-rate", "1.5",
               "--backup", str(tmp_path / "backup")]
-    run_recipe("g2p", ["--attention", "global", *papers, *common], monkeypatch)
+    paused = ["--attention", "global", *data, "--epochs", "2", *papers,
+              "--pause-after", "1e-6"]
+    before = {n: (tmp_path / n).read_text() for n in ("RESULTS.md", "results.json")}
+    with pytest.raises(SystemExit) as stop:
+        run_recipe("g2p", paused, monkeypatch)
+    assert stop.value.code == 75 and os.listdir(tmp_path / "backup")
+    assert {n: (tmp_path / n).read_text() for n in before} == before
+    assert not any(n.startswith("alignments_global") for n in os.listdir(tmp_path))
+    run_recipe("g2p", paused, monkeypatch)
     runs = json.loads((tmp_path / "results.json").read_text())["runs"]
     assert [r["settings"]["attention"] for r in runs] == ["global", "mocha"]
     glob, mocha = runs
@@ -1235,13 +1271,16 @@ def test_g2p_recipe_tiny_run(tmp_path, monkeypatch):
     assert "backup" not in glob["settings"] and "patience" not in mocha["settings"]
     assert set(glob["per_seed"][0]["greedy"]) == {"wer", "per"}   # beside the beam's
     curve = glob["per_seed"][0]["val_losses"]
-    assert len(curve) == 1 and np.isfinite(curve[0])
+    assert len(curve) == 2 and np.isfinite(curve).all()
     machine = glob["per_seed"][0]["machine"]
     assert machine["backend"] == keras.backend.backend()
     assert machine["versions"]["keras"] == keras.__version__
+    calls = glob["per_seed"][0]["calls"]   # trained in two calls: each one's
+    assert [(c["epochs"], c["machine"]) for c in calls] == [(1, machine)] * 2
+    assert "calls" not in mocha["per_seed"][0]   # one call
     text = (tmp_path / "RESULTS.md").read_text()
     assert f"Measured on {machine['cpus']} cores of " in text or "Measured on one " in text
-    assert f"seed 1: {curve[0]:.3f}\n" in text
+    assert f"seed 1: {curve[0]:.3f} {curve[1]:.3f}\n" in text
     assert (f"| {recipe('g2p').NAMES['mocha']} (preset tiny, epochs 1, dict {sample}) | 2 | "
             f"{mocha['wer']:.2f} ± {mocha['wer_sd']:.2f} | ") in text
     assert (f"python zoo/g2p/recipe.py --attention mocha --preset tiny --epochs 1 "

@@ -384,12 +384,17 @@ def backend():
 def machine_list(rows, backend=None):
     """What `rows` (a run's seeds, as results.json holds them) were measured
     on: each machine once, in the order first met
-    (`kerattn.environment.describe`; a row written before machines were
-    recorded reads as the project's 2-core CPU with `backend`)."""
+    (`kerattn.environment.describe`), a seed trained in several calls
+    (`calls`: resumed from its backup) each call's, then the one it was
+    evaluated on; a row or call written before machines were recorded
+    reads as the project's 2-core CPU with `backend`."""
     from kerattn import environment
 
-    return list(dict.fromkeys(environment.describe(row.get("machine"), backend)
-                              for row in rows or [{}]))
+    return list(dict.fromkeys(environment.describe(machine, backend)
+                              for row in rows or [{}]
+                              for machine in [*(c.get("machine") for c in
+                                                row.get("calls", ())),
+                                              row.get("machine")]))
 
 
 def machines(rows, backend=None):

@@ -71,7 +71,8 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
         `final_val_loss` and `val_losses` (with validation: the last
         epoch's, and each epoch's, the learning curve; with `backup`, the
         whole training's, earlier calls' included), `parameters`, and with
-        `backup`, `paused`.
+        `backup`, `paused` and `calls` (what each call trained and where:
+        `BackupAndRestore.calls`).
     """
     checks.positive_number("learning_rate", learning_rate)
     checks.nonnegative_int("epochs", epochs)
@@ -139,6 +140,7 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
                "parameters": int(model.count_params())}
     if backup is not None:
         summary["paused"] = backup.paused
+        summary["calls"] = backup.calls
     for key in ("loss", "val_loss"):
         if logs.get(key):
             summary[f"final_{key}"] = round(float(logs[key][-1]), 4)

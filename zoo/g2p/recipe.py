@@ -205,6 +205,11 @@ def train_seed(args, data, seed, strategy, keep):
            "epochs": summary["epochs"], "steps": summary["steps"],
            "minutes": summary["train_minutes"], "parameters": summary["parameters"],
            "val_losses": summary["val_losses"]}
+    if len(summary.get("calls", ())) > 1:   # resumed: where each part trained
+        row["calls"] = [{"epochs": c["epochs"], "machine": c["machine"],
+                         "minutes": None if c["seconds"] is None
+                         else round(c["seconds"] / 60, 2)}
+                        for c in summary["calls"]]
     if args.beam_width > 1:   # what the beam bought, on the same weights
         greedy = g2p.evaluate(model, data, examples=0)
         row["greedy"] = {"wer": greedy["wer"], "per": greedy["per"]}
