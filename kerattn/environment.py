@@ -64,8 +64,9 @@ def versions():
     import keras
     import numpy as np
 
-    import kerattn
-
+    # This module's package, imported before it (no import here: the
+    # package imports `callbacks`, which records the machine).
+    kerattn = sys.modules[__name__.rpartition(".")[0]]
     out = {"python": platform.python_version(), "keras": keras.__version__,
            "numpy": np.__version__, "kerattn": kerattn.__version__}
     for name in _BACKEND_PACKAGES.get(keras.backend.backend(), ()) + ("keras_hub",):
