@@ -58,11 +58,11 @@ def _jax_compilation_cache():
     tests/run_backends.py the folder comes by environment
     (`JAX_COMPILATION_CACHE_DIR`: the full suite's own, the quick tier's
     kept between runs); a plain pytest uses the quick tier's
-    (`run_backends.quick_cache_dir`, pruned as the quick tier prunes it),
+    (`run_backends.open_quick_cache`, pruned as the quick tier prunes it),
     as it is an inner loop too, or a folder of its own where that one
     cannot be written.
     """
-    from run_backends import jax_cache_on, prune_cache, quick_cache_dir
+    from run_backends import jax_cache_on, open_quick_cache
 
     if keras.backend.backend() != "jax" or not jax_cache_on():
         return
@@ -70,12 +70,9 @@ def _jax_compilation_cache():
         return
     import jax
 
-    folder = quick_cache_dir()
-    try:
-        os.makedirs(folder, exist_ok=True)
-        if not os.environ.get("PYTEST_XDIST_WORKER"):   # once, not per worker
-            prune_cache(folder)
-    except OSError:
+    # Pruned once, not once per xdist worker.
+    folder, _ = open_quick_cache(tidy=not os.environ.get("PYTEST_XDIST_WORKER"))
+    if folder is None:
         import atexit
         import shutil
         import tempfile

@@ -220,6 +220,11 @@ def _relative(nodeid):
     return nodeid.split("tests/", 1)[-1] if nodeid.startswith("tests/") else nodeid
 
 
+def file_of(key):
+    """The test file (under `tests/`) of a key or node id."""
+    return _relative(key).split("::", 1)[0]
+
+
 def full_only(nodeid):
     """True for a test left out of the quick tier (marked `slow`)."""
     return any(matches(key, nodeid) for key in FULL_ONLY)

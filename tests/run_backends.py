@@ -23,6 +23,7 @@ import argparse
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -143,8 +144,14 @@ def quick_cache_dir():
     return os.path.join(root, "kerattn", "quick-tier-jax", _cache_key())
 
 
+# The name `_cache_key` gives a cache folder: `prune_siblings` removes no
+# other.
+CACHE_KEY = re.compile(r"[^-/]+-[0-9a-f]{12}")
+
+
 def _cache_key():
-    """`<jaxlib version>-<12 hex digits of the CPU's model and features>`."""
+    """`<jaxlib version>-<12 hex digits of the CPU's model and features>`
+    (`CACHE_KEY`)."""
     import hashlib
     import importlib.metadata
     import platform
@@ -199,11 +206,90 @@ def prune_cache(folder, limit=QUICK_CACHE_BYTES):
     return removed, len(entries) - files_removed, total - removed - gone
 
 
-def quick_cache_line(folder):
-    """Prunes the quick tier's cache folder (`prune_cache`) and says what
-    it holds as the run starts: an empty one (the first run on this CPU
-    and jaxlib) compiles everything."""
-    removed, files, size = prune_cache(folder)
+# A sibling of the quick tier's cache folder (another jaxlib's or another
+# CPU's: `quick_cache_dir`) that no run has used for this long is removed
+# as the quick tier starts: after an upgrade of jaxlib nothing reads the
+# old version's folder again (about 100 MiB each).
+STALE_SIBLING_DAYS = 30
+
+
+def _last_used(folder):
+    """The newest access or modification time of `folder` and its files
+    (`open_quick_cache` touches its folder: on a mount without access
+    times, a cache only read from is still seen in use)."""
+    times = [os.stat(folder).st_mtime]
+    for entry in os.scandir(folder):
+        try:
+            stat = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        times.append(max(stat.st_atime, stat.st_mtime))
+    return max(times)
+
+
+def prune_siblings(folder, days=STALE_SIBLING_DAYS, now=None):
+    """Removes the sibling folders of `folder` (the default quick-tier
+    cache, `quick_cache_dir`) named as `_cache_key` names them and unused
+    for `days`; returns their names. Nothing else in the parent folder is
+    touched, nor anything beside a folder given by
+    `KERATTN_QUICK_CACHE_DIR`, whose parent may hold anything."""
+    if os.environ.get("KERATTN_QUICK_CACHE_DIR"):
+        return []
+    parent, own = os.path.split(os.path.normpath(folder))
+    cutoff = (time.time() if now is None else now) - days * 86400
+    try:
+        entries = sorted(os.scandir(parent), key=lambda e: e.name)
+    except OSError:
+        return []
+    removed = []
+    for entry in entries:
+        if entry.name == own or not CACHE_KEY.fullmatch(entry.name):
+            continue
+        try:
+            if not entry.is_dir(follow_symlinks=False) or _last_used(entry.path) >= cutoff:
+                continue
+            shutil.rmtree(entry.path)
+        except OSError:   # in use or removed by another run meanwhile: left
+            continue
+        removed.append(entry.name)
+    return removed
+
+
+def open_quick_cache(tidy=True):
+    """The quick tier's cache folder (`quick_cache_dir`), made and marked
+    used now (its modification time, for `prune_siblings` elsewhere), or
+    None where it cannot be made (the caller then uses a folder of its
+    own). With `tidy`, its entries are pruned (`prune_cache`) and its
+    stale siblings removed (`prune_siblings`), each as far as it can be: a
+    prune that fails keeps the folder. Returns (folder or None,
+    prune_cache's figures)."""
+    folder = quick_cache_dir()
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return None, (0, 0, 0)
+    try:
+        os.utime(folder)
+    except OSError:   # read only: still read from
+        pass
+    pruned = (0, 0, 0)
+    if tidy:
+        try:
+            pruned = prune_cache(folder)
+        except OSError:   # its files unreadable: kept as they are
+            pass
+        prune_siblings(folder)   # leaves what it cannot remove
+    return folder, pruned
+
+
+def quick_cache_line():
+    """Opens the quick tier's cache folder (`open_quick_cache`, pruned)
+    and says what it holds as the run starts: an empty one (the first run
+    on this CPU and jaxlib) compiles everything."""
+    folder, (removed, files, size) = open_quick_cache()
+    if folder is None:
+        return (f"JAX compile cache: {quick_cache_dir()} cannot be made; "
+                "each run compiles everything in a folder of its own")
     return (f"JAX compile cache (kept between quick runs): {folder}, "
             f"{files} files, {size / 2**20:.0f} MiB"
             + (f" ({removed / 2**20:.0f} MiB of its least recently used removed)"
@@ -230,14 +316,8 @@ def compile_cache_env(workdir, backend, quick=False):
     (tests/README.md, "What keeps it there")."""
     if not jax_cache_on() or backend != "jax":
         return {}
-    folder = os.path.join(workdir, "jax_cache")
-    if quick:
-        kept = quick_cache_dir()
-        try:   # the run's own folder where the user's cannot be written
-            os.makedirs(kept, exist_ok=True)
-            folder = kept
-        except OSError:
-            pass
+    kept = open_quick_cache(tidy=False)[0] if quick else None
+    folder = kept or os.path.join(workdir, "jax_cache")   # the run's own
     os.makedirs(folder, exist_ok=True)
     return {"JAX_COMPILATION_CACHE_DIR": folder,
             "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
@@ -379,7 +459,7 @@ def main(argv=None):
           flush=True)
 
     if args.quick and "jax" in backends and jax_cache_on():
-        print(quick_cache_line(quick_cache_dir()), flush=True)
+        print(quick_cache_line(), flush=True)
 
     results, slowest, cache_lines = {}, {}, []
     with tempfile.TemporaryDirectory(prefix="kerattn_tests_") as workdir:

@@ -1,11 +1,12 @@
 """The real-data loaders: gettext pairs and the word vocabulary."""
 
+import hashlib
 import os
 
 import numpy as np
 import pytest
 
-from kerattn.datasets import WordVocabulary, gettext_pairs
+from kerattn.datasets import WordVocabulary, data_fingerprint, gettext_pairs
 from kerattn.datasets.gettext import split_of
 
 # A skip with its reason without the catalogs, a failure in CI (conftest).
@@ -25,6 +26,28 @@ def test_gettext_pairs_fixed_clean_split():
         assert len(s.split()) <= 20 and len(t.split()) <= 20
     # Deterministic: a second read gives the same test split in order.
     assert gettext_pairs("fr", max_words=20)["test"] == splits["test"]
+
+
+def test_data_fingerprint_is_the_sha256_of_the_splits_written_as_json():
+    """The fingerprint is SHA-256 over the splits as compact JSON, keys
+    sorted, characters as themselves (the string written here by hand):
+    tuples and lists alike, any change of text or order another one."""
+    splits = {"train": [("chat", "cat"), ("été", "summer")], "test": [("chien", "dog")]}
+    text = '{"test":[["chien","dog"]],"train":[["chat","cat"],["été","summer"]]}'
+    expected = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    assert data_fingerprint(splits) == expected
+    assert data_fingerprint({"test": [["chien", "dog"]],
+                             "train": [["chat", "cat"], ["été", "summer"]]}) == expected
+    for other in ({"train": splits["train"][::-1], "test": splits["test"]},
+                  {"train": [("chat", "cat"), ("ete", "summer")], "test": splits["test"]},
+                  {"train": splits["train"], "valid": splits["test"]}):
+        assert data_fingerprint(other) != expected
+    # NumPy arrays as lists; a lone surrogate (a JSON file may hold one).
+    assert data_fingerprint({"y": np.array([[1, 2]])}) == data_fingerprint({"y": [[1, 2]]})
+    assert data_fingerprint({"x": ["\ud800"]}) != data_fingerprint({"x": ["\ud801"]})
+    for bad in ({"train": [{"a", "b"}]}, {"train": [object()]}):
+        with pytest.raises(ValueError, match="`splits` must be what JSON can write"):
+            data_fingerprint(bad)
 
 
 def test_split_is_a_function_of_the_source():

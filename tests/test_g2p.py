@@ -426,6 +426,51 @@ class _Preempted(keras.callbacks.Callback):
             raise RuntimeError("preempted")
 
 
+def test_validation_error_rates_decode_each_epochs_weights_for_the_callbacks_after():
+    """`ValidationErrorRates` writes the validation words' greedy WER and PER
+    into the epoch's logs, decoded with the model's weights of that moment
+    by one `Translator` kept across epochs (against a fresh `pronounce` and
+    `error_rates` of the same weights, before and after new weights);
+    `train(monitor="val_wer")` puts it before early stopping, the decay
+    and the callbacks given, so they read it, and records the curve."""
+    data = g2p.prepare(cmudict_g2p(path=SAMPLE))
+    words = [w for w, _ in data["valid_split"]]
+    references = [p for _, p in data["valid_split"]]
+    assert len(words) == data["valid_words"] > 1
+    model = g2p.build(data, "global", "tiny")
+    seen = []
+
+    class Spy(keras.callbacks.Callback):   # listed last: what the others read
+        def on_epoch_end(self, epoch, logs=None):
+            seen.append({k: logs.get(k) for k in ("val_wer", "val_per")})
+
+    summary = g2p.train(model, data, epochs=2, batch_size=64, patience=2, decay=0.5,
+                        monitor="val_wer", callbacks=[Spy()], verbose=0)
+    assert summary["val_wers"] == [s["val_wer"] for s in seen] and len(seen) == 2
+    assert all(0 <= s["val_per"] and 0 <= s["val_wer"] <= 100 for s in seen)
+
+    def fresh():
+        rates = g2p.error_rates(g2p.pronounce(model, data, words)[0], references)
+        return {"val_wer": round(100 * rates["wer"], 2), "val_per": round(100 * rates["per"], 2)}
+
+    callback = g2p.ValidationErrorRates(data, batch_size=4)
+    callback.set_model(model)
+    logs = {}
+    callback.on_epoch_end(0, logs)
+    before = fresh()
+    assert logs == before
+    rng = np.random.default_rng(0)
+    for variable in model.trainable_variables:   # other weights, same translator
+        variable.assign(rng.normal(0, 0.5, variable.shape).astype(variable.dtype))
+    callback.on_epoch_end(1, logs)
+    after = fresh()
+    assert logs == after and after["val_per"] != before["val_per"]
+    with pytest.raises(ValueError, match="monitor"):
+        g2p.train(model, data, epochs=1, monitor="val_accuracy")
+    with pytest.raises(ValueError, match="valid_split"):
+        g2p.ValidationErrorRates(dict(data, valid_split=[]))
+
+
 def test_training_to_convergence_resumes_from_its_backup(tmp_path):
     """`g2p.train` with early stopping, a learning-rate decay and a backup
     folder: a run stopped after its first epoch resumes there in a new call

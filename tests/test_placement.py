@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import placement
 
@@ -37,17 +38,16 @@ def collected_ids(files, config):
     run), else those of one `--collect-only` run over the rest of the
     tables' files (about 20 s on two shared cores), without conftest's
     deselection."""
-    tables = frozenset(key.split("::", 1)[0]
-                       for key in [*placement.HEAVY, *placement.FULL_ONLY])
+    tables = frozenset(map(placement.file_of, [*placement.HEAVY, *placement.FULL_ONLY]))
     assert set(files) <= tables
-    return {i for i in _collected_ids(tables, config) if i.split("::", 1)[0] in files}
+    return {i for i in _collected_ids(tables, config) if placement.file_of(i) in files}
 
 
 @functools.lru_cache(maxsize=None)
 def _collected_ids(files, config):
     whole = _collected_whole(config)
     here = {f for f in files if whole is None or f in whole}
-    ids = {i for i in placement.COLLECTED if i.split("::", 1)[0] in here}
+    ids = {i for i in placement.COLLECTED if placement.file_of(i) in here}
     rest = sorted(set(files) - here)
     if rest:
         run = subprocess.run(
@@ -65,7 +65,7 @@ def test_every_heavy_key_names_a_collected_test_on_a_real_backend(pytestconfig):
     collects: a renamed case id would otherwise run the heavy test on all
     three backends, and a renamed function would drop out of the table."""
     assert placement.HEAVY, "no heavy test placed"
-    files = {key.split("::", 1)[0] for key in placement.HEAVY}
+    files = set(map(placement.file_of, placement.HEAVY))
     ids = collected_ids(files, pytestconfig)
     for file in files:   # the collection really holds each file's tests
         assert any(i.startswith(file + "::") for i in ids), file
@@ -80,7 +80,7 @@ def test_every_quick_tier_exclusion_names_a_collected_test(pytestconfig):
     """Each key of `placement.FULL_ONLY` (a file, a test function or one
     case) is collected and says what it runs: a renamed test would
     otherwise come back into the quick tier unseen."""
-    files = {key.split("::", 1)[0] for key in placement.FULL_ONLY}
+    files = set(map(placement.file_of, placement.FULL_ONLY))
     ids = collected_ids(files, pytestconfig)
     for key, what in placement.FULL_ONLY.items():
         assert what, key
@@ -107,6 +107,8 @@ def test_the_quick_tier_leaves_out_whole_files_and_single_tests(monkeypatch):
     assert not placement.full_only("test_b.py::TestC::test_fit")
     assert not placement.full_only("test_b.py::test_fitness")
     assert not placement.full_only("test_ab.py::test_fit")
+    assert placement.file_of("tests/test_b.py::test_fit[small]") == "test_b.py"
+    assert placement.file_of("test_a.py") == "test_a.py"
 
 
 def test_longest_key_wins_and_other_tests_run_everywhere(monkeypatch):
@@ -231,3 +233,72 @@ def test_the_quick_tiers_compile_cache_is_kept_and_pruned_least_recently_used_fi
     monkeypatch.setattr(os, "remove", removed_first)
     assert prune_cache(str(other), limit=250) == (100, 1, 100)
     assert [p.name for p in other.iterdir()] == ["z"]
+
+
+def test_the_quick_tier_removes_its_stale_sibling_caches_and_nothing_else(tmp_path, monkeypatch):
+    """As the quick tier starts, the default cache folder's siblings (other
+    jaxlibs' and CPUs', named `<jaxlib>-<12 hex digits>`) that no run has
+    used for 30 days are deleted; a recently used one (by any of its files),
+    anything else in the parent and anything beside a folder given by
+    `KERATTN_QUICK_CACHE_DIR` stay. `quick_cache_line` opens and tidies."""
+    from run_backends import STALE_SIBLING_DAYS, open_quick_cache, prune_siblings, quick_cache_line
+
+    monkeypatch.delenv("KERATTN_QUICK_CACHE_DIR", raising=False)
+    monkeypatch.delenv("KERATTN_JAX_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    now = 10_000_000.0
+    old = now - (STALE_SIBLING_DAYS + 1) * 86400
+    recent = now - (STALE_SIBLING_DAYS - 1) * 86400
+    folder, pruned = open_quick_cache(tidy=False)
+    assert os.path.isdir(folder) and pruned == (0, 0, 0)
+    parent = os.path.dirname(folder)
+
+    def sibling(name, stamps):
+        path = os.path.join(parent, name)
+        os.makedirs(path)
+        for i, stamp in enumerate(stamps):
+            entry = os.path.join(path, f"entry{i}")
+            with open(entry, "wb") as f:
+                f.write(b"x")
+            os.utime(entry, (stamp, stamp))
+        os.utime(path, (old, old))
+        return path
+
+    sibling("0.4.1-0123456789ab", [old, old])             # stale: removed
+    sibling("0.4.2-0123456789ab", [old, recent])          # one file read lately
+    sibling("0.4.3-abcdef012345", [])                     # empty and stale
+    sibling("notes", [old])                               # not a cache's name
+    sibling("0.4.1-0123456789abc", [old])                 # 13 digits: not either
+    with open(os.path.join(parent, "0.4.9-0123456789ab"), "w") as f:
+        f.write("a file, not a folder")
+    os.utime(os.path.join(parent, "0.4.9-0123456789ab"), (old, old))
+    os.utime(folder, (old, old))                          # its own: never
+    assert prune_siblings(folder, now=now) == ["0.4.1-0123456789ab", "0.4.3-abcdef012345"]
+    assert sorted(os.listdir(parent)) == sorted([
+        os.path.basename(folder), "0.4.1-0123456789abc", "0.4.2-0123456789ab",
+        "0.4.9-0123456789ab", "notes"])
+    assert prune_siblings(folder, now=now + 2 * 86400) == ["0.4.2-0123456789ab"]
+    # As the quick tier starts (`quick_cache_line`, `open_quick_cache`):
+    # its own folder marked used now, a sibling unused for 31 days gone.
+    stale = time.time() - (STALE_SIBLING_DAYS + 1) * 86400
+    os.utime(sibling("0.4.4-0123456789ab", [stale]), (stale, stale))
+    assert quick_cache_line().startswith(
+        f"JAX compile cache (kept between quick runs): {folder}, 0 files")
+    assert "0.4.4-0123456789ab" not in os.listdir(parent)
+    assert os.stat(folder).st_mtime > time.time() - 60
+
+    # A folder given by the variable: its parent is the user's, untouched.
+    given = tmp_path / "mine" / "cache"
+    monkeypatch.setenv("KERATTN_QUICK_CACHE_DIR", str(given))
+    sibling_of_given = tmp_path / "mine" / "0.4.1-0123456789ab"
+    sibling_of_given.mkdir(parents=True)
+    os.utime(sibling_of_given, (old, old))
+    assert prune_siblings(str(given), now=now) == []
+    assert quick_cache_line().startswith(f"JAX compile cache (kept between quick runs): {given}, 0 files")
+    assert given.is_dir() and sibling_of_given.is_dir()
+    # One that cannot be made: the runner says so (the run uses its own).
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where a folder should be")
+    monkeypatch.setenv("KERATTN_QUICK_CACHE_DIR", str(blocker / "cache"))
+    assert open_quick_cache() == (None, (0, 0, 0))
+    assert "cannot be made" in quick_cache_line()

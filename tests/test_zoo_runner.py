@@ -3,16 +3,20 @@ runs, their mean ± spread, results.json and RESULTS.md, the ablation
 tables; every recipe's command line (`--help`) and one tiny run a task."""
 
 import argparse
+import dataclasses
 import functools
 import importlib.util
 import json
 import os
+import re
 import runpy
 import sys
 
 import keras
 import numpy as np
 import pytest
+
+from kerattn.datasets import cmudict_g2p, data_fingerprint
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ZOO = os.path.join(REPO, "zoo")
@@ -252,11 +256,22 @@ def test_an_ablation_phase_starts_from_its_saved_converged_variant(tmp_path, mon
     again = ablation.run("bahdanau_nmt", ["plain-phase"], 1, phase_steps=1, runs=runs)
     assert again["plain-phase@1+1"]["phase"] == {"from": "recipe@1", "asked": 1,
                                                  "steps": 1, "learning_rate": 2e-3}
-    # As many pairs, other words: the run folder's vocabulary refuses.
+    # As many pairs, other words: the rows' fingerprint of their data
+    # refuses before anything trains; without ablation.json, the run
+    # folder's vocabulary does.
     monkeypatch.setattr(translation, "prepare", lambda **kw: prepare(
         splits={"train": [("d e", "u v")] * 12, "valid": pairs[:1], "test": pairs[1:3]}))
+    with pytest.raises(ValueError, match=(
+            r"`variants`: .*ablation.json holds 'plain-phase@1\+1' on other data "
+            r"\(\{'train_pairs': 12, 'test_pairs': 2, 'data_sha256': '([0-9a-f]{16})'\} "
+            r"there, \{'train_pairs': 12, 'test_pairs': 2, 'data_sha256': "
+            r"'(?!\1)[0-9a-f]{16}'\} now\)")):
+        ablation.run("bahdanau_nmt", ["plain-phase"], 1, phase_steps=1, runs=runs)
+    recorded = tmp_path / "bahdanau_nmt" / "ablation.json"
+    recorded.rename(tmp_path / "aside.json")
     with pytest.raises(ValueError, match="`runs`.*source vocabulary is another"):
         ablation.run("bahdanau_nmt", ["plain-phase"], 1, phase_steps=1, runs=runs)
+    (tmp_path / "aside.json").rename(recorded)
     # Other pairs: a seed of a row (or of a phase's start) recorded on other
     # data is refused before anything trains.
     monkeypatch.setattr(translation, "prepare", lambda **kw: prepare(
@@ -264,8 +279,9 @@ def test_an_ablation_phase_starts_from_its_saved_converged_variant(tmp_path, mon
     for variants in (["plain-phase"], ["recipe"]):
         with pytest.raises(ValueError, match=(
                 r"`variants`: .*ablation.json holds '(plain-phase@1\+1|recipe@1)' "
-                r"on other data \(\{'train_pairs': 12, 'test_pairs': 2\} there, "
-                r"\{'train_pairs': 8, 'test_pairs': 2\} now\)")):
+                r"on other data \(\{'train_pairs': 12, 'test_pairs': 2, "
+                r"'data_sha256': '[0-9a-f]{16}'\} there, \{'train_pairs': 8, "
+                r"'test_pairs': 2, 'data_sha256': '[0-9a-f]{16}'\} now\)")):
             ablation.run("bahdanau_nmt", variants, 1, phase_steps=1, seed=3, runs=runs)
     assert not (tmp_path / "runs" / "bahdanau_nmt" / "recipe@1-seed3").exists()
     with pytest.raises(ValueError, match="`phase_steps`"):
@@ -283,7 +299,8 @@ def test_an_ablation_phase_starts_from_its_saved_converged_variant(tmp_path, mon
     assert covered["machine"]["backend"] == keras.backend.backend()
     seen = prepare(splits={"train": pairs * 3, "valid": pairs[:2], "test": pairs[1:3]})
     sizes = {"train_pairs": seen["train_pairs"], "test_pairs": len(seen["test"])}
-    assert covered["data"] == sizes
+    assert covered["data"] == dict(sizes, data_sha256=data_fingerprint(
+        {"train": pairs * 3, "valid": pairs[:2], "test": pairs[1:3]}))
     assert (f"The rows that recorded their machine ran on {runner.machines([covered])}, "
             f"with {sizes['train_pairs']} training and {sizes['test_pairs']} test "
             "pairs. The training pairs column gives each row's data") in text
@@ -841,6 +858,7 @@ def test_translation_recipe_tiny_run(tmp_path, monkeypatch):
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["epochs"] == 1 and 0 <= results["bleu_greedy"] <= 100
     assert results["beam_greedy_fallback"] is False
+    assert re.fullmatch("[0-9a-f]{16}", results["data_sha256"])   # which pairs
     assert results["command"] == ("python zoo/bahdanau_nmt/recipe.py --preset tiny "
                                   "--epochs 1 --max-train 200 --max-test 20 "
                                   "--beam-width 2 --distribute data")
@@ -905,17 +923,27 @@ def test_self_attentive_recipe_tiny_run(tmp_path, monkeypatch):
     assert "| penalty 0.0, embeddings lsa, patience 3, epochs 1, preset tiny | 1 |" in text
     assert (tmp_path / "hops.png").exists() and (tmp_path / "model.keras").exists()
     # A seed of the same settings on other documents is refused before
-    # anything trains (the machine's apt lists change).
-    tested = results["runs"][1]["per_seed"][0]["test_documents"]
+    # anything trains (the machine's apt lists change): another count, or
+    # as many documents of other text (the fingerprint of the documents
+    # and of the texts the vocabulary was learned on).
+    row = results["runs"][1]["per_seed"][0]
+    tested = row["test_documents"]
     assert tested == len(data["y"]["test"])
-    results["runs"][1]["per_seed"][0]["test_documents"] = tested + 1
-    (tmp_path / "results.json").write_text(json.dumps(results))
-    with pytest.raises(ValueError, match=(
-            rf"`--out`: .*results.json holds seed 1 of these settings on other "
-            rf"data \(test_documents {tested + 1} there, {tested} now\)")):
-        run_recipe("self_attentive_classifier",
-                   ["--preset", "tiny", "--epochs", "1", "--out", str(tmp_path)],
-                   monkeypatch)
+    assert row["data_sha256"] == data["data_sha256"] == data_fingerprint(
+        {"unlabelled": data["unlabelled"],
+         **{k: data["examples"][k] for k in ("train", "valid", "test")}})
+    for other, there, now in (({"test_documents": tested + 1},
+                               f"test_documents {tested + 1}", tested),
+                              ({"data_sha256": "0" * 16}, "data_sha256 0{16}",
+                               data["data_sha256"])):
+        (tmp_path / "results.json").write_text(json.dumps(dict(results, runs=[
+            results["runs"][0], dict(results["runs"][1], per_seed=[dict(row, **other)])])))
+        with pytest.raises(ValueError, match=(
+                rf"`--out`: .*results.json holds seed 1 of these settings on other "
+                rf"data \({there} there, {now} now\)")):
+            run_recipe("self_attentive_classifier",
+                       ["--preset", "tiny", "--epochs", "1", "--out", str(tmp_path)],
+                       monkeypatch)
 
 
 def test_a_run_refuses_seeds_on_other_data(tmp_path):
@@ -946,6 +974,32 @@ def test_a_run_refuses_seeds_on_other_data(tmp_path):
         with pytest.raises(ValueError, match=rf"holds seed {seed} of these settings "
                            r"on other data \(train_pairs 37739 there, 39970 now\)"):
             runner.refuse_other_data(saved, {"a": 1}, sizes, str(tmp_path))
+    # The same sizes, other text (an upgraded package): the fingerprints
+    # differ. A seed recorded before fingerprints were passes.
+    fingerprinted = {"runs": [{"settings": {"a": 1}, "per_seed": [
+        {"seed": 1, "test_pairs": 4339}, {"seed": 2, "test_pairs": 4339,
+                                          "data_sha256": "0123456789abcdef"}]}]}
+    runner.refuse_other_data(fingerprinted, {"a": 1}, {
+        "test_pairs": 4339, "data_sha256": "0123456789abcdef"}, str(tmp_path))
+    with pytest.raises(ValueError, match="holds seed 2 of these settings on other data "
+                       r"\(data_sha256 0123456789abcdef there, fedcba9876543210 now\)"):
+        runner.refuse_other_data(fingerprinted, {"a": 1}, {
+            "test_pairs": 4339, "data_sha256": "fedcba9876543210"}, str(tmp_path))
+
+
+def test_the_runner_writes_the_datas_fingerprint_beside_its_sizes():
+    """`runner.data_sizes`: the task's sizes and, where `prepare` recorded
+    it, the splits' fingerprint; a task without sizes gives the fingerprint
+    alone."""
+    task = translation_task.task("bahdanau_nmt", "doc")
+    data = {"train_pairs": 41, "test": [("a", "b")] * 3}
+    assert runner.data_sizes(task, data) == {"train_pairs": 41, "test_pairs": 3}
+    data["data_sha256"] = "0123456789abcdef"
+    assert runner.data_sizes(task, data) == translation_task.data_sizes(data) == {
+        "train_pairs": 41, "test_pairs": 3, "data_sha256": "0123456789abcdef"}
+    bare = dataclasses.replace(task, data_sizes=None)
+    assert runner.data_sizes(bare, data) == {"data_sha256": "0123456789abcdef"}
+    assert runner.data_sizes(bare, {}) == runner.data_sizes(bare, None) == {}
 
 
 def test_reading_recipe_tiny_run(tmp_path, monkeypatch):
@@ -990,6 +1044,7 @@ def test_summarisation_recipe_tiny_run(tmp_path, monkeypatch):
         "--out", str(tmp_path)], monkeypatch)
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["seed"] == 1 and results["settings"]["preset"] == "tiny"
+    assert re.fullmatch("[0-9a-f]{16}", results["per_seed"][0]["data_sha256"])
     models = results["models"]
     assert list(models) == ["attention", "pointer_generator", "plain_phase",
                             "coverage"]
@@ -1242,7 +1297,7 @@ def test_g2p_recipe_tiny_run(tmp_path, monkeypatch):
     common = [*data, "--epochs", "1"]
     run_recipe("g2p", ["--attention", "mocha", "--seeds", "2", *common], monkeypatch)
     papers = ["--patience", "2", "--lr-decay", "0.5", "--beam-width", "2",
-              "--wait-k", "2", "--wait-rate", "1.5",
+              "--wait-k", "2", "--wait-rate", "1.5", "--monitor", "val_wer",
               "--backup", str(tmp_path / "backup")]
     paused = ["--attention", "global", *data, "--epochs", "2", *papers,
               "--pause-after", "1e-6"]
@@ -1265,13 +1320,21 @@ def test_g2p_recipe_tiny_run(tmp_path, monkeypatch):
     assert glob["attended_nowhere"] == 0          # a softmax always attends
     assert 0 <= mocha["attended_nowhere"] <= 1
     assert mocha["test_words"] == glob["test_words"] == 15   # 5% of the sample
+    # Every seed's row says which data it saw: the splits' fingerprint.
+    splits = cmudict_g2p(path=sample)
+    assert {s["data_sha256"] for r in runs for s in r["per_seed"]} == {
+        data_fingerprint({k: splits[k] for k in ("train", "valid", "test")})}
     assert {k: glob["settings"][k] for k in ("patience", "lr_decay", "beam_width",
-                                             "wait_k", "wait_rate")} == {
-        "patience": 2, "lr_decay": 0.5, "beam_width": 2, "wait_k": 2, "wait_rate": 1.5}
+                                             "wait_k", "wait_rate", "monitor")} == {
+        "patience": 2, "lr_decay": 0.5, "beam_width": 2, "wait_k": 2, "wait_rate": 1.5,
+        "monitor": "val_wer"}
     assert "backup" not in glob["settings"] and "patience" not in mocha["settings"]
     assert set(glob["per_seed"][0]["greedy"]) == {"wer", "per"}   # beside the beam's
     curve = glob["per_seed"][0]["val_losses"]
     assert len(curve) == 2 and np.isfinite(curve).all()
+    # Decoded after each epoch, both calls' (--monitor val_wer); not asked, none.
+    assert len(glob["per_seed"][0]["val_wers"]) == 2
+    assert "val_wers" not in mocha["per_seed"][0]
     machine = glob["per_seed"][0]["machine"]
     assert machine["backend"] == keras.backend.backend()
     assert machine["versions"]["keras"] == keras.__version__
@@ -1287,7 +1350,7 @@ def test_g2p_recipe_tiny_run(tmp_path, monkeypatch):
             f"--dict {sample} --seeds 2") in text
     assert (tmp_path / "alignments_mocha_tiny.png").stat().st_size > 1000
     assert (tmp_path / "alignments_global_tiny_patience2-lr_decay0.5-beam_width2"
-            "-wait_k2-wait_rate1.5.png").exists()
+            "-wait_k2-wait_rate1.5-monitorval_wer.png").exists()
     (tmp_path / "RESULTS.md").unlink()
     run_recipe("g2p", ["--report-only", "--out", str(tmp_path)], monkeypatch)
     assert (tmp_path / "RESULTS.md").read_text() == text

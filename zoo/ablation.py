@@ -531,10 +531,13 @@ def _refuse_other_data(table, base, sizes, folder):
     """A ValueError if ablation.json (`table`) holds a seed of the row
     `base` (`base`, `base seed N`) that recorded other data than `sizes`:
     its seeds are averaged as one row, and a seed trained again would
-    replace a row of other data. Rows from before rows recorded their data
-    say nothing, and pass."""
+    replace a row of other data. Only the figures both recorded are
+    compared: rows from before rows recorded their data (or its
+    fingerprint, `data_sha256`) say nothing of it, and pass."""
     for key, row in table.items():
-        if translation_task.row_seed(key)[0] == base and row.get("data", sizes) != sizes:
+        recorded = row.get("data", {})
+        if translation_task.row_seed(key)[0] == base and any(
+                recorded[k] != sizes[k] for k in recorded.keys() & sizes.keys()):
             raise ValueError(
                 f"`variants`: {os.path.join(folder, 'ablation.json')} holds "
                 f"{key!r} on other data ({row['data']} there, {sizes} now): "

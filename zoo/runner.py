@@ -8,7 +8,7 @@ way for every task:
     python zoo/<model>/recipe.py [flags]
         parse the runner's flags and the task's                  `parser`
         prepare the data once                                    task.prepare
-        refuse to join seeds to a run on other data              task.data_sizes
+        refuse to join seeds to a run on other data              `data_sizes`
         for each seed: seed Keras, train, evaluate               task.train_seed
           join the seed to those results.json holds for the      task.record,
             same settings (a seed trained again keeps its newest,  `join_seeds`
@@ -70,11 +70,13 @@ class Task:
             (`parser.error`), before anything trains.
         presets: the `--preset` choices (the builder's named sizes).
         data_sizes: `data_sizes(data)` -> the figures that say which data
-            a seed saw, each a key of every seed's row (such as
-            `{"test_pairs": 4339}`: a machine's apt lists or gettext
-            catalogs change). Before anything trains, the runner refuses to
-            add seeds to a recorded run of the same settings whose seeds
-            saw other data (`refuse_other_data`).
+            a seed saw (such as `{"test_pairs": 4339}`: a machine's apt
+            lists or gettext catalogs change). The runner writes them into
+            every seed's row, with the splits' fingerprint where `prepare`
+            gives one (`data["data_sha256"]`: an upgraded package changes
+            the text, not always the sizes), and, before anything trains,
+            refuses to add seeds to a recorded run of the same settings
+            whose seeds saw other data (`data_sizes`, `refuse_other_data`).
     """
 
     name: str
@@ -209,9 +211,9 @@ def main(task, recipe_file=None, argv=None, folder=None):
     if strategy.is_chief:   # the only one that writes
         os.makedirs(args.out, exist_ok=True)
     data = task.prepare(args)
-    if task.data_sizes and strategy.is_chief:
-        refuse_other_data(load(args.out), task.settings(args),
-                          task.data_sizes(data), args.out)
+    sizes = data_sizes(task, data)
+    if sizes and strategy.is_chief:
+        refuse_other_data(load(args.out), task.settings(args), sizes, args.out)
     from kerattn import environment
 
     measured_on = environment.machine()   # recorded with each seed
@@ -230,7 +232,7 @@ def main(task, recipe_file=None, argv=None, folder=None):
         strategy.barrier(f"seed {seed} evaluated")
         if row is None:   # not the chief
             continue
-        rows.append({"seed": seed, **row, "machine": measured_on})
+        rows.append({"seed": seed, **row, **sizes, "machine": measured_on})
         print(f"seed {seed}: {_headline(row)}", flush=True)
         # Each seed is recorded as it ends (it joins the run's earlier
         # seeds), so a command stopped later keeps the seeds it finished.
@@ -322,6 +324,17 @@ def recorded_seeds(saved, settings):
     if not saved or config != settings:
         return []
     return saved.get("per_seed") or [dict(saved, seed=seed)]
+
+
+def data_sizes(task, data):
+    """What says which data a seed saw, written into each seed's row: the
+    task's `data_sizes(data)` and the fingerprint of the splits its
+    `prepare` kept (`data_sha256`, `kerattn.datasets.data_fingerprint`),
+    where it records one."""
+    sizes = dict(task.data_sizes(data)) if task.data_sizes else {}
+    if isinstance(data, dict) and "data_sha256" in data:
+        sizes["data_sha256"] = data["data_sha256"]
+    return sizes
 
 
 def refuse_other_data(saved, settings, sizes, folder):

@@ -42,8 +42,12 @@ def task(name, doc):
 def data_sizes(data):
     """The figures that say which data a seed saw: the machine's gettext
     catalogs are its packages', and installing one (GTK 3 adds two) moves
-    the split."""
-    return {"train_pairs": data["train_pairs"], "test_pairs": len(data["test"])}
+    the split; upgrading one changes its text (the splits' fingerprint,
+    `data_sha256`, where `prepare` recorded it)."""
+    sizes = {"train_pairs": data["train_pairs"], "test_pairs": len(data["test"])}
+    if "data_sha256" in data:
+        sizes["data_sha256"] = data["data_sha256"]
+    return sizes
 
 
 def options(p):

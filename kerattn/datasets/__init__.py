@@ -29,6 +29,7 @@ from kerattn.datasets.documents import (
     tokenize_document,
     write_jsonl,
 )
+from kerattn.datasets.fingerprint import data_fingerprint
 from kerattn.datasets.gettext import gettext_pairs
 from kerattn.datasets.summaries import debian_summaries, near_duplicates
 from kerattn.datasets.padding import pad_ids
@@ -49,4 +50,4 @@ __all__ = ["gettext_pairs", "tsv_pairs", "WordVocabulary", "translation_arrays",
            "TextCodec", "vocabulary_from_json", "extend_source", "extend_target",
            "extended_tokens", "decode_extended", "copy_arrays",
            "debian_summaries", "near_duplicates", "cmudict_g2p", "read_cmudict",
-           "SymbolVocabulary", "pad_ids"]
+           "SymbolVocabulary", "pad_ids", "data_fingerprint"]

@@ -20,6 +20,7 @@ from kerattn import checks, distribute
 from kerattn.datasets.documents import (build_word_vocabulary, debian_descriptions,
                                         debian_topical10, encode_documents,
                                         read_jsonl, tokenize_document)
+from kerattn.datasets.fingerprint import data_fingerprint
 from kerattn.recipes.common import (compile_and_fit, fitted,
                                     require_training_file, split)
 
@@ -168,6 +169,10 @@ def prepare(path=None, max_train=None, max_test=None, test_path=None):
     majority = collections.Counter(y_train).most_common(1)[0][0]
     return {"examples": data, "labels": labels, "vocab": vocab,
             "unlabelled": unlabelled, "source": path or "debian topical-10",
+            # The documents kept and the texts the vocabulary was learned on.
+            "data_sha256": data_fingerprint(
+                {"unlabelled": unlabelled,
+                 **{k: data[k] for k in ("train", "valid", "test")}}),
             "docs": {k: v[0] for k, v in arrays_of.items()},
             "x": {k: {"document_ids": v[1]} for k, v in arrays_of.items()},
             "y": {k: v[2] for k, v in arrays_of.items()},

@@ -70,8 +70,9 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
         dict with `epochs`, `steps`, `train_minutes`, `final_loss`,
         `final_val_loss` and `val_losses` (with validation: the last
         epoch's, and each epoch's, the learning curve; with `backup`, the
-        whole training's, earlier calls' included), `parameters`, and with
-        `backup`, `paused` and `calls` (what each call trained and where:
+        whole training's, earlier calls' included; `val_wers` likewise
+        where a callback writes `val_wer` into the logs), `parameters`, and
+        with `backup`, `paused` and `calls` (what each call trained and where:
         `BackupAndRestore.calls`).
     """
     checks.positive_number("learning_rate", learning_rate)
@@ -146,6 +147,8 @@ def compile_and_fit(model, train, validation=None, *, loss, learning_rate,
             summary[f"final_{key}"] = round(float(logs[key][-1]), 4)
     if logs.get("val_loss"):
         summary["val_losses"] = [round(float(v), 4) for v in logs["val_loss"]]
+    if logs.get("val_wer"):   # a decoding callback's (g2p.ValidationErrorRates)
+        summary["val_wers"] = [round(float(v), 2) for v in logs["val_wer"]]
     return history, summary
 
 

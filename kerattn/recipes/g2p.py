@@ -59,9 +59,11 @@ def prepare(splits=None, stress=False, max_train=None, max_test=None,
     Returns:
         A dict with `source_vocab` (letters), `target_vocab` (phonemes),
         `train` / `valid` (`translation_arrays`' inputs and labels),
-        `train_pairs`, `train_words` and `test` (`(word, pronunciations)`).
+        `train_pairs`, `train_words`, `valid_split` and `test` (`(word,
+        pronunciations)`) and `data_sha256` (the splits' `data_fingerprint`).
     """
-    from kerattn.datasets import SymbolVocabulary, cmudict_g2p, translation_arrays
+    from kerattn.datasets import (SymbolVocabulary, cmudict_g2p, data_fingerprint,
+                                  translation_arrays)
 
     splits = splits or cmudict_g2p(stress=stress)
     splits = {"train": splits["train"][:max_train],
@@ -84,8 +86,9 @@ def prepare(splits=None, stress=False, max_train=None, max_test=None,
     return {"source_vocab": source_vocab, "target_vocab": target_vocab,
             "train": (x, y), "valid": (vx, vy), "train_kept": kept,
             "train_pairs": len(kept), "train_words": len(splits["train"]),
-            "valid_words": len(splits["valid"]), "test": splits["test"],
-            "max_tokens": MAX_TOKENS}
+            "valid_words": len(splits["valid"]), "valid_split": splits["valid"],
+            "test": splits["test"], "max_tokens": MAX_TOKENS,
+            "data_sha256": data_fingerprint(splits)}
 
 
 def build(data, attention="global", preset="g2p", **overrides):
@@ -99,19 +102,24 @@ def build(data, attention="global", preset="g2p", **overrides):
 
 
 def train(model, data, patience=None, decay=None, backup=None,
-          pause_after=None, callbacks=(), **kwargs):
+          pause_after=None, callbacks=(), monitor="val_loss", **kwargs):
     """`kerattn.recipes.translation.train` (its arguments), as the G2P papers
     train: to convergence on the validation words; a summary.
 
     Args:
-        patience: None, or stop once the validation loss has not improved
-            for this many epochs and keep the best epoch's weights (Keras'
+        patience: None, or stop once `monitor` has not improved for this
+            many epochs and keep the best epoch's weights (Keras'
             `EarlyStopping`; Toshniwal and Livescu 2016 keep the checkpoint
             of the best validation error).
         decay: None, or multiply Adam's rate by this factor after each epoch
-            whose validation loss did not improve (Keras'
-            `ReduceLROnPlateau`, patience 1; Toshniwal and Livescu's code
-            multiplies it by 0.8 when the loss stops falling).
+            whose `monitor` did not improve (Keras' `ReduceLROnPlateau`,
+            patience 1; Toshniwal and Livescu's code multiplies it by 0.8
+            when the training loss passes its last three epochs').
+        monitor: what `patience` and `decay` watch: "val_loss" (the
+            validation words' cross-entropy, teacher-forced) or "val_wer"
+            (their greedy word error rate, decoded at each epoch's end by
+            `ValidationErrorRates`: what the papers select by; the loss
+            can rise from over-confidence while fewer words are wrong).
         backup: None, or a folder where every epoch ends in a backup
             (`kerattn.callbacks.BackupAndRestore`): the same call resumes
             there, in another process or session, where the training was:
@@ -130,23 +138,75 @@ def train(model, data, patience=None, decay=None, backup=None,
     Returns:
         `translation.train`'s summary (`val_losses`: the validation loss
         after each epoch, the learning curve: with `backup`, the whole
-        training's, earlier calls' included).
+        training's, earlier calls' included; `val_wers` too with
+        `monitor="val_wer"`).
     """
     from kerattn.recipes import translation
 
     checks.positive_int("patience", patience, allow_none=True)
     checks.number("decay", decay, 0.0, 1.0, low_open=True, high_open=True,
                   allow_none=True)
-    extra = []   # in this order at each epoch's end
+    checks.one_of("monitor", monitor, MONITORS)
+    # In this order at each epoch's end: Keras hands the callbacks one logs
+    # dict, so the decoded rates are there for those that watch them.
+    extra = [ValidationErrorRates(data)] if monitor == "val_wer" else []
     if decay is not None:
         extra.append(keras.callbacks.ReduceLROnPlateau(
-            "val_loss", factor=decay, patience=1, verbose=0))
+            monitor, factor=decay, patience=1, mode="min", verbose=0))
     if patience is not None:
         extra.append(keras.callbacks.EarlyStopping(
-            "val_loss", patience=patience, restore_best_weights=True))
+            monitor, patience=patience, mode="min", restore_best_weights=True))
     extra += list(callbacks)
     return translation.train(model, data, callbacks=extra, backup=backup,
                              pause_after=pause_after, **kwargs)
+
+
+# What `train` can stop early and decay the learning rate on.
+MONITORS = ("val_loss", "val_wer")
+
+
+class ValidationErrorRates(keras.callbacks.Callback):
+    """The validation words' greedy WER and PER, in percent, written into
+    each epoch's logs (`val_wer`, `val_per`) as the epoch ends.
+
+    Toshniwal and Livescu's code keeps the checkpoint of the best
+    validation WER, decoded after every epoch (g2p.py of
+    github.com/shtoshni/g2p; its window of three epochs aside);
+    `train(monitor="val_wer")` stops early and decays the learning rate on
+    it. Keras hands one logs dict to the callbacks in their order: list
+    this one before those that read it (`EarlyStopping`,
+    `ReduceLROnPlateau`, the `History` fit adds, a backup). One
+    `Translator` is built at the first epoch's end and decodes with the
+    model's weights of each epoch; the time it takes is the epoch's.
+
+    Args:
+        data: `prepare`'s dict: `valid_split` (the `(word,
+            pronunciations)` decoded) and the vocabularies.
+        batch_size: words decoded at once.
+    """
+
+    def __init__(self, data, batch_size=256):
+        super().__init__()
+        checks.some("data['valid_split']", data.get("valid_split") or [],
+                    "one validation word with its pronunciations")
+        checks.positive_int("batch_size", batch_size)
+        self.data, self.batch_size, self._translator = data, batch_size, None
+
+    def on_epoch_end(self, epoch, logs=None):
+        from kerattn.decoding import Translator
+
+        if logs is None:
+            return
+        if self._translator is None:
+            self._translator = Translator(
+                self.model, self.data["source_vocab"], self.data["target_vocab"],
+                max_length=MAX_LENGTH, max_batch=self.batch_size)
+        split = self.data["valid_split"]
+        hypotheses, _ = pronounce(self.model, self.data, [w for w, _ in split],
+                                  self.batch_size, translator=self._translator)
+        rates = error_rates(hypotheses, [p for _, p in split])
+        logs["val_wer"] = round(100 * rates["wer"], 2)
+        logs["val_per"] = round(100 * rates["per"], 2)
 
 
 # --- scoring -----------------------------------------------------------------
@@ -198,11 +258,13 @@ def error_rates(hypotheses, references):
     return {"wer": wrong / len(references), "per": edits / max(length, 1)}
 
 
-def pronounce(model, data, words, batch_size=256, beam_width=1):
+def pronounce(model, data, words, batch_size=256, beam_width=1, translator=None):
     """Pronunciations of `words` (a monotonic attention decodes hard),
     through the `Translator` a user calls (sorted by length, in batches of
     `batch_size`, a power of two): greedy, or beam search with
     `beam_width` > 1 (the highest log-probability, no length penalty).
+    `translator`: one of `model` to decode with (its compiled searches
+    kept), else a new one.
 
     Returns:
         `(pronunciations, attended_nowhere)`: one string a word (at most
@@ -213,8 +275,9 @@ def pronounce(model, data, words, batch_size=256, beam_width=1):
     """
     from kerattn.decoding import Translator
 
-    translator = Translator(model, data["source_vocab"], data["target_vocab"],
-                            max_length=MAX_LENGTH, max_batch=batch_size)
+    if translator is None:
+        translator = Translator(model, data["source_vocab"], data["target_vocab"],
+                                max_length=MAX_LENGTH, max_batch=batch_size)
     eos = data["target_vocab"].eos_id
     order = np.argsort([len(w) for w in words], kind="stable")
     out, nowhere, written = [None] * len(words), 0, 0

@@ -82,9 +82,11 @@ def prepare(splits=None, train_phrases=60000, train_lengths=(1, 2),
 
     Returns:
         `kerattn.recipes.g2p.prepare`'s dict (`source_vocab`, `train`,
-        `valid`, ...), with `test` a dict `{words: [(letters, phonemes)]}`.
+        `valid`, ..., `data_sha256` of the words read), with `test` a dict
+        `{words: [(letters, phonemes)]}`.
     """
-    from kerattn.datasets import SymbolVocabulary, cmudict_g2p, translation_arrays
+    from kerattn.datasets import (SymbolVocabulary, cmudict_g2p, data_fingerprint,
+                                  translation_arrays)
 
     checks.positive_int("train_phrases", train_phrases)
     checks.positive_int("test_phrases", test_phrases)
@@ -118,6 +120,8 @@ def prepare(splits=None, train_phrases=60000, train_lengths=(1, 2),
             "train_pairs": len(kept), "train_words": len(train),
             "valid_words": len(valid), "valid_pairs": len(valid_pairs),
             "test": test, "max_tokens": longest,
+            "data_sha256": data_fingerprint(
+                {k: splits[k] for k in ("train", "valid", "test")}),
             "train_lengths": list(train_lengths)}
 
 

@@ -33,7 +33,8 @@ import keras
 import numpy as np
 
 from kerattn import checks, distribute
-from kerattn.datasets import LengthBucketedBatches, WordVocabulary, copy_arrays
+from kerattn.datasets import (LengthBucketedBatches, WordVocabulary, copy_arrays,
+                              data_fingerprint)
 from kerattn.datasets.documents import split_sentences
 from kerattn.decoding import Translator
 from kerattn.losses import MaskedSparseCrossentropy
@@ -107,6 +108,7 @@ def prepare(splits=None, vocab_size=10000, max_source=72, max_summary=20,
         "max_source": max_source,
         "max_summary": max_summary,
         "report": report,
+        "data_sha256": data_fingerprint(splits),   # the pairs read, before `cut`
     }
 
 

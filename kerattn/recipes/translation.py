@@ -28,8 +28,8 @@ import numpy as np
 
 from kerattn import checks, distribute
 from kerattn.datasets import (LengthBucketedBatches, WordPieceVocabulary,
-                              WordVocabulary, gettext_pairs, translation_arrays,
-                              translation_dataset)
+                              WordVocabulary, data_fingerprint, gettext_pairs,
+                              translation_arrays, translation_dataset)
 from kerattn.decoding import Translator
 from kerattn.losses import MaskedSparseCrossentropy
 from kerattn.recipes.common import carry_weights, compile_and_fit, phase_rows
@@ -67,6 +67,8 @@ def prepare(lang="fr", vocab_size=8000, max_tokens=20, tokenizer="word",
     machine's gettext catalogs with the user's data (`examples/fit.py
     --data`); `max_train` / `max_test` keep the first pairs of a split
     (`common.split` orders a user's splits by a hash of each pair).
+    `data_sha256` in the result is the `data_fingerprint` of the splits
+    read (after `max_train` / `max_test`, before the length filter).
     """
     checks.one_of("tokenizer", tokenizer, ("word", "wordpiece"))
     splits = splits or gettext_pairs(lang, max_words=None)
@@ -99,6 +101,8 @@ def prepare(lang="fr", vocab_size=8000, max_tokens=20, tokenizer="word",
         "test": short(splits["test"]),
         "test_long": test_long,
         "max_tokens": max_tokens,
+        # The splits as cut, before the length filter: which data this is.
+        "data_sha256": data_fingerprint(splits),
     }
 
 

@@ -14,6 +14,11 @@
     python zoo/g2p/recipe.py --preset g2p-paper --epochs 40 --patience 3 \
         --lr-decay 0.5 --beam-width 5 --backup g2p-paper-backup \
         --pause-after 100
+    # early stopping and the decay on the validation words' greedy word
+    # error rate, decoded after each epoch (what Toshniwal and Livescu's
+    # code selects by), instead of their loss
+    python zoo/g2p/recipe.py --epochs 40 --patience 3 --lr-decay 0.5 \
+        --monitor val_wer --beam-width 5 --backup /tmp/g2p-backup
     # a streaming model that reads two letters ahead
     python zoo/g2p/recipe.py --attention hard-monotonic \
         --preset g2p-streaming --lookahead 2
@@ -55,7 +60,7 @@ DEFAULTS = {"attention": "global", "preset": "g2p", "epochs": 2,
 # default, so that runs recorded before them keep their names.
 LATER = {"patience": None, "lr_decay": None, "beam_width": 1, "lookahead": 0,
          "wait_k": None, "wait_rate": 1.0, "end_marker": False,
-         "latency_weight": 0.0}
+         "latency_weight": 0.0, "monitor": "val_loss"}
 ATTENTIONS = ("global", "location-sensitive", "hard-monotonic", "mocha")
 SOFT = ("global", "location-sensitive")   # a softmax over every letter
 NAMES = {"global": "global (Luong, general score)",
@@ -94,11 +99,16 @@ def options(p):
     p.add_argument("--stress", action="store_true",
                    help="keep the stress digits (the papers strip them)")
     p.add_argument("--patience", type=int,
-                   help="stop once the validation loss has not improved for "
-                        "this many epochs, keeping the best epoch's weights")
+                   help="stop once --monitor has not improved for this many "
+                        "epochs, keeping the best epoch's weights")
     p.add_argument("--lr-decay", type=float,
                    help="multiply the learning rate by this after each epoch "
-                        "whose validation loss did not improve")
+                        "whose --monitor did not improve")
+    p.add_argument("--monitor", choices=("val_loss", "val_wer"),
+                   help="what --patience and --lr-decay watch: the validation "
+                        "loss (val_loss) or the validation words' greedy word "
+                        "error rate, decoded after each epoch (val_wer: what "
+                        "the papers select by)")
     p.add_argument("--beam-width", type=int,
                    help="decode the test words with beam search (1: greedy)")
     p.add_argument("--lookahead", type=int,
@@ -194,7 +204,7 @@ def train_seed(args, data, seed, strategy, keep):
                             learning_rate=args.learning_rate, strategy=strategy,
                             seed=seed, verbose=2, patience=args.patience,
                             decay=args.lr_decay, backup=args.backup,
-                            pause_after=args.pause_after)
+                            pause_after=args.pause_after, monitor=args.monitor)
     if summary.get("paused"):
         raise runner.Paused(f"{summary['epochs']} epochs, {summary['steps']} "
                             f"steps and {summary['train_minutes']} minutes "
@@ -205,6 +215,8 @@ def train_seed(args, data, seed, strategy, keep):
            "epochs": summary["epochs"], "steps": summary["steps"],
            "minutes": summary["train_minutes"], "parameters": summary["parameters"],
            "val_losses": summary["val_losses"]}
+    if "val_wers" in summary:   # decoded after each epoch (--monitor val_wer)
+        row["val_wers"] = summary["val_wers"]
     if len(summary.get("calls", ())) > 1:   # resumed: where each part trained
         row["calls"] = [{"epochs": c["epochs"], "machine": c["machine"],
                          "minutes": None if c["seconds"] is None
@@ -228,8 +240,9 @@ def picture(args):
     """The run's alignment picture: alignments_<attention>[_<preset>]
     [_<later settings>].png (`LATER`'s, where not at their defaults)."""
     preset = "" if args.preset == DEFAULTS["preset"] else f"_{args.preset}"
-    later = "-".join(f"{k}{getattr(args, k):g}" for k, v in LATER.items()
-                     if getattr(args, k) != v)
+    later = "-".join(
+        k + (value if isinstance(value, str) else format(value, "g"))
+        for k, v in LATER.items() if (value := getattr(args, k)) != v)
     return f"alignments_{args.attention}{preset}{'_' + later if later else ''}.png"
 
 
