@@ -308,7 +308,11 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
     `EarlyStopping` (count, best value, best epoch and weights) and
     `ReduceLROnPlateau` (count, cooldown, best value; the rate itself is
     the optimizer's), `TimeBudget` (time and steps), or any callback with
-    `get_state` / `set_state` (`has_state`). The metadata keeps every
+    `get_state` / `set_state` (`has_state`). The backup names them, and
+    what each watches where not Keras' default `val_loss` (`monitor`): a
+    backup resumes only under the same callbacks watching the same (the
+    best value of another quantity would compare wrongly; a file from
+    before names none and reads as `val_loss`). The metadata keeps every
     epoch's logs, so `history` is the whole training's, what each call
     trained and where (`calls`), and whether a callback had stopped
     training: a backup of a training that had stopped
@@ -592,7 +596,11 @@ class BackupAndRestore(keras.callbacks.BackupAndRestore):
             variable.assign(saved[f"arr_{i}"])
 
     def _names(self):
-        return [type(c).__name__ for c in self.callbacks]
+        """Each callback's class, with what it watches where not Keras'
+        default (`EarlyStopping(val_wer)`): names written before the
+        monitor was named read as watching the default."""
+        return [type(c).__name__ + ("" if getattr(c, "monitor", "val_loss") == "val_loss"
+                                    else f"({c.monitor})") for c in self.callbacks]
 
     def _restore_callbacks(self, path):
         names = self._names()

@@ -5,6 +5,8 @@ left-to-right preset, and streaming against offline decoding."""
 import json
 import os
 import sys
+import types
+import warnings
 
 import keras
 import numpy as np
@@ -444,14 +446,21 @@ def test_validation_error_rates_decode_each_epochs_weights_for_the_callbacks_aft
         def on_epoch_end(self, epoch, logs=None):
             seen.append({k: logs.get(k) for k in ("val_wer", "val_per")})
 
-    summary = g2p.train(model, data, epochs=2, batch_size=64, patience=2, decay=0.5,
-                        monitor="val_wer", callbacks=[Spy()], verbose=0)
-    assert summary["val_wers"] == [s["val_wer"] for s in seen] and len(seen) == 2
+    with warnings.catch_warnings(record=True) as caught:   # Keras warns of a missing monitor
+        warnings.simplefilter("always")
+        summary = g2p.train(model, data, epochs=2, batch_size=64, patience=2, decay=0.5,
+                            monitor="val_wer", callbacks=[Spy()], verbose=0)
+    assert not [w for w in caught if "val_wer" in str(w.message)]
+    assert summary["val_wers"] == [round(s["val_wer"], 2) for s in seen] and len(seen) == 2
     assert all(0 <= s["val_per"] and 0 <= s["val_wer"] <= 100 for s in seen)
+    # The decay watched the WER (patience 1): halved unless it fell.
+    rate = float(keras.ops.convert_to_numpy(model.optimizer.learning_rate))
+    wers = [s["val_wer"] for s in seen]
+    assert rate == pytest.approx(2e-3 * (0.5 if wers[1] >= wers[0] else 1.0))
 
     def fresh():
         rates = g2p.error_rates(g2p.pronounce(model, data, words)[0], references)
-        return {"val_wer": round(100 * rates["wer"], 2), "val_per": round(100 * rates["per"], 2)}
+        return {"val_wer": 100 * rates["wer"], "val_per": 100 * rates["per"]}
 
     callback = g2p.ValidationErrorRates(data, batch_size=4)
     callback.set_model(model)
@@ -467,8 +476,13 @@ def test_validation_error_rates_decode_each_epochs_weights_for_the_callbacks_aft
     assert logs == after and after["val_per"] != before["val_per"]
     with pytest.raises(ValueError, match="monitor"):
         g2p.train(model, data, epochs=1, monitor="val_accuracy")
+    with pytest.raises(ValueError, match="`monitor` must be 'val_loss' on several processes"):
+        g2p.train(model, data, epochs=1, monitor="val_wer",
+                  strategy=types.SimpleNamespace(processes=2))
     with pytest.raises(ValueError, match="valid_split"):
         g2p.ValidationErrorRates(dict(data, valid_split=[]))
+    with pytest.raises(ValueError, match="`batch_size` must be a power of two"):
+        g2p.ValidationErrorRates(data, batch_size=100)
 
 
 def test_training_to_convergence_resumes_from_its_backup(tmp_path):
@@ -488,6 +502,9 @@ def test_training_to_convergence_resumes_from_its_backup(tmp_path):
     steps = int(keras.ops.convert_to_numpy(first.optimizer.iterations))
     assert steps > 0 and os.listdir(backup)
     again = g2p.build(data, "global", "tiny")
+    # Resumed watching another quantity: refused (its best is a loss).
+    with pytest.raises(ValueError, match=r"EarlyStopping\(val_wer\)"):
+        g2p.train(again, data, monitor="val_wer", **options)
     paused = g2p.train(again, data, pause_after=1e-9, **options)
     assert paused["paused"] and paused["epochs"] == 2 and os.listdir(backup)
     assert paused["steps"] == 2 * steps and len(paused["val_losses"]) == 2

@@ -118,8 +118,11 @@ def train(model, data, patience=None, decay=None, backup=None,
         monitor: what `patience` and `decay` watch: "val_loss" (the
             validation words' cross-entropy, teacher-forced) or "val_wer"
             (their greedy word error rate, decoded at each epoch's end by
-            `ValidationErrorRates`: what the papers select by; the loss
-            can rise from over-confidence while fewer words are wrong).
+            `ValidationErrorRates`, one process only: Toshniwal and
+            Livescu's code keeps the checkpoint of the best, averaged over
+            three epochs; the loss can rise from over-confidence while
+            fewer words are wrong). A backup resumes only under the
+            monitor it was written with.
         backup: None, or a folder where every epoch ends in a backup
             (`kerattn.callbacks.BackupAndRestore`): the same call resumes
             there, in another process or session, where the training was:
@@ -147,6 +150,11 @@ def train(model, data, patience=None, decay=None, backup=None,
     checks.number("decay", decay, 0.0, 1.0, low_open=True, high_open=True,
                   allow_none=True)
     checks.one_of("monitor", monitor, MONITORS)
+    strategy = kwargs.get("strategy")
+    checks.require(monitor != "val_wer" or strategy is None or strategy.processes == 1,
+                   "monitor", "'val_loss' on several processes (each would decode "
+                   "the validation words itself, and one word decoded apart "
+                   "would stop one process and not the others)", monitor)
     # In this order at each epoch's end: Keras hands the callbacks one logs
     # dict, so the decoded rates are there for those that watch them.
     extra = [ValidationErrorRates(data)] if monitor == "val_wer" else []
@@ -171,7 +179,8 @@ class ValidationErrorRates(keras.callbacks.Callback):
 
     Toshniwal and Livescu's code keeps the checkpoint of the best
     validation WER, decoded after every epoch (g2p.py of
-    github.com/shtoshni/g2p; its window of three epochs aside);
+    github.com/shtoshni/g2p; it averages the last three epochs' and never
+    stops early);
     `train(monitor="val_wer")` stops early and decays the learning rate on
     it. Keras hands one logs dict to the callbacks in their order: list
     this one before those that read it (`EarlyStopping`,
@@ -190,6 +199,8 @@ class ValidationErrorRates(keras.callbacks.Callback):
         checks.some("data['valid_split']", data.get("valid_split") or [],
                     "one validation word with its pronunciations")
         checks.positive_int("batch_size", batch_size)
+        checks.require(batch_size & (batch_size - 1) == 0, "batch_size",
+                       "a power of two (the `Translator`'s batches)", batch_size)
         self.data, self.batch_size, self._translator = data, batch_size, None
 
     def on_epoch_end(self, epoch, logs=None):
@@ -205,8 +216,10 @@ class ValidationErrorRates(keras.callbacks.Callback):
         hypotheses, _ = pronounce(self.model, self.data, [w for w, _ in split],
                                   self.batch_size, translator=self._translator)
         rates = error_rates(hypotheses, [p for _, p in split])
-        logs["val_wer"] = round(100 * rates["wer"], 2)
-        logs["val_per"] = round(100 * rates["per"], 2)
+        # Unrounded: one word of 10,000 is under 0.01 points, and a tie is
+        # no improvement for the callbacks that read it.
+        logs["val_wer"] = 100 * rates["wer"]
+        logs["val_per"] = 100 * rates["per"]
 
 
 # --- scoring -----------------------------------------------------------------

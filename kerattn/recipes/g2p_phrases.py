@@ -82,8 +82,8 @@ def prepare(splits=None, train_phrases=60000, train_lengths=(1, 2),
 
     Returns:
         `kerattn.recipes.g2p.prepare`'s dict (`source_vocab`, `train`,
-        `valid`, ..., `data_sha256` of the words read), with `test` a dict
-        `{words: [(letters, phonemes)]}`.
+        `valid`, ..., `data_sha256` of the words read; no `valid_split`),
+        with `test` a dict `{words: [(letters, phonemes)]}`.
     """
     from kerattn.datasets import (SymbolVocabulary, cmudict_g2p, data_fingerprint,
                                   translation_arrays)

@@ -18,7 +18,7 @@
     # error rate, decoded after each epoch (what Toshniwal and Livescu's
     # code selects by), instead of their loss
     python zoo/g2p/recipe.py --epochs 40 --patience 3 --lr-decay 0.5 \
-        --monitor val_wer --beam-width 5 --backup /tmp/g2p-backup
+        --monitor val_wer --beam-width 5 --backup /tmp/g2p-backup-wer
     # a streaming model that reads two letters ahead
     python zoo/g2p/recipe.py --attention hard-monotonic \
         --preset g2p-streaming --lookahead 2
@@ -108,7 +108,9 @@ def options(p):
                    help="what --patience and --lr-decay watch: the validation "
                         "loss (val_loss) or the validation words' greedy word "
                         "error rate, decoded after each epoch (val_wer: what "
-                        "the papers select by)")
+                        "Toshniwal and Livescu's code keeps its checkpoint "
+                        "by; without either flag, the curve alone); a backup "
+                        "resumes under its own")
     p.add_argument("--beam-width", type=int,
                    help="decode the test words with beam search (1: greedy)")
     p.add_argument("--lookahead", type=int,
@@ -371,7 +373,7 @@ $streaming## Alignments
 
 `alignments_<attention>[_<preset>][_<settings>].png` (`patience`, \
 `lr_decay`, `beam_width`, `lookahead`, `wait_k`, `wait_rate`, \
-`end_marker` (1) and `latency_weight` where not at their defaults, \
+`end_marker` (1), `latency_weight` and `monitor` where not at their defaults, \
 e.g. `_patience3-lr_decay0.5`): each output phoneme's attention \
 over the letters of three words, first seed of each row (hard monotonic \
 and MoChA: the hard alignment they decode with).
@@ -382,13 +384,15 @@ def ended_by(settings, seed):
     """A per-seed row's "ended by": early stopping (and the epoch whose
     weights it kept), the time cap or the epoch budget."""
     why = runner.stopped_by(settings, seed)
-    losses = seed.get("val_losses") or []
+    # The curve early stopping watched (--monitor): its first best is kept.
+    wer = settings.get("monitor") == "val_wer" and seed.get("val_wers")
+    losses = (seed["val_wers"] if wer else seed.get("val_losses")) or []
     if why == "early":
         best = (f" (best: epoch {min(range(len(losses)), key=losses.__getitem__) + 1})"
                 if losses else "")
         return f"early stopping after epoch {seed['epochs']}{best}"
     if why == "minutes":
-        still = (" (the validation loss still falling)"
+        still = (f" (the validation {'WER' if wer else 'loss'} still falling)"
                  if len(losses) > 1 and losses[-1] < min(losses[:-1]) else "")
         return f"the {settings['minutes']:g}-minute cap in epoch {seed['epochs']}{still}"
     return f"its {seed['epochs']} epochs" if why == "epochs" else "not recorded"
