@@ -180,13 +180,13 @@ class ValidationErrorRates(keras.callbacks.Callback):
     Toshniwal and Livescu's code keeps the checkpoint of the best
     validation WER, decoded after every epoch (g2p.py of
     github.com/shtoshni/g2p; it averages the last three epochs' and never
-    stops early);
-    `train(monitor="val_wer")` stops early and decays the learning rate on
-    it. Keras hands one logs dict to the callbacks in their order: list
-    this one before those that read it (`EarlyStopping`,
-    `ReduceLROnPlateau`, the `History` fit adds, a backup). One
-    `Translator` is built at the first epoch's end and decodes with the
-    model's weights of each epoch; the time it takes is the epoch's.
+    stops early); `train(monitor="val_wer")` stops early and decays the
+    learning rate on it. Keras hands one logs dict to the callbacks in
+    their order: list this one before those that read it
+    (`EarlyStopping`, `ReduceLROnPlateau`, the `History` fit adds, a
+    backup). One `Translator` is built at the first epoch's end and
+    decodes with the model's weights of each epoch; the time it takes is
+    the epoch's.
 
     Args:
         data: `prepare`'s dict: `valid_split` (the `(word,
