@@ -66,6 +66,9 @@ and `attention.png`:
     # to stop early (MILk's latency loss, Arivazhagan et al. 2019)
     python examples/fit.py g2p --size g2p-streaming --attention hard-monotonic \
         --lookahead 3 --latency-weight 0.005 --output-dir outputs/g2p-milk
+    # early stopping on the validation words' word error rate, decoded
+    # after each epoch (Toshniwal and Livescu keep the best WER's weights)
+    python examples/fit.py g2p --monitor val_wer --output-dir outputs/g2p-wer
 """
 
 import argparse
@@ -157,6 +160,10 @@ def parse_args(argv=None):
                    help="g2p only: MILk's latency loss with this weight (with "
                         "--attention hard-monotonic), so that the attention "
                         "learns to stop before the word ends")
+    p.add_argument("--monitor", choices=("val_loss", "val_wer"), default=None,
+                   help="g2p only: what early stopping and the rate's decay "
+                        "watch: the validation loss (default) or the validation "
+                        "words' word error rate, decoded after each epoch")
     p.add_argument("--pipeline", choices=("python", "tf.data"), default="python",
                    help="translation only: batches tokenised in Python "
                         "(LengthBucketedBatches) or in a tf.data graph with "
@@ -190,10 +197,11 @@ def parse_args(argv=None):
                 f"{args.model} takes one of {', '.join(choices)}" if choices
                 else f"{args.model} has no attention variants (show_attend_tell "
                      "and g2p do)"))
-    for name in ("wait_k", "wait_rate", "end_marker", "lookahead", "latency_weight"):
+    for name in ("wait_k", "wait_rate", "end_marker", "lookahead", "latency_weight",
+                 "monitor"):
         if getattr(args, name) not in (None, False) and args.model != "g2p":
             p.error(f"--{name.replace('_', '-')}: g2p only (its streaming "
-                    f"decoders); got {args.model}")
+                    f"decoders and its early stopping); got {args.model}")
     if args.lookahead is not None and args.lookahead < 0:
         p.error(f"--lookahead must be a non-negative integer; got {args.lookahead}")
     if args.latency_weight is not None and (not args.latency_weight >= 0 or (
@@ -252,7 +260,8 @@ def fit(args):
         return g2p.fit(args.data, attention=attention, beam_width=args.beam_width,
                        wait_k=args.wait_k, wait_rate=args.wait_rate or 1.0,
                        end_marker=args.end_marker, lookahead=args.lookahead or 0,
-                       latency_weight=args.latency_weight or 0.0, **common)
+                       latency_weight=args.latency_weight or 0.0,
+                       monitor=args.monitor or "val_loss", **common)
     if args.model == "pointer_generator":
         return summarisation.fit(args.data, **common)
     if args.model in CLASSIFIERS:

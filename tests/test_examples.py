@@ -62,9 +62,11 @@ RUNS = {  # --backend -> [(model, flags)]: every model, each recipe's method
                                    *TWO_HOSTS]),
               ("luong_nmt", ["--data", TSV]),
               # A soft attention that streams on a wait-k schedule, the
-              # end of each word marked (the run folder keeps the marker).
+              # end of each word marked (the run folder keeps the marker),
+              # its early stopping on the validation words' WER.
               ("g2p", ["--data", CMUDICT, "--size", "g2p-streaming",
-                       "--wait-k", "2", "--wait-rate", "1.2", "--end-marker"])],
+                       "--wait-k", "2", "--wait-rate", "1.2", "--end-marker",
+                       "--monitor", "val_wer"])],
 }
 # The runs whose folder a fresh process loads and uses (tests/use_run.py).
 USED = ("seq2seq", "pointer_generator", "g2p", "han_classifier",
@@ -131,6 +133,8 @@ def test_fit_script_trains_evaluates_and_writes(backend, model, extra, tmp_path)
             result.stderr)
     elif model == "g2p":   # error rates on 5% of the words, by their hash
         assert results["per"] >= 0 and 0 <= results["wer"] <= 100   # PER: edits
+        # --monitor val_wer: the validation words decoded after each epoch
+        assert [0 <= w <= 100 for w in results["val_wers"]] == [True] * results["epochs"]
         assert results["test_words"] == len(cmudict_g2p(path=CMUDICT)["test"])
         assert (f"g2p word error rate {results['wer']:.2f}%, phoneme error rate "
                 f"{results['per']:.2f}%") in result.stdout
@@ -199,6 +203,8 @@ BAD_FLAGS = [(["no_such_model"], "invalid choice"),
               "--virtual-devices must be a positive"),
              (["han_classifier", "--wait-k", "2"], "--wait-k: g2p only"),
              (["han_classifier", "--end-marker"], "--end-marker: g2p only"),
+             (["han_classifier", "--monitor", "val_wer"], "--monitor: g2p only"),
+             (["g2p", "--monitor", "wer"], "invalid choice"),
              (["g2p", "--wait-k", "0"], "--wait-k must be a positive"),
              (["g2p", "--wait-rate", "1.2"], "--wait-rate: a positive rate"),
              (["han_classifier", "--lookahead", "2"], "--lookahead: g2p only"),
@@ -229,7 +235,7 @@ def _script():
 # command itself.
 @pytest.mark.parametrize("args,message", BAD_FLAGS, ids=[
     "model", "epochs", "backend", "distribute", "virtual-devices", "wait-k-elsewhere",
-    "end-marker-elsewhere", "wait-k-zero", "wait-rate-alone", "lookahead-elsewhere",
+    "end-marker-elsewhere", "monitor-elsewhere", "monitor-unknown", "wait-k-zero", "wait-rate-alone", "lookahead-elsewhere",
     "lookahead-negative", "latency-soft-attention", "latency-negative",
     "test-data-alone"])
 def test_fit_script_rejects_bad_flags(capsys, args, message):
@@ -242,21 +248,24 @@ def test_fit_script_rejects_bad_flags(capsys, args, message):
 
 def test_fit_script_passes_the_streaming_flags_to_the_recipe(monkeypatch):
     """`--lookahead` and `--latency-weight` reach `g2p.fit` (and from there
-    `luong_nmt`'s `lookahead` and `latency_loss_weight`)."""
+    `luong_nmt`'s `lookahead` and `latency_loss_weight`), and `--monitor`
+    its early stopping's (`train`'s `monitor`)."""
     from kerattn.recipes import g2p
 
     script = _script()
     seen = {}
     monkeypatch.setattr(g2p, "fit", lambda data, **kwargs: seen.update(kwargs))
     for flags in (["--size", "g2p-streaming", "--attention", "hard-monotonic",
-                   "--lookahead", "3", "--latency-weight", "0.005"], []):
+                   "--lookahead", "3", "--latency-weight", "0.005",
+                   "--monitor", "val_wer"], []):
         args = script.parse_args(["g2p", *flags])
         args.strategy = None   # main's, from the distribution flags
         script.fit(args)
         if flags:
-            assert (seen["attention"], seen["lookahead"],
-                    seen["latency_weight"]) == ("hard-monotonic", 3, 0.005)
-    assert (seen["lookahead"], seen["latency_weight"]) == (0, 0.0)
+            assert (seen["attention"], seen["lookahead"], seen["latency_weight"],
+                    seen["monitor"]) == ("hard-monotonic", 3, 0.005, "val_wer")
+    assert (seen["lookahead"], seen["latency_weight"], seen["monitor"]) == (
+        0, 0.0, "val_loss")
 
 
 @pytest.mark.parametrize("model,recipe", [

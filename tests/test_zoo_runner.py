@@ -3,7 +3,6 @@ runs, their mean ± spread, results.json and RESULTS.md, the ablation
 tables; every recipe's command line (`--help`) and one tiny run a task."""
 
 import argparse
-import dataclasses
 import functools
 import importlib.util
 import json
@@ -73,6 +72,14 @@ def test_machines_are_named_once_each_and_old_records_read_as_the_cpu():
     assert runner.machines([{"seed": 1}], "torch") == (
         "this project's 2-core CPU with backend torch (the machine was not recorded)")
     assert runner.machines(None) == runner.machines([])
+    # The splits' fingerprint, where the seeds recorded one, each once.
+    rows[0]["data_sha256"] = rows[2]["data_sha256"] = "0123456789abcdef"
+    assert runner.machines(rows[:1] + [{"seed": 5}]).endswith(
+        "; the data's fingerprint (`data_sha256`) 0123456789abcdef")
+    rows[1]["data_sha256"] = "fedcba9876543210"
+    assert runner.machines(rows).endswith(
+        "3.15.1; the data's fingerprints (`data_sha256`) 0123456789abcdef, "
+        "fedcba9876543210")
     # A seed resumed from its backup names each call's machine, then the
     # one it was evaluated on (an unrecorded call's as the CPU's).
     resumed = {"seed": 4, "machine": cpu,
@@ -993,13 +1000,14 @@ def test_the_runner_writes_the_datas_fingerprint_beside_its_sizes():
     alone."""
     task = translation_task.task("bahdanau_nmt", "doc")
     data = {"train_pairs": 41, "test": [("a", "b")] * 3}
-    assert runner.data_sizes(task, data) == {"train_pairs": 41, "test_pairs": 3}
+    assert runner.data_sizes(task.data_sizes, data) == {"train_pairs": 41, "test_pairs": 3}
     data["data_sha256"] = "0123456789abcdef"
-    assert runner.data_sizes(task, data) == translation_task.data_sizes(data) == {
+    assert runner.data_sizes(task.data_sizes, data) == {
         "train_pairs": 41, "test_pairs": 3, "data_sha256": "0123456789abcdef"}
-    bare = dataclasses.replace(task, data_sizes=None)
-    assert runner.data_sizes(bare, data) == {"data_sha256": "0123456789abcdef"}
-    assert runner.data_sizes(bare, {}) == runner.data_sizes(bare, None) == {}
+    # The task's own sizes leave the fingerprint to the runner (one place).
+    assert task.data_sizes(data) == {"train_pairs": 41, "test_pairs": 3}
+    assert runner.data_sizes(None, data) == {"data_sha256": "0123456789abcdef"}
+    assert runner.data_sizes(None, {}) == runner.data_sizes(None, None) == {}
 
 
 def test_reading_recipe_tiny_run(tmp_path, monkeypatch):

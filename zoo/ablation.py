@@ -503,7 +503,8 @@ def run(model, names, epochs, seed=0, max_train=None, beam_width=None,
     for name in names:   # before anything trains (a phase's start too)
         phase = PHASES.get(model, {}).get(name)
         for row in (name, phase[1]) if phase else (name,):
-            _refuse_other_data(table, base(row), translation_task.data_sizes(data), folder)
+            _refuse_other_data(table, base(row),
+                               runner.data_sizes(translation_task.data_sizes, data), folder)
     for name in names:
         if name in PHASES.get(model, {}):
             net, row = _phase(model, name, data, epochs, seed, phase_steps, runs,
@@ -683,7 +684,7 @@ def _scores(net, data, summary, beam_width, start):
     row["machine"] = environment.machine()   # its backend and versions too
     # The data it saw: the gettext catalogs are the machine's, and change
     # with its packages.
-    row["data"] = translation_task.data_sizes(data)
+    row["data"] = runner.data_sizes(translation_task.data_sizes, data)
     return row
 
 

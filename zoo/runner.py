@@ -211,7 +211,7 @@ def main(task, recipe_file=None, argv=None, folder=None):
     if strategy.is_chief:   # the only one that writes
         os.makedirs(args.out, exist_ok=True)
     data = task.prepare(args)
-    sizes = data_sizes(task, data)
+    sizes = data_sizes(task.data_sizes, data)
     if sizes and strategy.is_chief:
         refuse_other_data(load(args.out), task.settings(args), sizes, args.out)
     from kerattn import environment
@@ -326,12 +326,12 @@ def recorded_seeds(saved, settings):
     return saved.get("per_seed") or [dict(saved, seed=seed)]
 
 
-def data_sizes(task, data):
+def data_sizes(sizes_of, data):
     """What says which data a seed saw, written into each seed's row: the
-    task's `data_sizes(data)` and the fingerprint of the splits its
-    `prepare` kept (`data_sha256`, `kerattn.datasets.data_fingerprint`),
-    where it records one."""
-    sizes = dict(task.data_sizes(data)) if task.data_sizes else {}
+    task's sizes (`sizes_of(data)`, its `Task.data_sizes`; None for none)
+    and the fingerprint of the splits its `prepare` kept (`data_sha256`,
+    `kerattn.datasets.data_fingerprint`), where it records one."""
+    sizes = dict(sizes_of(data)) if sizes_of else {}
     if isinstance(data, dict) and "data_sha256" in data:
         sizes["data_sha256"] = data["data_sha256"]
     return sizes
@@ -411,8 +411,16 @@ def machine_list(rows, backend=None):
 
 
 def machines(rows, backend=None):
-    """`machine_list(rows, backend)` for a page, joined by "; "."""
-    return "; ".join(machine_list(rows, backend))
+    """`machine_list(rows, backend)` for a page, joined by "; ", then the
+    fingerprints of the splits `rows` saw (`data_sha256`, each once), where
+    they recorded one: the page says which data, as the record does."""
+    text = "; ".join(machine_list(rows, backend))
+    prints = list(dict.fromkeys(r["data_sha256"] for r in rows or ()
+                                if r.get("data_sha256")))
+    if prints:
+        text += (f"; the data's fingerprint{'s' if len(prints) > 1 else ''} "
+                 f"(`data_sha256`) {', '.join(prints)}")
+    return text
 
 
 def seed_fields(rows):

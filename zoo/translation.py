@@ -42,12 +42,9 @@ def task(name, doc):
 def data_sizes(data):
     """The figures that say which data a seed saw: the machine's gettext
     catalogs are its packages', and installing one (GTK 3 adds two) moves
-    the split; upgrading one changes its text (the splits' fingerprint,
-    `data_sha256`, where `prepare` recorded it)."""
-    sizes = {"train_pairs": data["train_pairs"], "test_pairs": len(data["test"])}
-    if "data_sha256" in data:
-        sizes["data_sha256"] = data["data_sha256"]
-    return sizes
+    the split (upgrading one changes its text: `runner.data_sizes` adds the
+    splits' fingerprint)."""
+    return {"train_pairs": data["train_pairs"], "test_pairs": len(data["test"])}
 
 
 def options(p):
@@ -103,7 +100,7 @@ def train_seed(name, args, data, seed, strategy, keep):
     import keras
 
     return {"backend": keras.backend.backend(),
-            "replicas": strategy.num_replicas, **data_sizes(data),
+            "replicas": strategy.num_replicas, **runner.data_sizes(data_sizes, data),
             "budget": {"epochs": args.epochs, "minutes": args.minutes},
             **summary, **translation.evaluate(model, data, beam_width=args.beam_width)}
 

@@ -416,7 +416,7 @@ def fit(data=None, attention="global", preset="small", epochs=40, batch_size=64,
         learning_rate=None, max_train=None, max_test=None, seed=0, strategy=None,
         verbose=2, stress=False, patience=3, decay=0.5, beam_width=5,
         wait_k=None, wait_rate=1.0, end_marker=False, lookahead=0,
-        latency_weight=0.0, test_data=None):
+        latency_weight=0.0, test_data=None, monitor="val_loss"):
     """`examples/fit.py g2p`: the recipe's method on any word list.
 
     Args:
@@ -450,6 +450,9 @@ def fit(data=None, attention="global", preset="small", epochs=40, batch_size=64,
             `data`): every word of it is tested on, `data` gives training
             and 5% validation (`kerattn.recipes.common.split_with_test`:
             a word of both files is not trained on).
+        monitor: what `patience` and `decay` watch (`train`'s): "val_loss"
+            or "val_wer" (the validation words decoded after each epoch;
+            the summary's `val_wers` holds them).
 
     Returns:
         `(model, summary, results, draw)`: `results` holds `wer` and `per`
@@ -480,7 +483,7 @@ def fit(data=None, attention="global", preset="small", epochs=40, batch_size=64,
         summary = train(model, prepared, patience=patience, decay=decay,
                         epochs=epochs, batch_size=batch_size,
                         learning_rate=learning_rate or 2e-3, strategy=strategy,
-                        seed=seed, verbose=verbose)
+                        seed=seed, verbose=verbose, monitor=monitor)
     vocabularies = {"source": prepared["source_vocab"],
                     "target": prepared["target_vocab"]}
     if not strategy.is_chief:
