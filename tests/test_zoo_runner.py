@@ -1199,8 +1199,16 @@ def test_g2p_page_sets_streaming_error_against_latency():
     assert lines == ["| g2p-streaming 32.5 | 3 | 32.50 | 8.12 | 46.6% | 4.07 | 100.0% |",
                      "| g2p-streaming 35.56 | 1 | 35.56 | 8.89 | - | - | - |",
                      "| g2p-streaming 36.41 | 1 | 36.41 | 9.10 | 51.1% | 3.59 | 100.0% |"]
-    assert "The best two-way run, which reads the whole word first: g2p 27.5, WER 27.50" in text
+    assert ("The best two-way run, which reads the whole word first: g2p 27.5, WER "
+            "27.50, PER 6.88; the best model that streams, g2p-streaming 32.5, is "
+            "5.00 WER points behind it.") in text
     assert g2p._latency_table(runs[1:4], name, seeds) == ""
+    # A two-way run decoded with a beam: the gap against its greedy figures.
+    runs[2]["per_seed"] = [{"wer": 27.0, "greedy": {"wer": 27.25}},
+                           {"wer": 28.0, "greedy": {"wer": 28.75}}]
+    assert ("g2p 27.5, WER 27.50, PER 6.88. Greedy, as the streaming models decode, "
+            "its WER is 28.00; the best model that streams, g2p-streaming 32.5, is "
+            "4.50 WER points behind it greedy.") in g2p._latency_table(runs, name, seeds)
 
 
 def test_g2p_page_sets_the_attentions_side_by_side():
@@ -1555,3 +1563,47 @@ def test_a_user_split_run_is_recorded_once_on_its_own_files(tmp_path):
     assert "| mean ± sd | 34.50 ± 4.95 / 10.00 ± 0.00 / 31.50 ± 4.95 |  |  | 1 of 2 |" in text
     assert text.rstrip().endswith("ROUGE-L in 1 of 2 seeds on this split.")
     assert user_split.section(str(tmp_path)) == ""
+
+
+def test_g2p_page_says_what_each_step_bought():
+    """"What each step bought": the global two-way model's runs picked by
+    `STEPS`' settings, a greedy row read from a beam run's per-seed greedy
+    figures, each change against the step it changes (the mean WER moved),
+    the steps not trained left out, and no section for a single row."""
+    g2p = recipe("g2p")
+
+    def run(wers, greedy=None, attention="global", **settings):
+        seeds = [{"seed": i, "wer": w, "per": w / 4} for i, w in enumerate(wers)]
+        for seed, g in zip(seeds, greedy or ()):
+            seed["greedy"] = {"wer": g, "per": g / 4}
+        return {"settings": dict(g2p.DEFAULTS, attention=attention, **settings),
+                "per_seed": seeds}
+
+    converged = dict(epochs=40, minutes=60.0, patience=3, lr_decay=0.5)
+    runs = [run([28.0, 29.0], greedy=[28.5, 29.5], beam_width=5, **converged),
+            run([41.0, 40.0, 42.0]),
+            run([30.0], attention="mocha", beam_width=5, **converged),   # not global
+            run([27.0], preset="g2p-paper", beam_width=5,
+                **dict(converged, minutes=None))]
+    text = g2p._steps(runs)
+    lines = [line for line in text.splitlines() if line.startswith("| ")]
+    assert lines[1:] == [
+        "| 1 | 2 epochs at one rate (the default budget), greedy | 3 | 41.00 ± 1.00 | "
+        "10.25 ± 0.25 |  |",
+        "| 2 | trained to convergence: early stopping on the validation loss (patience "
+        "3, the best epoch's weights kept), the rate halved on a plateau, at most 40 "
+        "epochs and 60 minutes; greedy | 2 | 29.00 ± 0.71 | 7.25 ± 0.18 | -12.00 "
+        "(against 1) |",
+        "| 3 | + beam search, width 5 | 2 | 28.50 ± 0.71 | 7.12 ± 0.18 | -0.50 (against 2) |",
+        "| 4 | the papers' size (`g2p-paper`, 14.0M parameters against 1.0M) instead, "
+        "stopped on the validation loss, no time cap | 1 | 27.00 | 6.75 | -1.50 "
+        "(against 3) |"]
+    # The validation WER watched at the "g2p" size: its own row, against
+    # the beam row; a step whose base was not trained shows no change.
+    runs.append(run([27.5], beam_width=5, monitor="val_wer", **converged))
+    assert ("| 4 | + early stopping and the decay on the validation words' WER "
+            "instead of their loss (`--monitor val_wer`) | 1 | 27.50 | 6.88 | -1.00 "
+            "(against 3) |") in g2p._steps(runs)
+    text = g2p._steps(runs[2:])
+    assert "| 2 | the papers' size" in text and "(against" not in text
+    assert g2p._steps(runs[1:3]) == ""

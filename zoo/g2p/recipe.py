@@ -329,7 +329,7 @@ best epoch's weights whichever ended it):
 
 $per_seed
 
-${side}${curves}Commands:
+${side}${steps}${curves}Commands:
 
 $commands
 
@@ -341,7 +341,10 @@ direction), a one-layer LSTM decoder of 256 cells with input feeding, \
 64-dimensional embeddings, dropout 0.2; the attention is the only \
 difference between rows ($parameters parameters with global attention); \
 a row at another preset says so (`g2p-streaming`: the encoder a one-way \
-LSTM of 256 cells, the decoder started from zeros). \
+LSTM of 256 cells, the decoder started from zeros; `g2p-paper`, Toshniwal \
+and Livescu's size: three LSTM layers of 512 cells on each side, the \
+encoder's first reading both ways, 512-dimensional embeddings, dropout \
+0.2 between layers too, 13,966,891 parameters with global attention). \
 Each row trains under the same budget unless its name gives other \
 settings: $budget, Adam, clipnorm 1, \
 length-bucketed batches. In a row's name, `patience k` is early stopping \
@@ -485,7 +488,75 @@ def render(r, folder=None):
         machine=runner.machines([s for x in runs for s in x["per_seed"]], meta["backend"]),
         per_seed=per_seed, curves=curves, commands=commands, parameters=f"{glob['parameters']:,}",
         budget=budget, paper=paper, streaming=streaming,
-        side=_side_by_side(runs, name, meta["backend"]))
+        side=_side_by_side(runs, name, meta["backend"]), steps=_steps(runs))
+
+
+# "What each step bought": the two-way model with global attention, one
+# change a step: (its name, the step it changes, its label, the settings
+# that pick its run, and whether its figures are the run's greedy ones or
+# its beam's). A step whose run results.json does not hold is left out.
+CONVERGED = {"preset": "g2p", "epochs": 40, "minutes": 60.0, "patience": 3,
+             "lr_decay": 0.5}
+PAPER_SIZE = {"preset": "g2p-paper", "epochs": 40, "minutes": None, "patience": 3,
+              "lr_decay": 0.5, "beam_width": 5}
+STEPS = (
+    ("default", None, "2 epochs at one rate (the default budget), greedy",
+     {"preset": "g2p", "epochs": 2, "patience": None, "lr_decay": None}, "greedy"),
+    ("converged", "default", "trained to convergence: early stopping on the "
+     "validation loss (patience 3, the best epoch's weights kept), the rate "
+     "halved on a plateau, at most 40 epochs and 60 minutes; greedy",
+     CONVERGED, "greedy"),
+    ("beam", "converged", "+ beam search, width 5",
+     dict(CONVERGED, beam_width=5), "beam"),
+    ("wer", "beam", "+ early stopping and the decay on the validation words' "
+     "WER instead of their loss (`--monitor val_wer`)",
+     dict(CONVERGED, beam_width=5, monitor="val_wer"), "beam"),
+    ("paper", "beam", "the papers' size (`g2p-paper`, 14.0M parameters against "
+     "1.0M) instead, stopped on the validation loss, no time cap",
+     PAPER_SIZE, "beam"),
+    ("paper-wer", "paper", "+ early stopping and the decay on the validation "
+     "words' WER (`--monitor val_wer`)",
+     dict(PAPER_SIZE, monitor="val_wer"), "beam"),
+)
+
+
+def _steps(runs):
+    """"## What each step bought": `STEPS`' rows that results.json holds
+    (global attention, no streaming settings), each with its WER and PER
+    (mean ± sd over its seeds) and the WER points it moved from the step
+    it changes."""
+    rows, means, labels = [], {}, {}
+    for key, base, label, match, figures in STEPS:
+        # A greedy row reads a beam run's greedy figures (its per-seed
+        # `greedy`) as well as a greedy run's own.
+        want = {k: v for k, v in {**DEFAULTS, **LATER, **match}.items()
+                if not (figures == "greedy" and k == "beam_width")}
+        run = next((x for x in runs if all(
+            {**DEFAULTS, **LATER, **x["settings"]}.get(k) == v for k, v in want.items())
+            and (figures != "greedy" or x["settings"].get("beam_width", 1) == 1
+                 or all("greedy" in s for s in x["per_seed"]))), None)
+        if run is None:
+            continue
+        seeds = [s.get("greedy", s) if figures == "greedy" else s
+                 for s in run["per_seed"]]
+        wer, per = [s["wer"] for s in seeds], [s["per"] for s in seeds]
+        means[key], labels[key] = float(np.mean(wer)), len(labels) + 1
+        rows.append([labels[key], label, len(seeds), _spread(wer), _spread(per),
+                     f"{means[key] - means[base]:+.2f} (against {labels[base]})"
+                     if base in means else ""])
+    if len(rows) < 2:
+        return ""
+    return ("## What each step bought\n\n"
+            "The two-way model with global attention, one change a row "
+            "against an earlier row (each row's seeds; the change in WER "
+            "points):\n\n" + runner.table(
+                ["", "step", "seeds", "WER %", "PER %", "WER change"], rows) + "\n\n")
+
+
+def _spread(values):
+    """"mean ± sd" (or the one value) to two decimals."""
+    mean, sd = runner.mean_sd(values, 2)
+    return f"{mean:.2f}" + ("" if sd is None else f" ± {sd:.2f}")
 
 
 def _side_by_side(runs, name, backend=None):
@@ -585,6 +656,20 @@ def _latency_table(runs, name, seeds):
          for x in sorted(one_way, key=lambda x: x["wer"])])
     two_way = [x for x in runs if x["settings"]["preset"] != "g2p-streaming"]
     best = min(two_way, key=lambda x: x["wer"]) if two_way else None
+    behind = ""
+    if best:
+        # The streaming models decode greedily: against the two-way run's
+        # greedy figures where it searched with a beam (its seeds' `greedy`).
+        greedy = [s["greedy"]["wer"] for s in best.get("per_seed", ()) if "greedy" in s]
+        whole = (float(np.mean(greedy)) if greedy and len(greedy) == len(best["per_seed"])
+                 else best["wer"])
+        first = min((x for x in one_way if "streaming_early" in x), key=lambda x: x["wer"])
+        behind = (
+            (f". Greedy, as the streaming models decode, its WER is {whole:.2f}"
+             if whole != best["wer"] else "")
+            + f"; the best model that streams, {name(first)}, is "
+            f"{first['wer'] - whole:.2f} WER points behind it"
+            + (" greedy" if whole != best["wer"] else "") + ".")
     return ("## Streaming: error against latency\n\n"
             "Every run of the one-way encoder (`g2p-streaming`), best WER "
             "first; \"-\": read whole, it does not stream. The streaming "
@@ -595,7 +680,7 @@ def _latency_table(runs, name, seeds):
             "gives 1)."
             + (f" The best two-way run, which reads the whole word first: "
                f"{name(best)}, WER {runner.shown(best, 'wer', 2)}, PER "
-               f"{runner.shown(best, 'per', 2)}." if best else "")
+               f"{runner.shown(best, 'per', 2)}" + behind if best else "")
             + f"\n\n{rows}\n\n")
 
 
