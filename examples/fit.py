@@ -257,11 +257,12 @@ def fit(args):
     if args.model == "show_attend_tell":
         return captioning.fit(attention, **common)
     if args.model == "g2p":
+        if args.monitor is not None:   # else the recipe's own
+            common["monitor"] = args.monitor
         return g2p.fit(args.data, attention=attention, beam_width=args.beam_width,
                        wait_k=args.wait_k, wait_rate=args.wait_rate or 1.0,
                        end_marker=args.end_marker, lookahead=args.lookahead or 0,
-                       latency_weight=args.latency_weight or 0.0,
-                       monitor=args.monitor or "val_loss", **common)
+                       latency_weight=args.latency_weight or 0.0, **common)
     if args.model == "pointer_generator":
         return summarisation.fit(args.data, **common)
     if args.model in CLASSIFIERS:

@@ -235,7 +235,8 @@ def _script():
 # command itself.
 @pytest.mark.parametrize("args,message", BAD_FLAGS, ids=[
     "model", "epochs", "backend", "distribute", "virtual-devices", "wait-k-elsewhere",
-    "end-marker-elsewhere", "monitor-elsewhere", "monitor-unknown", "wait-k-zero", "wait-rate-alone", "lookahead-elsewhere",
+    "end-marker-elsewhere", "monitor-elsewhere", "monitor-unknown",
+    "wait-k-zero", "wait-rate-alone", "lookahead-elsewhere",
     "lookahead-negative", "latency-soft-attention", "latency-negative",
     "test-data-alone"])
 def test_fit_script_rejects_bad_flags(capsys, args, message):
@@ -254,7 +255,8 @@ def test_fit_script_passes_the_streaming_flags_to_the_recipe(monkeypatch):
 
     script = _script()
     seen = {}
-    monkeypatch.setattr(g2p, "fit", lambda data, **kwargs: seen.update(kwargs))
+    monkeypatch.setattr(g2p, "fit", lambda data, **kwargs: (seen.clear(),
+                                                            seen.update(kwargs)))
     for flags in (["--size", "g2p-streaming", "--attention", "hard-monotonic",
                    "--lookahead", "3", "--latency-weight", "0.005",
                    "--monitor", "val_wer"], []):
@@ -264,8 +266,8 @@ def test_fit_script_passes_the_streaming_flags_to_the_recipe(monkeypatch):
         if flags:
             assert (seen["attention"], seen["lookahead"], seen["latency_weight"],
                     seen["monitor"]) == ("hard-monotonic", 3, 0.005, "val_wer")
-    assert (seen["lookahead"], seen["latency_weight"], seen["monitor"]) == (
-        0, 0.0, "val_loss")
+    assert (seen["lookahead"], seen["latency_weight"]) == (0, 0.0)
+    assert "monitor" not in seen   # g2p.fit's own default
 
 
 @pytest.mark.parametrize("model,recipe", [

@@ -72,14 +72,23 @@ def test_machines_are_named_once_each_and_old_records_read_as_the_cpu():
     assert runner.machines([{"seed": 1}], "torch") == (
         "this project's 2-core CPU with backend torch (the machine was not recorded)")
     assert runner.machines(None) == runner.machines([])
-    # The splits' fingerprint, where the seeds recorded one, each once.
+    # The splits' fingerprint, where the seeds recorded one, each once, and
+    # how many of them did.
     rows[0]["data_sha256"] = rows[2]["data_sha256"] = "0123456789abcdef"
     assert runner.machines(rows[:1] + [{"seed": 5}]).endswith(
-        "; the data's fingerprint (`data_sha256`) 0123456789abcdef")
+        "; the data's fingerprint (`data_sha256`) 0123456789abcdef (recorded by 1 "
+        "of the 2 seeds; the others were measured before fingerprints were recorded)")
+    assert runner.machines(rows[:1] + rows[2:]).endswith(
+        "3.15.1; the data's fingerprint (`data_sha256`) 0123456789abcdef")
     rows[1]["data_sha256"] = "fedcba9876543210"
     assert runner.machines(rows).endswith(
         "3.15.1; the data's fingerprints (`data_sha256`) 0123456789abcdef, "
         "fedcba9876543210")
+    # An ablation's row keeps its sizes and fingerprint under "data".
+    ablated = {"seed": 0, "machine": cpu, "data": {"train_pairs": 9,
+                                                   "data_sha256": "00000000ffffffff"}}
+    assert runner.machines([ablated]).endswith(
+        "; the data's fingerprint (`data_sha256`) 00000000ffffffff")
     # A seed resumed from its backup names each call's machine, then the
     # one it was evaluated on (an unrecorded call's as the CPU's).
     resumed = {"seed": 4, "machine": cpu,
@@ -1175,12 +1184,14 @@ def test_g2p_per_seed_rows_say_what_ended_their_training():
 def test_g2p_page_sets_streaming_error_against_latency():
     """The page's "error against latency" table: every run of the one-way
     encoder, best WER first, "-" for one read whole; the best two-way run
-    named; no table without a run that streams."""
+    by its greedy WER named, and how far the best model that streams is
+    behind it; no table without a run that streams."""
     g2p = recipe("g2p")
 
     def run(preset, wer, seeds=1, **streaming):
         return {"settings": dict(g2p.DEFAULTS, preset=preset), "wer": wer,
                 "per": wer / 4, "seeds": list(range(1, seeds + 1)),
+                "per_seed": [{"seed": i + 1, "wer": wer} for i in range(seeds)],
                 **{f"streaming_{k}": v for k, v in streaming.items()}}
 
     runs = [run("g2p-streaming", 36.41, early=0.511, lagging=3.59, same_as_offline=1.0),
@@ -1199,16 +1210,30 @@ def test_g2p_page_sets_streaming_error_against_latency():
     assert lines == ["| g2p-streaming 32.5 | 3 | 32.50 | 8.12 | 46.6% | 4.07 | 100.0% |",
                      "| g2p-streaming 35.56 | 1 | 35.56 | 8.89 | - | - | - |",
                      "| g2p-streaming 36.41 | 1 | 36.41 | 9.10 | 51.1% | 3.59 | 100.0% |"]
-    assert ("The best two-way run, which reads the whole word first: g2p 27.5, WER "
-            "27.50, PER 6.88; the best model that streams, g2p-streaming 32.5, is "
-            "5.00 WER points behind it.") in text
+    assert ("gives 1). The best two-way run by its greedy WER, which reads the whole "
+            "word first: g2p 27.5, WER 27.50 greedy; the best model that streams, "
+            "g2p-streaming 32.5, greedy 32.50, is 5.00 WER points behind it.\n") in text
     assert g2p._latency_table(runs[1:4], name, seeds) == ""
-    # A two-way run decoded with a beam: the gap against its greedy figures.
+    # A two-way run decoded with a beam: set by its greedy figures (28.00
+    # here, behind the greedy run's 28.0: that one is the best).
+    runs[2]["settings"]["beam_width"] = 5
     runs[2]["per_seed"] = [{"wer": 27.0, "greedy": {"wer": 27.25}},
                            {"wer": 28.0, "greedy": {"wer": 28.75}}]
-    assert ("g2p 27.5, WER 27.50, PER 6.88. Greedy, as the streaming models decode, "
-            "its WER is 28.00; the best model that streams, g2p-streaming 32.5, is "
-            "4.50 WER points behind it greedy.") in g2p._latency_table(runs, name, seeds)
+    runs[1]["wer"] = runs[1]["per_seed"][0]["wer"] = 28.5
+    assert ("word first: g2p 27.5, WER 28.00 greedy (27.50 with its beam); the best "
+            "model that streams, g2p-streaming 32.5, greedy 32.50, is 4.50 WER "
+            "points behind it.") in g2p._latency_table(runs, name, seeds)
+    # A beam run without its seeds' greedy figures is not set against; a
+    # run on part of the words neither; a streaming model ahead says so.
+    del runs[2]["per_seed"][1]["greedy"]
+    runs.append(run("g2p", 20.0))
+    runs[-1]["settings"]["max_train"] = 100
+    runs.append(run("g2p-streaming", 27.0, early=0.5, lagging=3.0, same_as_offline=1.0))
+    assert ("word first: g2p 28.5, WER 28.50 greedy; the best model that streams, "
+            "g2p-streaming 27.0, greedy 27.00, is ahead of it by 1.50 WER points."
+            ) in g2p._latency_table(runs, name, seeds)
+    runs[1]["settings"]["max_test"] = 10   # no two-way run of every word left
+    assert "The best two-way run" not in g2p._latency_table(runs, name, seeds)
 
 
 def test_g2p_page_sets_the_attentions_side_by_side():
@@ -1577,10 +1602,12 @@ def test_g2p_page_says_what_each_step_bought():
         for seed, g in zip(seeds, greedy or ()):
             seed["greedy"] = {"wer": g, "per": g / 4}
         return {"settings": dict(g2p.DEFAULTS, attention=attention, **settings),
-                "per_seed": seeds}
+                "per_seed": seeds, "parameters": 14000000 if settings.get(
+                    "preset") == "g2p-paper" else 1000000}
 
     converged = dict(epochs=40, minutes=60.0, patience=3, lr_decay=0.5)
-    runs = [run([28.0, 29.0], greedy=[28.5, 29.5], beam_width=5, **converged),
+    runs = [run([20.0], beam_width=5, max_train=500, **converged),   # part of the words
+            run([28.0, 29.0], greedy=[28.5, 29.5], beam_width=5, **converged),
             run([41.0, 40.0, 42.0]),
             run([30.0], attention="mocha", beam_width=5, **converged),   # not global
             run([27.0], preset="g2p-paper", beam_width=5,
@@ -1588,22 +1615,28 @@ def test_g2p_page_says_what_each_step_bought():
     text = g2p._steps(runs)
     lines = [line for line in text.splitlines() if line.startswith("| ")]
     assert lines[1:] == [
-        "| 1 | 2 epochs at one rate (the default budget), greedy | 3 | 41.00 ± 1.00 | "
-        "10.25 ± 0.25 |  |",
+        "| 1 | 2 epochs at one rate (the default budget), greedy | 1,000,000 | 3 | "
+        "41.00 ± 1.00 | 10.25 ± 0.25 |  |",
         "| 2 | trained to convergence: early stopping on the validation loss (patience "
         "3, the best epoch's weights kept), the rate halved on a plateau, at most 40 "
-        "epochs and 60 minutes; greedy | 2 | 29.00 ± 0.71 | 7.25 ± 0.18 | -12.00 "
-        "(against 1) |",
-        "| 3 | + beam search, width 5 | 2 | 28.50 ± 0.71 | 7.12 ± 0.18 | -0.50 (against 2) |",
-        "| 4 | the papers' size (`g2p-paper`, 14.0M parameters against 1.0M) instead, "
-        "stopped on the validation loss, no time cap | 1 | 27.00 | 6.75 | -1.50 "
-        "(against 3) |"]
+        "epochs and 60 minutes; greedy | 1,000,000 | 2 | 29.00 ± 0.71 | 7.25 ± 0.18 | "
+        "-12.00 (against 1) |",
+        "| 3 | + beam search, width 5 | 1,000,000 | 2 | 28.50 ± 0.71 | 7.12 ± 0.18 | "
+        "-0.50 (against 2) |",
+        "| 4 | the papers' size (`g2p-paper`) instead, stopped on the validation loss, "
+        "no time cap | 14,000,000 | 1 | 27.00 | 6.75 | -1.50 (against 3) |"]
+    # The largest spread between one row's seeds, beside the one-seed rows.
+    assert "The seeds of one row differ by up to 2.00 WER points" in text
     # The validation WER watched at the "g2p" size: its own row, against
     # the beam row; a step whose base was not trained shows no change.
     runs.append(run([27.5], beam_width=5, monitor="val_wer", **converged))
     assert ("| 4 | + early stopping and the decay on the validation words' WER "
-            "instead of their loss (`--monitor val_wer`) | 1 | 27.50 | 6.88 | -1.00 "
-            "(against 3) |") in g2p._steps(runs)
-    text = g2p._steps(runs[2:])
+            "instead of their loss (`--monitor val_wer`) | 1,000,000 | 1 | 27.50 | "
+            "6.88 | -1.00 (against 3) |") in g2p._steps(runs)
+    text = g2p._steps(runs[3:])
     assert "| 2 | the papers' size" in text and "(against" not in text
-    assert g2p._steps(runs[1:3]) == ""
+    assert "differ by up to" not in text   # no row of two seeds
+    assert g2p._steps(runs[2:4]) == ""
+    # A beam run without its seeds' greedy figures gives no greedy row.
+    del runs[1]["per_seed"][0]["greedy"]
+    assert "trained to convergence" not in g2p._steps(runs)

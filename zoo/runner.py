@@ -412,14 +412,22 @@ def machine_list(rows, backend=None):
 
 def machines(rows, backend=None):
     """`machine_list(rows, backend)` for a page, joined by "; ", then the
-    fingerprints of the splits `rows` saw (`data_sha256`, each once), where
-    they recorded one: the page says which data, as the record does."""
+    fingerprints of the splits `rows` saw (`data_sha256`, each once; an
+    ablation's row keeps it in its `data`), where they recorded one, and
+    how many of the rows did: the page says which data, as the record
+    does."""
     text = "; ".join(machine_list(rows, backend))
-    prints = list(dict.fromkeys(r["data_sha256"] for r in rows or ()
-                                if r.get("data_sha256")))
+    rows = rows or []
+    found = [r.get("data_sha256") or (r.get("data") or {}).get("data_sha256")
+             for r in rows]
+    prints = list(dict.fromkeys(f for f in found if f))
     if prints:
+        some = sum(map(bool, found))
         text += (f"; the data's fingerprint{'s' if len(prints) > 1 else ''} "
-                 f"(`data_sha256`) {', '.join(prints)}")
+                 f"(`data_sha256`) {', '.join(prints)}" + (
+                     "" if some == len(rows) else
+                     f" (recorded by {some} of the {len(rows)} seeds; the others "
+                     "were measured before fingerprints were recorded)"))
     return text
 
 
@@ -491,10 +499,12 @@ def shown(results, key, digits=None):
     return text(results[key]) + ("" if sd is None else f" ± {text(sd)}")
 
 
-def spread(values, digits):
-    """`"mean"` or `"mean ± sd"` of `values`."""
+def spread(values, digits, fixed=False):
+    """`"mean"` or `"mean ± sd"` of `values`, rounded to `digits` (`fixed`:
+    written with all of them, 28.10 rather than 28.1)."""
     mean, sd = mean_sd(values, digits)
-    return f"{mean}" if sd is None else f"{mean} ± {sd}"
+    text = (lambda v: f"{v:.{digits}f}") if fixed else str
+    return text(mean) if sd is None else f"{text(mean)} ± {text(sd)}"
 
 
 def table(header, rows):

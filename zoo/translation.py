@@ -100,7 +100,7 @@ def train_seed(name, args, data, seed, strategy, keep):
     import keras
 
     return {"backend": keras.backend.backend(),
-            "replicas": strategy.num_replicas, **runner.data_sizes(data_sizes, data),
+            "replicas": strategy.num_replicas,
             "budget": {"epochs": args.epochs, "minutes": args.minutes},
             **summary, **translation.evaluate(model, data, beam_width=args.beam_width)}
 

@@ -157,8 +157,7 @@ def section(folder):
              for r in rows]
     if len(rows) > 1:   # the lead baselines are the test file's, one for all seeds
         def over(get):
-            mean, sd = runner.mean_sd([get(r) for r in rows], 2)
-            return f"{mean:.2f} ± {sd:.2f}"
+            return runner.spread([get(r) for r in rows], 2, fixed=True)
         lines.append(["mean ± sd", " / ".join(
             over(lambda r: r["rouge"][k]) for k in ("rouge1", "rouge2", "rougeL")),
             "", "", f"{sum(map(ahead, rows))} of {len(rows)}",

@@ -344,7 +344,7 @@ a row at another preset says so (`g2p-streaming`: the encoder a one-way \
 LSTM of 256 cells, the decoder started from zeros; `g2p-paper`, Toshniwal \
 and Livescu's size: three LSTM layers of 512 cells on each side, the \
 encoder's first reading both ways, 512-dimensional embeddings, dropout \
-0.2 between layers too, 13,966,891 parameters with global attention). \
+0.2 between layers too$paper_parameters). \
 Each row trains under the same budget unless its name gives other \
 settings: $budget, Adam, clipnorm 1, \
 length-bucketed batches. In a row's name, `patience k` is early stopping \
@@ -452,7 +452,12 @@ def render(r, folder=None):
     paper = runner.table(["paper", "model", "WER %", "PER %", "read in"],
                          [[p, m, f"{w:.2f}", "" if e is None else f"{e:.2f}", where]
                           for p, m, w, e, where in PAPER])
-    glob = next((x for x in runs if x["settings"]["attention"] == "global"), runs[0])
+    def global_at(preset):   # the first run of global attention at `preset`
+        return next((x for x in runs if x["settings"]["attention"] == "global"
+                     and x["settings"]["preset"] == preset), None)
+
+    glob = global_at("g2p") or runs[0]
+    paper_run = global_at("g2p-paper")
     streaming = _latency_table(runs, name, seeds)
     for x in runs:
         if "streaming_early" not in x:
@@ -487,6 +492,8 @@ def render(r, folder=None):
         letters=meta["letters"], rows=rows,
         machine=runner.machines([s for x in runs for s in x["per_seed"]], meta["backend"]),
         per_seed=per_seed, curves=curves, commands=commands, parameters=f"{glob['parameters']:,}",
+        paper_parameters=f", {paper_run['parameters']:,} parameters with global attention"
+        if paper_run else "",
         budget=budget, paper=paper, streaming=streaming,
         side=_side_by_side(runs, name, meta["backend"]), steps=_steps(runs))
 
@@ -511,37 +518,55 @@ STEPS = (
     ("wer", "beam", "+ early stopping and the decay on the validation words' "
      "WER instead of their loss (`--monitor val_wer`)",
      dict(CONVERGED, beam_width=5, monitor="val_wer"), "beam"),
-    ("paper", "beam", "the papers' size (`g2p-paper`, 14.0M parameters against "
-     "1.0M) instead, stopped on the validation loss, no time cap",
-     PAPER_SIZE, "beam"),
+    ("paper", "beam", "the papers' size (`g2p-paper`) instead, stopped on the "
+     "validation loss, no time cap", PAPER_SIZE, "beam"),
     ("paper-wer", "paper", "+ early stopping and the decay on the validation "
      "words' WER (`--monitor val_wer`)",
      dict(PAPER_SIZE, monitor="val_wer"), "beam"),
 )
 
 
+def _whole_data(run):
+    """True for a run of every word (not `--max-train`, `--max-test` or
+    another `--dict`: settings beyond `DEFAULTS` and `LATER`)."""
+    return set(run["settings"]) <= set(DEFAULTS) | set(LATER)
+
+
+def _greedy_seeds(run):
+    """Each seed's greedy figures (`{"wer", "per"}`): a greedy run's own, a
+    beam run's `greedy` beside its beam's; None where a seed of a beam run
+    did not record them."""
+    if run["settings"].get("beam_width", 1) == 1:
+        return run["per_seed"]
+    greedy = [s.get("greedy") for s in run["per_seed"]]
+    return None if None in greedy else greedy
+
+
 def _steps(runs):
     """"## What each step bought": `STEPS`' rows that results.json holds
-    (global attention, no streaming settings), each with its WER and PER
-    (mean ± sd over its seeds) and the WER points it moved from the step
-    it changes."""
-    rows, means, labels = [], {}, {}
+    (global attention on every word, no streaming settings), each with
+    its parameters, WER and PER (mean ± sd over its seeds) and the WER
+    points it moved from the step it changes, beside the largest spread
+    between the seeds of one row (a one-seed change within it is not
+    told from the seed)."""
+    rows, means, labels, spreads = [], {}, {}, []
     for key, base, label, match, figures in STEPS:
-        # A greedy row reads a beam run's greedy figures (its per-seed
-        # `greedy`) as well as a greedy run's own.
+        # A greedy row reads a beam run's greedy figures as well as a
+        # greedy run's own.
         want = {k: v for k, v in {**DEFAULTS, **LATER, **match}.items()
                 if not (figures == "greedy" and k == "beam_width")}
-        run = next((x for x in runs if all(
+        run = next((x for x in runs if _whole_data(x) and all(
             {**DEFAULTS, **LATER, **x["settings"]}.get(k) == v for k, v in want.items())
-            and (figures != "greedy" or x["settings"].get("beam_width", 1) == 1
-                 or all("greedy" in s for s in x["per_seed"]))), None)
+            and (figures != "greedy" or _greedy_seeds(x))), None)
         if run is None:
             continue
-        seeds = [s.get("greedy", s) if figures == "greedy" else s
-                 for s in run["per_seed"]]
+        seeds = _greedy_seeds(run) if figures == "greedy" else run["per_seed"]
         wer, per = [s["wer"] for s in seeds], [s["per"] for s in seeds]
         means[key], labels[key] = float(np.mean(wer)), len(labels) + 1
-        rows.append([labels[key], label, len(seeds), _spread(wer), _spread(per),
+        if len(wer) > 1:
+            spreads.append(max(wer) - min(wer))
+        rows.append([labels[key], label, f"{run['parameters']:,}", len(seeds),
+                     runner.spread(wer, 2, fixed=True), runner.spread(per, 2, fixed=True),
                      f"{means[key] - means[base]:+.2f} (against {labels[base]})"
                      if base in means else ""])
     if len(rows) < 2:
@@ -549,14 +574,12 @@ def _steps(runs):
     return ("## What each step bought\n\n"
             "The two-way model with global attention, one change a row "
             "against an earlier row (each row's seeds; the change in WER "
-            "points):\n\n" + runner.table(
-                ["", "step", "seeds", "WER %", "PER %", "WER change"], rows) + "\n\n")
-
-
-def _spread(values):
-    """"mean ± sd" (or the one value) to two decimals."""
-    mean, sd = runner.mean_sd(values, 2)
-    return f"{mean:.2f}" + ("" if sd is None else f" ± {sd:.2f}")
+            "points)" + (f". The seeds of one row differ by up to {max(spreads):.2f} "
+                         "WER points: a change measured on one seed and smaller "
+                         "than that is not told from the seed" if spreads else "")
+            + ":\n\n" + runner.table(
+                ["", "step", "parameters", "seeds", "WER %", "PER %", "WER change"],
+                rows) + "\n\n")
 
 
 def _side_by_side(runs, name, backend=None):
@@ -637,8 +660,9 @@ def _side_by_side(runs, name, backend=None):
 
 def _latency_table(runs, name, seeds):
     """"## Streaming": error against latency, a row per run of the one-way
-    encoder (`g2p-streaming`; "-" where it does not stream), and the
-    best two-way run, which no streaming model can be."""
+    encoder (`g2p-streaming`; "-" where it does not stream), and how far
+    the best of them that streams is behind the best two-way run, which
+    no streaming model can be (`_streaming_gap`)."""
     one_way = [x for x in runs if x["settings"]["preset"] == "g2p-streaming"]
     if not any("streaming_early" in x for x in one_way):
         return ""
@@ -654,22 +678,6 @@ def _latency_table(runs, name, seeds):
           streamed(x, "streaming_lagging", lambda v: f"{v:.2f}"),
           streamed(x, "streaming_same_as_offline", lambda v: f"{100 * v:.1f}%")]
          for x in sorted(one_way, key=lambda x: x["wer"])])
-    two_way = [x for x in runs if x["settings"]["preset"] != "g2p-streaming"]
-    best = min(two_way, key=lambda x: x["wer"]) if two_way else None
-    behind = ""
-    if best:
-        # The streaming models decode greedily: against the two-way run's
-        # greedy figures where it searched with a beam (its seeds' `greedy`).
-        greedy = [s["greedy"]["wer"] for s in best.get("per_seed", ()) if "greedy" in s]
-        whole = (float(np.mean(greedy)) if greedy and len(greedy) == len(best["per_seed"])
-                 else best["wer"])
-        first = min((x for x in one_way if "streaming_early" in x), key=lambda x: x["wer"])
-        behind = (
-            (f". Greedy, as the streaming models decode, its WER is {whole:.2f}"
-             if whole != best["wer"] else "")
-            + f"; the best model that streams, {name(first)}, is "
-            f"{first['wer'] - whole:.2f} WER points behind it"
-            + (" greedy" if whole != best["wer"] else "") + ".")
     return ("## Streaming: error against latency\n\n"
             "Every run of the one-way encoder (`g2p-streaming`), best WER "
             "first; \"-\": read whole, it does not stream. The streaming "
@@ -677,11 +685,34 @@ def _latency_table(runs, name, seeds):
             "time (`kerattn.decoding.StreamingDecoder`), mean over seeds; "
             "average lagging is Ma et al. 2019's, in letters (a wait-k "
             "schedule's is about k; one phoneme as each letter is read "
-            "gives 1)."
-            + (f" The best two-way run, which reads the whole word first: "
-               f"{name(best)}, WER {runner.shown(best, 'wer', 2)}, PER "
-               f"{runner.shown(best, 'per', 2)}" + behind if best else "")
-            + f"\n\n{rows}\n\n")
+            "gives 1)." + _streaming_gap(runs, one_way, name) + f"\n\n{rows}\n\n")
+
+
+def _streaming_gap(runs, one_way, name):
+    """The sentence that sets the best model that streams against the best
+    two-way run, which reads the whole word first: each by its greedy WER
+    (`StreamingDecoder` decodes greedily; a beam run's greedy figures),
+    runs of every word only; "" where either side has none."""
+    def greedy_wer(run):
+        seeds = _greedy_seeds(run)
+        return float(np.mean([s["wer"] for s in seeds])) if seeds else None
+
+    two_way = [(greedy_wer(x), x) for x in runs if _whole_data(x)
+               and x["settings"]["preset"] != "g2p-streaming" and greedy_wer(x) is not None]
+    streams = [(greedy_wer(x), x) for x in one_way if _whole_data(x)
+               and "streaming_early" in x and greedy_wer(x) is not None]
+    if not two_way or not streams:
+        return ""
+    (whole, best), (streamed, first) = (min(two_way, key=lambda p: p[0]),
+                                        min(streams, key=lambda p: p[0]))
+    beam = best["settings"].get("beam_width", 1) > 1
+    gap = streamed - whole
+    return (" The best two-way run by its greedy WER, which reads the whole "
+            f"word first: {name(best)}, WER {whole:.2f} greedy"
+            + (f" ({runner.shown(best, 'wer', 2)} with its beam)" if beam else "")
+            + f"; the best model that streams, {name(first)}, greedy "
+            f"{streamed:.2f}, is " + (f"{gap:.2f} WER points behind it." if gap >= 0
+                                      else f"ahead of it by {-gap:.2f} WER points."))
 
 
 TASK = runner.Task(
