@@ -428,13 +428,15 @@ class _Preempted(keras.callbacks.Callback):
             raise RuntimeError("preempted")
 
 
-def test_validation_error_rates_decode_each_epochs_weights_for_the_callbacks_after():
+def test_validation_error_rates_decode_each_epochs_weights_for_the_callbacks_after(tmp_path):
     """`ValidationErrorRates` writes the validation words' greedy WER and PER
     into the epoch's logs, decoded with the model's weights of that moment
     by one `Translator` kept across epochs (against a fresh `pronounce` and
     `error_rates` of the same weights, before and after new weights);
     `train(monitor="val_wer")` puts it before early stopping, the decay
-    and the callbacks given, so they read it, and records the curve."""
+    and the callbacks given, so they read it, and records the curve;
+    `train` and `fit` (before it reads a word) refuse a monitor they cannot
+    watch."""
     data = g2p.prepare(cmudict_g2p(path=SAMPLE))
     words = [w for w, _ in data["valid_split"]]
     references = [p for _, p in data["valid_split"]]
@@ -479,6 +481,12 @@ def test_validation_error_rates_decode_each_epochs_weights_for_the_callbacks_aft
     with pytest.raises(ValueError, match="`monitor` must be 'val_loss' on several processes"):
         g2p.train(model, data, epochs=1, monitor="val_wer",
                   strategy=types.SimpleNamespace(processes=2))
+    # `fit` refuses both before it reads a word (no such file is opened).
+    missing = str(tmp_path / "no_such_words.dict")
+    with pytest.raises(ValueError, match="`monitor` must be one of"):
+        g2p.fit(missing, monitor="val_accuracy")
+    with pytest.raises(ValueError, match="`monitor` must be 'val_loss' on several processes"):
+        g2p.fit(missing, monitor="val_wer", strategy=types.SimpleNamespace(processes=2))
     with pytest.raises(ValueError, match="valid_split"):
         g2p.ValidationErrorRates(dict(data, valid_split=[]))
     with pytest.raises(ValueError, match="`batch_size` must be a power of two"):

@@ -149,12 +149,7 @@ def train(model, data, patience=None, decay=None, backup=None,
     checks.positive_int("patience", patience, allow_none=True)
     checks.number("decay", decay, 0.0, 1.0, low_open=True, high_open=True,
                   allow_none=True)
-    checks.one_of("monitor", monitor, MONITORS)
-    strategy = kwargs.get("strategy")
-    checks.require(monitor != "val_wer" or strategy is None or strategy.processes == 1,
-                   "monitor", "'val_loss' on several processes (each would decode "
-                   "the validation words itself, and one word decoded apart "
-                   "would stop one process and not the others)", monitor)
+    check_monitor(monitor, kwargs.get("strategy"))
     # In this order at each epoch's end: Keras hands the callbacks one logs
     # dict, so the decoded rates are there for those that watch them.
     extra = [ValidationErrorRates(data)] if monitor == "val_wer" else []
@@ -171,6 +166,17 @@ def train(model, data, patience=None, decay=None, backup=None,
 
 # What `train` can stop early and decay the learning rate on.
 MONITORS = ("val_loss", "val_wer")
+
+
+def check_monitor(monitor, strategy=None):
+    """A ValueError naming `monitor` unless `train` can watch it under
+    `strategy` (a `kerattn.distribute` strategy or None): one of
+    `MONITORS`, and "val_wer" in one process only."""
+    checks.one_of("monitor", monitor, MONITORS)
+    checks.require(monitor != "val_wer" or strategy is None or strategy.processes == 1,
+                   "monitor", "'val_loss' on several processes (each would decode "
+                   "the validation words itself, and one word decoded apart "
+                   "would stop one process and not the others)", monitor)
 
 
 class ValidationErrorRates(keras.callbacks.Callback):
@@ -465,6 +471,7 @@ def fit(data=None, attention="global", preset="small", epochs=40, batch_size=64,
 
     require_training_file(data, test_data)
     strategy = strategy or distribute.no_distribution()
+    check_monitor(monitor, strategy)   # before the data are read
     # cmudict_g2p's rule: by a hash of the word, 5% test and 5% validation.
     splits = split(list(read_cmudict(data, stress).items()),
                    key=lambda item: item[0], valid_share=0.05, test_share=0.05,
