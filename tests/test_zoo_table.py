@@ -137,6 +137,7 @@ def test_the_aoa_cell_shows_the_spread_of_its_seeds():
 
 
 def test_the_g2p_cell_names_each_run_its_preset_training_and_seeds():
+    """Every run shown says how many seeds it has, one included."""
     s = summarize()
     runs = [{"settings": {"attention": "global", "preset": "g2p"}, "seeds": [1, 2, 3],
              "wer": 41.05, "wer_sd": 0.43, "per": 10.13, "per_sd": 0.19},
@@ -161,8 +162,8 @@ def test_the_g2p_cell_names_each_run_its_preset_training_and_seeds():
              "seeds": [1, 2], "wer": 33.0, "wer_sd": 0.3, "per": 8.0, "per_sd": 0.1}]
     assert s.result_cell("g2p", {"runs": runs}) == (
         "WER / PER % global 41.05 ± 0.43 / 10.13 ± 0.19 (3 seeds); "
-        "hard monotonic (g2p-streaming) 44.20 / 11.50; MoChA (g2p-streaming, "
-        "to convergence, beam 5, lookahead 2) 30.10 / 7.25; hard monotonic "
+        "hard monotonic (g2p-streaming) 44.20 / 11.50 (1 seed); MoChA (g2p-streaming, "
+        "to convergence, beam 5, lookahead 2) 30.10 / 7.25 (1 seed); hard monotonic "
         "(g2p-streaming, lookahead 3, latency loss 0.005) 33.00 ± 0.30 / 8.00 "
         "± 0.10 (2 seeds); 2 more one-seed runs in RESULTS.md")
     # The time cap ended a seed before early stopping did: it says so, and
@@ -174,7 +175,7 @@ def test_the_g2p_cell_names_each_run_its_preset_training_and_seeds():
         runs[2], seeds=[1, 2], per_seed=runs[2]["per_seed"] + capped)]})
     assert "(g2p-streaming, early stopping or 25-minute cap, beam 5" in cell
     runs[2]["wer"] = 50.0
-    assert "MoChA (g2p-streaming, lookahead 1) 35.00 / 8.00; " in s.result_cell(
+    assert "MoChA (g2p-streaming, lookahead 1) 35.00 / 8.00 (1 seed); " in s.result_cell(
         "g2p", {"runs": runs})
     assert s.readme_cell("g2p", None) == "not measured yet"
     # The project README's short form: the best offline and streaming runs.

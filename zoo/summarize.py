@@ -93,9 +93,10 @@ G2P_NAMES = {"global": "global", "location-sensitive": "location-sensitive",
 
 
 def _g2p_rows(r):
-    """WER / PER (%) of zoo/g2p's runs (± sd over seeds): every run of
-    several seeds, and of the one-seed runs the best (lowest WER) of each
-    preset and attention; the others are counted, and are in RESULTS.md. A
+    """WER / PER (%) of zoo/g2p's runs (± sd over seeds), each with its
+    number of seeds: every run of several seeds, and of the one-seed runs
+    the best (lowest WER) of each preset and attention; the others are
+    counted, and are in RESULTS.md. A
     run at another preset, trained with early stopping (to convergence, or
     stopped by its cap first: `_g2p_ended`),
     decoded with a beam, reading letters ahead or on a wait-k schedule,
@@ -125,7 +126,7 @@ def _g2p_rows(r):
             [f"latency loss {s['latency_weight']:g}"] if s.get("latency_weight") else [])
         name = G2P_NAMES[s["attention"]] + (f" ({', '.join(tags)})" if tags else "")
         parts.append(f"{name} {shown(run, 'wer', 2)} / {shown(run, 'per', 2)}"
-                     + (f" ({plural(seeds(run), 'seed')})" if seeds(run) > 1 else ""))
+                     f" ({plural(seeds(run), 'seed')})")
     left = len(r["runs"]) - len(runs)
     return "WER / PER % " + "; ".join(parts) + (
         f"; {plural(left, 'more one-seed run')} in RESULTS.md" if left else "")
