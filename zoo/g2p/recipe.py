@@ -550,14 +550,16 @@ def _steps(runs):
     between the seeds of one row (a one-seed change within it is not
     told from the seed)."""
     rows, means, labels, spreads = [], {}, {}, []
+    # Each run's settings with the defaults filled in, once.
+    settled = [(x, {**DEFAULTS, **LATER, **x["settings"]}) for x in runs]
     for key, base, label, match, figures in STEPS:
         # A greedy row reads a beam run's greedy figures as well as a
         # greedy run's own.
         want = {k: v for k, v in {**DEFAULTS, **LATER, **match}.items()
                 if not (figures == "greedy" and k == "beam_width")}
-        run = next((x for x in runs if _whole_data(x) and all(
-            {**DEFAULTS, **LATER, **x["settings"]}.get(k) == v for k, v in want.items())
-            and (figures != "greedy" or _greedy_seeds(x))), None)
+        run = next((x for x, full in settled if _whole_data(x)
+                    and all(full.get(k) == v for k, v in want.items())
+                    and (figures != "greedy" or _greedy_seeds(x))), None)
         if run is None:
             continue
         seeds = _greedy_seeds(run) if figures == "greedy" else run["per_seed"]
@@ -697,10 +699,11 @@ def _streaming_gap(runs, one_way, name):
         seeds = _greedy_seeds(run)
         return float(np.mean([s["wer"] for s in seeds])) if seeds else None
 
-    two_way = [(greedy_wer(x), x) for x in runs if _whole_data(x)
-               and x["settings"]["preset"] != "g2p-streaming" and greedy_wer(x) is not None]
-    streams = [(greedy_wer(x), x) for x in one_way if _whole_data(x)
-               and "streaming_early" in x and greedy_wer(x) is not None]
+    two_way = [(w, x) for x in runs if _whole_data(x)
+               and x["settings"]["preset"] != "g2p-streaming"
+               for w in [greedy_wer(x)] if w is not None]
+    streams = [(w, x) for x in one_way if _whole_data(x) and "streaming_early" in x
+               for w in [greedy_wer(x)] if w is not None]
     if not two_way or not streams:
         return ""
     (whole, best), (streamed, first) = (min(two_way, key=lambda p: p[0]),
