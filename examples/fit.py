@@ -79,6 +79,8 @@ import time
 
 TRANSLATION = ("seq2seq", "cho_encoder_decoder", "bahdanau_nmt", "luong_nmt",
                "transformer_nmt", "convs2s_nmt")
+# The models whose test split is decoded with a beam (`--beam-width`).
+BEAM_MODELS = TRANSLATION + ("g2p", "pointer_generator")
 CLASSIFIERS = ("han_classifier", "self_attentive_classifier")
 MODELS = TRANSLATION + ("show_attend_tell",) + CLASSIFIERS + (
     "aoa_reader", "pointer_generator", "g2p")
@@ -140,8 +142,9 @@ def parse_args(argv=None):
     p.add_argument("--attention", default=None,
                    help="show_attend_tell: soft (default) or hard; g2p: global "
                         "(default), location-sensitive, hard-monotonic or mocha")
-    p.add_argument("--beam-width", type=int, default=5,
-                   help="translation and g2p: the test split's beam (1: greedy)")
+    p.add_argument("--beam-width", type=int, default=None,
+                   help="translation, g2p (default 5) and pointer_generator "
+                        "(default 4, See et al.'s): the test split's beam (1: greedy)")
     p.add_argument("--wait-k", type=int, default=None,
                    help="g2p only: a wait-k decoder (Ma et al. 2019): phoneme i "
                         "attends to the first k + floor(rate * i) letters, so "
@@ -197,6 +200,9 @@ def parse_args(argv=None):
                 f"{args.model} takes one of {', '.join(choices)}" if choices
                 else f"{args.model} has no attention variants (show_attend_tell "
                      "and g2p do)"))
+    if args.beam_width is not None and args.model not in BEAM_MODELS:
+        p.error("--beam-width: the test beam of the translation models, g2p "
+                f"and pointer_generator; {args.model} does not decode with a beam")
     for name in ("wait_k", "wait_rate", "end_marker", "lookahead", "latency_weight",
                  "monitor"):
         if getattr(args, name) not in (None, False) and args.model != "g2p":
@@ -248,20 +254,21 @@ def fit(args):
                   max_test=args.max_test, seed=args.seed, strategy=args.strategy)
     if args.epochs is not None:   # else the recipe's own
         common["epochs"] = args.epochs
+    if args.beam_width is not None:   # else the recipe's own
+        common["beam_width"] = args.beam_width
     if args.test_data:   # every recipe with --data takes it
         common["test_data"] = args.test_data
     if args.model in TRANSLATION:
-        return translation.fit(args.model, args.data, beam_width=args.beam_width,
-                               pipeline=args.pipeline, **common)
+        return translation.fit(args.model, args.data, pipeline=args.pipeline,
+                               **common)
     attention = args.attention or ATTENTION.get(args.model, (None,))[0]
     if args.model == "show_attend_tell":
         return captioning.fit(attention, **common)
     if args.model == "g2p":
         if args.monitor is not None:   # else the recipe's own
             common["monitor"] = args.monitor
-        return g2p.fit(args.data, attention=attention, beam_width=args.beam_width,
-                       wait_k=args.wait_k, wait_rate=args.wait_rate or 1.0,
-                       end_marker=args.end_marker, lookahead=args.lookahead or 0,
+        return g2p.fit(args.data, attention=attention, wait_k=args.wait_k,
+                       wait_rate=args.wait_rate or 1.0, end_marker=args.end_marker, lookahead=args.lookahead or 0,
                        latency_weight=args.latency_weight or 0.0, **common)
     if args.model == "pointer_generator":
         return summarisation.fit(args.data, **common)

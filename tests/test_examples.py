@@ -213,6 +213,9 @@ BAD_FLAGS = [(["no_such_model"], "invalid choice"),
               "--latency-weight: a non-negative weight"),
              (["g2p", "--attention", "hard-monotonic", "--latency-weight", "-1"],
               "--latency-weight: a non-negative weight"),
+             (["han_classifier", "--beam-width", "3"],
+              "--beam-width: the test beam of the translation models, g2p and "
+              "pointer_generator; han_classifier does not decode with a beam"),
              (["pointer_generator", "--test-data", "test.tsv"],
               "--test-data: the test split of your own data; give the "
               "training file with --data too")]
@@ -238,7 +241,7 @@ def _script():
     "end-marker-elsewhere", "monitor-elsewhere", "monitor-unknown",
     "wait-k-zero", "wait-rate-alone", "lookahead-elsewhere",
     "lookahead-negative", "latency-soft-attention", "latency-negative",
-    "test-data-alone"])
+    "beam-width-elsewhere", "test-data-alone"])
 def test_fit_script_rejects_bad_flags(capsys, args, message):
     script = _script()
     with pytest.raises(SystemExit) as exit_:
@@ -291,6 +294,29 @@ def test_fit_script_passes_the_test_file_to_every_recipe(monkeypatch, model, rec
     (given, with_test), (_, without) = seen
     assert "train.txt" in given and with_test["test_data"] == "test.txt"
     assert "test_data" not in without
+
+
+@pytest.mark.parametrize("model,recipe", [
+    ("luong_nmt", "translation"), ("pointer_generator", "summarisation"),
+    ("g2p", "g2p")])
+def test_fit_script_passes_the_beam_width_to_every_decoding_recipe(
+        monkeypatch, model, recipe):
+    """`--beam-width` reaches each decoding recipe's `fit`; without it the
+    recipe's own beam stands (5 for translation and g2p, See et al.'s 4
+    for pointer_generator), not one default for all."""
+    import importlib
+
+    module = importlib.import_module(f"kerattn.recipes.{recipe}")
+    script = _script()
+    seen = []
+    monkeypatch.setattr(module, "fit", lambda *args, **kwargs: seen.append(kwargs))
+    for flags in (["--beam-width", "3"], []):
+        args = script.parse_args([model, *flags])
+        args.strategy = None   # main's, from the distribution flags
+        script.fit(args)
+    with_flag, without = seen
+    assert with_flag["beam_width"] == 3
+    assert "beam_width" not in without
 
 
 @pytest.mark.parametrize("results, expected", [
