@@ -168,6 +168,50 @@ def test_translation_seeds_are_reported_as_mean_and_spread():
     assert [r["bleu_beam5"] for r in result["by_seed"]] == [33.0, 36.0, 30.0]
 
 
+def test_translation_bucket_table_sets_seq2seq_beside_the_others_only():
+    """BLEU by source length: seq2seq's figure beside an attention model's
+    (n/a where the baseline has none); seq2seq's own page has no such
+    column."""
+    key = "bleu_beam5_by_source_length"
+    r = {key: {"1-5": {"sentences": 7, "bleu": 33.0}, "6-10": {"sentences": 3, "bleu": 20.0}}}
+    baseline = {key: {"1-5": {"sentences": 7, "bleu": 12.5}}}
+    text = translation_task._bucket_table(r, baseline, "beam5")
+    assert text.splitlines()[0] == "| source words | sentences | BLEU | seq2seq BLEU |"
+    assert "| 1-5 | 7 | 33.0 | 12.5 |" in text and "| 6-10 | 3 | 20.0 | n/a |" in text
+    text = translation_task._bucket_table(r, None, "beam5", beside=False)
+    assert text.splitlines()[0] == "| source words | sentences | BLEU |"
+    assert "| 1-5 | 7 | 33.0 |" in text.splitlines()
+
+
+@pytest.mark.parametrize("p90,moved,words", [
+    ((0.02, 0.3, 0.48), (19.3, 14.9), ("rise all through training", "it is ahead")),
+    ((0.02, 0.5, 0.48), (9.0, 3.0), ("go from 0.02 to 0.48 (90th percentile)",
+                                     "it is behind")),
+    ((0.02, 0.3, 0.48), (19.3, 3.0), ("rise all through training",
+                                      "it is ahead on some lengths only"))])
+def test_monotonic_findings_choose_their_words_from_the_numbers(p90, moved, words):
+    """The monotonic study's sentences say what the rows show: the
+    stopping probabilities rise only where every epoch's 90th percentile
+    is above the last, and the from-soft phase is ahead on the longest
+    sources only where it is in every such bucket."""
+    variants = {
+        "hard-monotonic@6": {
+            "selection": [{"r": -4.0 + i, "p_quantiles": {"90": p}, "decides": 0.1}
+                          for i, p in enumerate(p90)],
+            "alignment_rates": {"attended_nowhere": 0.9}, "bleu_greedy": 17.95},
+        "monotonic-from-soft@6+2": {
+            "phase": {"from": "recipe@6"}, "selection": [{"decides": 0.884}],
+            "alignment_rates": {"attended_nowhere": 0.003}, "bleu_greedy": 36.0,
+            "bleu_beam": 38.0, "bleu_beam_by_source_length": {
+                "21-30": {"bleu": moved[0]}, "31-50": {"bleu": moved[1]}}},
+        "plain-phase@6+2": {
+            "bleu_greedy": 39.0, "bleu_beam": 41.0, "bleu_beam_by_source_length": {
+                "21-30": {"bleu": 9.82}, "31-50": {"bleu": 3.36}}}}
+    text = translation_task._monotonic_findings(variants)
+    assert f"the stopping probabilities {words[0]} while `r` moves from -4.0" in text
+    assert f"; on the longest sources {words[1]} (beam BLEU 21-30 words: {moved[0]} " in text
+
+
 def test_translation_seeds_of_the_same_config_join_and_others_start_afresh(tmp_path):
     """A second command's seed joins the first command's two (same config);
     a seed trained again keeps its newest row; another config replaces the
@@ -512,11 +556,14 @@ def test_classification_seeds_aggregate_and_report():
     assert "mean ± sd of 3 seeds | **0.736 ± 0.015** |" in text
     assert "seed 1: 0.734, seed 2: 0.751, seed 3: 0.722" in text
     assert "| TF-IDF + logistic regression (computed by the recipe) | 0.719 |" in text
+    assert ("Here 0.736 (3 seeds): above the baseline's 0.719, below 0.75."
+            in text)   # the targets, scored
     one = han.aggregate(rows[1:2])
     assert one["han_test_accuracy"] == 0.751 and "han_test_accuracy_sd" not in one
     text = han.render(dict(one, meta=HAN_META, settings=dict(han.DEFAULTS)))
     assert "`python zoo/han_classifier/recipe.py --seed 2`" in text
     assert "| **HAN** (kerattn.zoo.han_classifier) | **0.751** |" in text
+    assert "Here 0.751 (1 seed): above the baseline's 0.719, at or above 0.75." in text
     half = 1.96 * np.sqrt(0.751 * 0.249 / 857)
     assert f"test documents is ± {half:.3f}." in text
 
@@ -756,6 +803,22 @@ def test_captioning_grid_text_follows_the_pooling():
     for bad in ("2x", "0x1", "2x2x2", "a,b"):
         with pytest.raises(ValueError, match="encoder_pool_sizes"):
             captioning.parse_pools(bad)
+
+
+def test_captioning_page_scores_each_target():
+    """Each target is scored against its greedy mean, at the bound
+    included: met at the target, missed below it; an attention without
+    results is left out."""
+    captioning = recipe("show_attend_tell")
+
+    def result(exact, own):
+        return {"beam1": {"exact_caption_accuracy": exact, "own_digit_share_all": own}}
+
+    text = captioning._targets({"soft": result(0.95, 0.69), "hard": result(0.899, 0.9)})
+    assert text.endswith(" Here: soft exact 0.950 met, own digit 0.690 missed; "
+                         "hard exact 0.899 missed, own digit 0.900 met.")
+    text = captioning._targets({"soft": result(0.5, 0.5)})
+    assert "hard exact" not in text and "soft exact 0.500 missed" in text
 
 
 @pytest.mark.parametrize("flags", [["--expectation-rate", "0.5"],
@@ -1422,8 +1485,12 @@ def test_g2p_phrases_page_says_whether_the_papers_shape_holds():
     mocha = dict(run("mocha", [-5.0]), seeds=[1])   # one seed: not compared
     text = module.verdict([gmm, dca, run("global", [50.0, 60.0, 70.0]), mocha])
     assert "ours shows it: GMM v2b and DCA grow least. In every seed." in text
+    assert (" Of the rows of fewer seeds, " + module.NAMES["mocha"] + " (1 seed, "
+            "-5.00 points) grew less than GMM v2b or DCA on average; more seeds "
+            "would tell whether it holds as well.") in text
     assert f"- {module.NAMES['dca']}: +2.33 points (3 seeds; +1.00 to +4.00 by seed)" in text
     text = module.verdict([gmm, dca, run("location-sensitive", [3.0, 20.0, 40.0])])
+    assert "rows of fewer seeds" not in text
     assert ("On average only: a seed of " + module.NAMES["location-sensitive"]
             + " grew +3.00 points, below the +4.00 of a seed of GMM v2b or DCA.") in text
     text = module.verdict([gmm, dca, run("global", [0.0, 0.0, 0.0])])
@@ -1585,6 +1652,7 @@ def test_a_user_split_run_is_recorded_once_on_its_own_files(tmp_path):
     text = user_split.section(str(folder))
     assert "| 0 | 38.00 / 10.00 / 35.00 | 32.00 / 15.00 / 28.00 | " in text
     assert "| 1 | 31.00 / 10.00 / 28.00 | " in text and "| no |" in text
+    assert "| 6, alpha 1.2 |" in text   # the ranking as the recipe's table writes it
     assert "| mean ± sd | 34.50 ± 4.95 / 10.00 ± 0.00 / 31.50 ± 4.95 |  |  | 1 of 2 |" in text
     assert text.rstrip().endswith("ROUGE-L in 1 of 2 seeds on this split.")
     assert user_split.section(str(tmp_path)) == ""

@@ -254,7 +254,7 @@ def render(name, about, r, folder):
         bleu_table=_bleu_table(name, r, baseline, beam), search=search,
         seeds=_seeds(r, beam, search), ablation=ablation_section(folder, r),
         length_bucket_sentences=f"{r['length_bucket_sentences']:,}",
-        bucket_table=_bucket_table(r, baseline, search),
+        bucket_table=_bucket_table(r, baseline, search, beside=name != "seq2seq"),
         examples="\n".join(f"- en: {e['source']}\n  - reference: {e['reference']}"
                            f"\n  - {name}: {e['hypothesis']}"
                            for e in r[f"examples_{search}"]))
@@ -291,24 +291,28 @@ def _seeds(r, beam, search):
             "seed's.")
 
 
-def _bucket_table(r, baseline, search):
+def _bucket_table(r, baseline, search, beside=True):
+    """BLEU by source length, `beside` seq2seq's (the no-attention
+    baseline, n/a where it has no results; not on seq2seq's own page)."""
     key = f"bleu_{search}_by_source_length"
     rows = [[bucket, row["sentences"], runner.shown(row, "bleu"),
-             (baseline or {}).get(key, {}).get(bucket, {}).get("bleu", "n/a")]
+             *([(baseline or {}).get(key, {}).get(bucket, {}).get("bleu", "n/a")]
+               if beside else [])]
             for bucket, row in r[key].items()]
-    return runner.table(["source words", "sentences", "BLEU", "seq2seq BLEU"], rows)
+    return runner.table(["source words", "sentences", "BLEU",
+                         *(["seq2seq BLEU"] if beside else [])], rows)
 
 
 # -----------------------------------------------------------------------------
 # The ablation (zoo/ablation.py writes ablation.json beside results.json)
 
 ABLATION = ("Written by `python zoo/ablation.py $model VARIANT ...`: changes to "
-            "the recipe, each trained on the same data with seed 0 (or the seed "
+            "the recipe, each trained with seed 0 (or the seed "
             "its name gives) for the epochs shown (the 1-epoch rows rank the "
             "changes, they are not the result), scored by greedy sacreBLEU on "
             "the test split (and beam search where the beam column says so). "
             "A row is one seed: a difference between rows smaller than the "
-            "spread of the recipe's seeds is no comparison.")
+            "spread between seeds of one setting is no comparison.")
 ALIGNMENT = ("Alignment on the 16-20-word bucket (greedy; a source word is dropped "
              "below 0.5 of a word's attention summed over the translation, "
              "repeated above 1.5; a repeated output word occurs more often than "
@@ -443,8 +447,11 @@ def _monotonic_findings(variants):
         text = (f"Soft attention of the same seed (`{moved['phase']['from']}`): "
                 f"{base['bleu_greedy']} greedy / {base.get('bleu_beam', '-')} beam "
                 "BLEU. ")
-    text += (f"From scratch (`{scratch}`), the stopping probabilities rise all "
-            f"through training while `r` moves from {row['selection'][0]['r']} to "
+    p90 = [x["p_quantiles"]["90"] for x in row["selection"]]
+    rise = ("rise all through training" if all(x < y for x, y in zip(p90, p90[1:]))
+            else f"go from {p90[0]} to {p90[-1]} (90th percentile)")
+    text += (f"From scratch (`{scratch}`), the stopping probabilities {rise} "
+            f"while `r` moves from {row['selection'][0]['r']} to "
             f"{last['r']}: after the last epoch the 90th percentile of `p` where "
             f"the mass arrives is {last['p_quantiles']['90']}, "
             f"{100 * last['decides']:.1f}% of steps have some `p >= 0.5`, and hard "
@@ -472,7 +479,11 @@ def _monotonic_findings(variants):
     long_control = (control or {}).get("bleu_beam_by_source_length", {})
     long = [b for b in ("21-30", "31-50") if b in long_moved and b in long_control]
     if long:
-        text += ("; on the longest sources it is ahead (beam BLEU " + ", ".join(
+        ahead = [long_moved[b]["bleu"] > long_control[b]["bleu"] for b in long]
+        text += ("; on the longest sources it is "
+                 + ("ahead" if all(ahead) else "behind" if not any(ahead) else
+                    "ahead on some lengths only")
+                 + " (beam BLEU " + ", ".join(
             f"{b} words: {long_moved[b]['bleu']} against {long_control[b]['bleu']}"
             for b in long) + ")")
     return text + "." + _from_soft_by_seed(variants, soft_start)

@@ -134,6 +134,13 @@ def require_split(split, folder, name, value):
     return table
 
 
+def ranking(penalty):
+    """A tuned `length_penalty` as the pages write it: GNMT's alpha, See
+    et al.'s "average" log-probability per token, or the "raw" one."""
+    return ("average" if penalty == "average" else
+            "raw" if not penalty else f"alpha {penalty:g}")
+
+
 def section(folder):
     """The page's section on the user's split: nothing without a record."""
     table = runner.load(folder, RECORD)
@@ -152,7 +159,7 @@ def section(folder):
     lines = [[r["seed"], triple(r["rouge"]), triple(r["baselines"]["lead_sentence"]),
               triple(r["baselines"]["lead_words"]), "yes" if ahead(r) else "no",
               f"{r['tokens_per_summary']:.2f} ({r['reference_tokens_per_summary']:.2f})",
-              f"{r['min_length']}, {r['length_penalty']}",
+              f"{r['min_length']}, {ranking(r['length_penalty'])}",
               f"{r['steps']:,}, {r['train_minutes']:.1f} / {r['minutes']:.1f}"]
              for r in rows]
     if len(rows) > 1:   # the lead baselines are the test file's, one for all seeds

@@ -229,10 +229,8 @@ def render(r, folder=None):
         "", "AoA minus the bigram baseline, with the 95% interval of the difference "
         + interval + _differences(r) + ". A kind is ahead of the baseline where "
         "its interval excludes 0.",
-        "", "DATA.md's baselines (its own construction): most frequent 0.344 / "
-        "0.292 / 0.239 / 0.372, bigram 0.511 / 0.450 / 0.356 / 0.440 (names / "
-        "nouns / verbs / prepositions). The recipe recomputes both on this test "
-        "set (above); the AoA row is to be read against those.", "",
+        "", "The recipe computes both baselines on this test set (above); the "
+        "AoA row is read against those.", "",
         f"Training{' (a seed, the mean)' if seeds else ''}: {t['steps']:,.0f} "
         f"steps of {t['batch_size']} questions ({passes:.1f} passes over the "
         "training questions"

@@ -175,8 +175,9 @@ the letter its weights are largest on. Skipped: the share of words no \
 peak fell on; repeated: the share of words the peak came back to after \
 moving on to a later word; stalled: the share of phrases whose peak \
 stayed on one letter for more than 3 phonemes in a row, or whose output \
-ran to the length limit (twice the reference's phonemes + 8) without \
-ending. Percent, by phrase length (2 / 4 / 8 words):
+ran to the length limit (twice the longest reference of its phrase \
+length, in phonemes and `_`, + 8) without ending. Percent, by phrase \
+length (2 / 4 / 8 words):
 
 $failures
 
@@ -305,11 +306,19 @@ def _answer(runs, grows):
     seeds = (" On average only: a seed of " + ", and one of ".join(overlap)
              + f", below the {top:+.2f} of a seed of GMM v2b or DCA."
              if overlap else " In every seed.")
+    # A row of fewer seeds that grew less than GMM v2b's or DCA's mean.
+    fewer = [f"{name(x)} ({runner.plural(len(x.get('seeds', [x.get('seed')])), 'seed')}, "
+             f"{grows(x):+.2f} points)" for x in runs
+             if x not in kept and grows(x) < max(map(grows, paper))]
+    fewer = (" Of the rows of fewer seeds, " + " and ".join(fewer) + " grew "
+             "less than GMM v2b or DCA on average; more seeds would tell "
+             "whether " + ("it holds" if len(fewer) == 1 else "they hold")
+             + " as well." if fewer else "")
     return (f"Over the rows of {runner.plural(most, 'seed')} ("
             + ", ".join(name(x) for x in kept) + "), ours "
             + ("shows it: GMM v2b and DCA grow least." + seeds if shows else
                "does not show it: another attention grows less than GMM v2b "
-               "or DCA.") + "\n\n")
+               "or DCA.") + fewer + "\n\n")
 
 
 TASK = runner.Task(

@@ -293,13 +293,13 @@ See et al.'s Table 1 (CNN / Daily Mail, ROUGE F1, pyrouge):
 $paper
 
 Their articles average 781 tokens and their summaries 56 (3-4 \
-sentences); here the descriptions have a median of 44 words and the \
-synopses 6, written as a title rather than a lead. Their models trained \
-for days on a GPU (230,000 steps, then 3,000 with coverage); these train \
-minutes on a CPU.
+sentences); here the descriptions have 20-200 words and the synopses \
+$reference_tokens tokens on average, written as a title rather than a \
+lead. Their models trained for days on a GPU (230,000 steps, then 3,000 \
+with coverage); these train minutes on a CPU.
 
 `attention.png`: attention over three short test descriptions (coverage \
-model, first seed), each output word labelled with its p_gen (1: \
+model, one of its seeds), each output word labelled with its p_gen (1: \
 generated from the vocabulary, 0: copied).
 """)
 
@@ -333,10 +333,7 @@ def decoded_with(rows):
         length = x.get("length")
         if not length:
             return "0 / raw"
-        penalty = length["length_penalty"]
-        ranking = ("average" if penalty == "average" else
-                   "raw" if not penalty else f"alpha {penalty:g}")
-        return f"{length['min_length']} / {ranking}"
+        return f"{length['min_length']} / {user_split.ranking(length['length_penalty'])}"
     each = [one(x) for x in rows]
     return each[0] if len(set(each)) == 1 else ", ".join(each)
 
@@ -422,12 +419,12 @@ def render(r, folder=None):
         vocabulary=f"{m['vocabulary']:,}", max_source=settings["max_source"],
         budget=budget, user_split=user_split.section(folder) if folder else "",
         control=(", and the row \"the phase without coverage\" trains the same "
-                 "batches from the same weights without it: coverage's gain is "
+                 "batches from the same weights without it: coverage's effect is "
                  "the difference between those two rows, not between the "
                  "coverage row and the pointer-generator."
                  if "plain_phase" in models else
                  "; this run has no control row, so part of the coverage "
-                 "row's gain may be its extra batches."),
+                 "row's difference may be its extra batches."),
         paper=runner.table(["model", "ROUGE-1", "ROUGE-2", "ROUGE-L"],
                            [[k, *(f"{x:.2f}" for x in v)]
                             for k, v in PAPER.items()]))
