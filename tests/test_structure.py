@@ -11,6 +11,8 @@
   `BaseAttention` and reads no capability flag, nor tests its type.
 - One argument-checking module: `kerattn/checks.py` is the only module
   that writes `raise ValueError`; the others call it.
+- The zoo's recurrent layers are kerattn's `GRU` / `LSTM`, never Keras'
+  own (the same weights and results, a faster loop).
 """
 
 import ast
@@ -241,3 +243,48 @@ def test_argument_checks_live_in_one_module():
     found = inline_value_errors()
     assert not found, ("raise ValueError outside kerattn/checks.py (call "
                        "kerattn.checks instead):\n" + "\n".join(found))
+
+
+# Keras' recurrent layers, which kerattn.layers' GRU and LSTM replace in the
+# zoo (the same weights and results, the encoder's loop done as the
+# decoder's, torch's fused kernels).
+KERAS_RECURRENT = {"GRU", "LSTM"}
+
+
+def keras_recurrent_uses(source):
+    """`keras.layers.GRU(...)` / `LSTM(...)` calls and `from keras.layers
+    import GRU` / `LSTM` in `source`, by line."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in KERAS_RECURRENT
+                and isinstance(node.func.value, ast.Attribute)
+                and node.func.value.attr == "layers"
+                and isinstance(node.func.value.value, ast.Name)
+                and node.func.value.value.id == "keras"):
+            found.append(f"keras.layers.{node.func.attr} at line {node.lineno}")
+        if (isinstance(node, ast.ImportFrom) and node.module == "keras.layers"
+                and any(a.name in KERAS_RECURRENT for a in node.names)):
+            found.append(f"from keras.layers import at line {node.lineno}")
+    return found
+
+
+def test_the_zoo_encodes_with_kerattns_recurrent_layers():
+    """docs/layers.md: "The zoo's recurrent encoders are these"
+    (`kerattn.layers.GRU` / `LSTM`): no zoo module builds Keras' own."""
+    found = []
+    for name, path in modules().items():
+        if name.startswith("kerattn.zoo"):
+            with open(path) as f:
+                found += [f"{name}: {use}" for use in keras_recurrent_uses(f.read())]
+    assert not found, "Keras' GRU/LSTM in the zoo:\n" + "\n".join(found)
+
+
+def test_the_recurrent_check_can_fail():
+    found = keras_recurrent_uses(
+        "import keras\n"
+        "from keras.layers import LSTM\n"
+        "encoder = keras.layers.Bidirectional(keras.layers.GRU(4))\n"
+        "other = keras.layers.Dense(4)\n")
+    assert sorted(found) == ["from keras.layers import at line 2",
+                             "keras.layers.GRU at line 3"]

@@ -29,7 +29,7 @@ of padding gives `M = 0` (never NaN), and is left out of the penalty.
 import keras
 
 from kerattn import checks
-from kerattn.layers import SelfAttentiveEmbedding
+from kerattn.layers import LSTM, SelfAttentiveEmbedding
 from kerattn.zoo.model import ZooModel, from_preset
 
 
@@ -96,7 +96,7 @@ def self_attentive_classifier(
     embedding_dropout = keras.layers.Dropout(c["dropout"],
                                              name="embedding_dropout")
     encoder = keras.layers.Bidirectional(
-        keras.layers.LSTM(c["lstm_units"], return_sequences=True), name="encoder")
+        LSTM(c["lstm_units"], return_sequences=True), name="encoder")
     attention = SelfAttentiveEmbedding(c["attention_units"], c["hops"],
                                        penalty=c["penalty"], name="attention")
     flatten = keras.layers.Flatten(name="flatten")
