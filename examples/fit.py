@@ -79,7 +79,7 @@ import time
 
 TRANSLATION = ("seq2seq", "cho_encoder_decoder", "bahdanau_nmt", "luong_nmt",
                "transformer_nmt", "convs2s_nmt")
-# The models whose test split is decoded with a beam (`--beam-width`).
+# The models whose test beam `--beam-width` sets.
 BEAM_MODELS = TRANSLATION + ("g2p", "pointer_generator")
 CLASSIFIERS = ("han_classifier", "self_attentive_classifier")
 MODELS = TRANSLATION + ("show_attend_tell",) + CLASSIFIERS + (
@@ -202,7 +202,9 @@ def parse_args(argv=None):
                      "and g2p do)"))
     if args.beam_width is not None and args.model not in BEAM_MODELS:
         p.error("--beam-width: the test beam of the translation models, g2p "
-                f"and pointer_generator; {args.model} does not decode with a beam")
+                f"and pointer_generator; {args.model} takes none"
+                + (" (it decodes with beams 1 and 3)"
+                   if args.model == "show_attend_tell" else ""))
     for name in ("wait_k", "wait_rate", "end_marker", "lookahead", "latency_weight",
                  "monitor"):
         if getattr(args, name) not in (None, False) and args.model != "g2p":
@@ -268,7 +270,8 @@ def fit(args):
         if args.monitor is not None:   # else the recipe's own
             common["monitor"] = args.monitor
         return g2p.fit(args.data, attention=attention, wait_k=args.wait_k,
-                       wait_rate=args.wait_rate or 1.0, end_marker=args.end_marker, lookahead=args.lookahead or 0,
+                       wait_rate=args.wait_rate or 1.0, end_marker=args.end_marker,
+                       lookahead=args.lookahead or 0,
                        latency_weight=args.latency_weight or 0.0, **common)
     if args.model == "pointer_generator":
         return summarisation.fit(args.data, **common)

@@ -215,7 +215,9 @@ BAD_FLAGS = [(["no_such_model"], "invalid choice"),
               "--latency-weight: a non-negative weight"),
              (["han_classifier", "--beam-width", "3"],
               "--beam-width: the test beam of the translation models, g2p and "
-              "pointer_generator; han_classifier does not decode with a beam"),
+              "pointer_generator; han_classifier takes none"),
+             (["show_attend_tell", "--beam-width", "2"],
+              "show_attend_tell takes none (it decodes with beams 1 and 3)"),
              (["pointer_generator", "--test-data", "test.tsv"],
               "--test-data: the test split of your own data; give the "
               "training file with --data too")]
@@ -241,7 +243,7 @@ def _script():
     "end-marker-elsewhere", "monitor-elsewhere", "monitor-unknown",
     "wait-k-zero", "wait-rate-alone", "lookahead-elsewhere",
     "lookahead-negative", "latency-soft-attention", "latency-negative",
-    "beam-width-elsewhere", "test-data-alone"])
+    "beam-width-elsewhere", "beam-width-captions", "test-data-alone"])
 def test_fit_script_rejects_bad_flags(capsys, args, message):
     script = _script()
     with pytest.raises(SystemExit) as exit_:

@@ -245,23 +245,34 @@ def test_argument_checks_live_in_one_module():
                        "kerattn.checks instead):\n" + "\n".join(found))
 
 
-# Keras' recurrent layers, which kerattn.layers' GRU and LSTM replace in the
-# zoo (the same weights and results, the encoder's loop done as the
-# decoder's, torch's fused kernels).
-KERAS_RECURRENT = {"GRU", "LSTM"}
+# Keras' recurrent layers (and its loop over any cell), which
+# kerattn.layers' GRU and LSTM replace in the zoo (the same weights and
+# results, the encoder's loop done as the decoder's, torch's fused kernels).
+KERAS_RECURRENT = {"GRU", "LSTM", "SimpleRNN", "RNN"}
 
 
 def keras_recurrent_uses(source):
-    """`keras.layers.GRU(...)` / `LSTM(...)` calls and `from keras.layers
-    import GRU` / `LSTM` in `source`, by line."""
+    """Calls of Keras' recurrent layers in `source`, by line: through
+    `keras.layers.X`, a name bound to `keras.layers` (`from keras import
+    layers`, `import keras.layers as L`), or `from keras.layers import X`."""
+    tree = ast.parse(source)
+    aliases = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "keras":
+            aliases |= {a.asname or a.name for a in node.names if a.name == "layers"}
+        if isinstance(node, ast.Import):
+            aliases |= {a.asname for a in node.names
+                        if a.name == "keras.layers" and a.asname}
+
+    def is_layers(value):   # keras.layers, or a name bound to it
+        return ((isinstance(value, ast.Name) and value.id in aliases)
+                or (isinstance(value, ast.Attribute) and value.attr == "layers"
+                    and isinstance(value.value, ast.Name) and value.value.id == "keras"))
+
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr in KERAS_RECURRENT
-                and isinstance(node.func.value, ast.Attribute)
-                and node.func.value.attr == "layers"
-                and isinstance(node.func.value.value, ast.Name)
-                and node.func.value.value.id == "keras"):
+                and node.func.attr in KERAS_RECURRENT and is_layers(node.func.value)):
             found.append(f"keras.layers.{node.func.attr} at line {node.lineno}")
         if (isinstance(node, ast.ImportFrom) and node.module == "keras.layers"
                 and any(a.name in KERAS_RECURRENT for a in node.names)):
@@ -284,7 +295,13 @@ def test_the_recurrent_check_can_fail():
     found = keras_recurrent_uses(
         "import keras\n"
         "from keras.layers import LSTM\n"
+        "from keras import layers\n"
+        "import keras.layers as L\n"
         "encoder = keras.layers.Bidirectional(keras.layers.GRU(4))\n"
-        "other = keras.layers.Dense(4)\n")
+        "other = keras.layers.Dense(4)\n"
+        "looped = layers.RNN(layers.LSTMCell(4))\n"
+        "more = L.LSTM(4)\n")
     assert sorted(found) == ["from keras.layers import at line 2",
-                             "keras.layers.GRU at line 3"]
+                             "keras.layers.GRU at line 5",
+                             "keras.layers.LSTM at line 8",
+                             "keras.layers.RNN at line 7"]

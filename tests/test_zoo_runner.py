@@ -188,12 +188,16 @@ def test_translation_bucket_table_sets_seq2seq_beside_the_others_only():
     ((0.02, 0.5, 0.48), (9.0, 3.0), ("go from 0.02 to 0.48 (90th percentile)",
                                      "it is behind")),
     ((0.02, 0.3, 0.48), (19.3, 3.0), ("rise all through training",
-                                      "it is ahead on some lengths only"))])
+                                      "it is ahead on some lengths only")),
+    ((0.48,), (9.82, 3.36), ("go from 0.48 to 0.48 (90th percentile)", "it is level")),
+    ((0.02, 0.02), (9.82, 3.0), ("go from 0.02 to 0.02 (90th percentile)",
+                                 "it is behind or level"))])
 def test_monotonic_findings_choose_their_words_from_the_numbers(p90, moved, words):
     """The monotonic study's sentences say what the rows show: the
     stopping probabilities rise only where every epoch's 90th percentile
-    is above the last, and the from-soft phase is ahead on the longest
-    sources only where it is in every such bucket."""
+    is above the last (one epoch is no rise), and the from-soft phase is
+    ahead on the longest sources only where it is in every such bucket
+    (level on a tie)."""
     variants = {
         "hard-monotonic@6": {
             "selection": [{"r": -4.0 + i, "p_quantiles": {"90": p}, "decides": 0.1}
@@ -556,14 +560,14 @@ def test_classification_seeds_aggregate_and_report():
     assert "mean ± sd of 3 seeds | **0.736 ± 0.015** |" in text
     assert "seed 1: 0.734, seed 2: 0.751, seed 3: 0.722" in text
     assert "| TF-IDF + logistic regression (computed by the recipe) | 0.719 |" in text
-    assert ("Here 0.736 (3 seeds): above the baseline's 0.719, below 0.75."
-            in text)   # the targets, scored
+    assert ("Here 0.7357: above the baseline's 0.7190, below 0.75."
+            in text)   # the targets, scored on 3 seeds
     one = han.aggregate(rows[1:2])
     assert one["han_test_accuracy"] == 0.751 and "han_test_accuracy_sd" not in one
     text = han.render(dict(one, meta=HAN_META, settings=dict(han.DEFAULTS)))
     assert "`python zoo/han_classifier/recipe.py --seed 2`" in text
     assert "| **HAN** (kerattn.zoo.han_classifier) | **0.751** |" in text
-    assert "Here 0.751 (1 seed): above the baseline's 0.719, at or above 0.75." in text
+    assert "0.75 as the mean of 3 seeds. Not scored: 1 seed." in text
     half = 1.96 * np.sqrt(0.751 * 0.249 / 857)
     assert f"test documents is ± {half:.3f}." in text
 
@@ -806,19 +810,22 @@ def test_captioning_grid_text_follows_the_pooling():
 
 
 def test_captioning_page_scores_each_target():
-    """Each target is scored against its greedy mean, at the bound
-    included: met at the target, missed below it; an attention without
-    results is left out."""
+    """Each target is scored against its greedy mean of 3 seeds, at the
+    bound included: met at the target, missed below it; fewer seeds are not
+    scored; an attention without results is left out."""
     captioning = recipe("show_attend_tell")
 
-    def result(exact, own):
-        return {"beam1": {"exact_caption_accuracy": exact, "own_digit_share_all": own}}
+    def result(exact, own, seeds=3):
+        return {"seeds": seeds, "beam1": {"exact_caption_accuracy": exact,
+                                          "own_digit_share_all": own}}
 
-    text = captioning._targets({"soft": result(0.95, 0.69), "hard": result(0.899, 0.9)})
-    assert text.endswith(" Here: soft exact 0.950 met, own digit 0.690 missed; "
-                         "hard exact 0.899 missed, own digit 0.900 met.")
+    text = captioning._targets({"soft": result(0.95, 0.69), "hard": result(0.8999, 0.9)})
+    assert text.endswith(" Here: soft exact 0.9500 met, own digit 0.6900 missed; "
+                         "hard exact 0.8999 missed, own digit 0.9000 met.")
     text = captioning._targets({"soft": result(0.5, 0.5)})
-    assert "hard exact" not in text and "soft exact 0.500 missed" in text
+    assert "hard" not in text.split("Here:")[1] and "soft exact 0.5000 missed" in text
+    text = captioning._targets({"soft": result(0.99, 0.99, seeds=1)})
+    assert text.endswith(" Here: soft not scored (1 seed).")
 
 
 @pytest.mark.parametrize("flags", [["--expectation-rate", "0.5"],
@@ -1486,8 +1493,21 @@ def test_g2p_phrases_page_says_whether_the_papers_shape_holds():
     text = module.verdict([gmm, dca, run("global", [50.0, 60.0, 70.0]), mocha])
     assert "ours shows it: GMM v2b and DCA grow least. In every seed." in text
     assert (" Of the rows of fewer seeds, " + module.NAMES["mocha"] + " (1 seed, "
-            "-5.00 points) grew less than GMM v2b or DCA on average; more seeds "
-            "would tell whether it holds as well.") in text
+            "-5.00 points) grew less than GMM v2b and DCA; more seeds would tell "
+            "whether its small growth holds.") in text
+    # Between GMM v2b's mean (1.00) and DCA's (2.33): not less than both; a
+    # GMM v2b row of fewer seeds is not set against GMM v2b.
+    between = dict(run("forward", [1.5]), seeds=[1])
+    fewer_gmm = dict(run("gmm", [-1.0]), seeds=[1])
+    text = module.verdict([gmm, dca, run("global", [50.0, 60.0, 70.0]), between,
+                           fewer_gmm])
+    assert "rows of fewer seeds" not in text
+    text = module.verdict([gmm, dca, run("global", [50.0, 60.0, 70.0]), mocha,
+                           dict(run("forward", [0.5]), seeds=[1])])
+    assert (" Of the rows of fewer seeds, " + module.NAMES["mocha"] + " (1 seed, "
+            "-5.00 points) and " + module.NAMES["forward"] + " (1 seed, +0.50 "
+            "points) grew less than GMM v2b and DCA; more seeds would tell "
+            "whether their small growth holds.") in text
     assert f"- {module.NAMES['dca']}: +2.33 points (3 seeds; +1.00 to +4.00 by seed)" in text
     text = module.verdict([gmm, dca, run("location-sensitive", [3.0, 20.0, 40.0])])
     assert "rows of fewer seeds" not in text

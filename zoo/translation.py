@@ -448,8 +448,9 @@ def _monotonic_findings(variants):
                 f"{base['bleu_greedy']} greedy / {base.get('bleu_beam', '-')} beam "
                 "BLEU. ")
     p90 = [x["p_quantiles"]["90"] for x in row["selection"]]
-    rise = ("rise all through training" if all(x < y for x, y in zip(p90, p90[1:]))
-            else f"go from {p90[0]} to {p90[-1]} (90th percentile)")
+    rise = ("rise all through training" if len(p90) > 1 and all(
+        x < y for x, y in zip(p90, p90[1:]))
+        else f"go from {p90[0]} to {p90[-1]} (90th percentile)")
     text += (f"From scratch (`{scratch}`), the stopping probabilities {rise} "
             f"while `r` moves from {row['selection'][0]['r']} to "
             f"{last['r']}: after the last epoch the 90th percentile of `p` where "
@@ -479,11 +480,11 @@ def _monotonic_findings(variants):
     long_control = (control or {}).get("bleu_beam_by_source_length", {})
     long = [b for b in ("21-30", "31-50") if b in long_moved and b in long_control]
     if long:
-        ahead = [long_moved[b]["bleu"] > long_control[b]["bleu"] for b in long]
-        text += ("; on the longest sources it is "
-                 + ("ahead" if all(ahead) else "behind" if not any(ahead) else
-                    "ahead on some lengths only")
-                 + " (beam BLEU " + ", ".join(
+        gaps = [long_moved[b]["bleu"] - long_control[b]["bleu"] for b in long]
+        where = ("ahead" if min(gaps) > 0 else "behind" if max(gaps) < 0 else
+                 "level" if not any(gaps) else
+                 "ahead on some lengths only" if max(gaps) > 0 else "behind or level")
+        text += (f"; on the longest sources it is {where} (beam BLEU " + ", ".join(
             f"{b} words: {long_moved[b]['bleu']} against {long_control[b]['bleu']}"
             for b in long) + ")")
     return text + "." + _from_soft_by_seed(variants, soft_start)

@@ -2,7 +2,7 @@
 
 `debian_topical10()` builds a real topical classification set from Debian's
 package lists (long package descriptions labelled with the package's
-Section), the way DATA.md describes it:
+Section) (docs/data.md):
 
 - `Packages` gives each binary package its Section, Source and
   Description-md5; `Translation-en` gives the long description (joined on

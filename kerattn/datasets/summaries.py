@@ -6,7 +6,7 @@ text -> summary pair, written by the package's maintainer. Package and
 library names recur on both sides, which is what copying is for (See et
 al., 2017).
 
-`debian_summaries()` builds the set the way DATA.md describes it:
+`debian_summaries()` builds the set (docs/data.md):
 
 - every binary package with a long description (`documents`' parsing);
 - a fixed split **by source package** (a hash of its name, 80/10/10, the

@@ -50,6 +50,8 @@ LEAD_WORDS = tuple(range(2, 21))   # the k of the first-k-words baseline
 LENGTH_GRID = {"min_length": (0, 2, 4, 6),
                "length_penalty": (0.0, 0.6, 1.2, "average")}
 TUNE_PAIRS = 500
+# The descriptions the recipe keeps (`debian_summaries`' min_words, max_words).
+DESCRIPTION_WORDS = (20, 200)
 SPACE = WordVocabulary.SPACE   # "a space came before"; also a copied OOV's mark
 
 
@@ -77,7 +79,8 @@ def prepare(splits=None, vocab_size=10000, max_source=72, max_summary=20,
         from kerattn.datasets import debian_summaries
 
         kwargs = {} if lists_dir is None else {"lists_dir": lists_dir}
-        found = debian_summaries(min_words=20, max_words=200, **kwargs)
+        found = debian_summaries(min_words=DESCRIPTION_WORDS[0],
+                                 max_words=DESCRIPTION_WORDS[1], **kwargs)
         report = found["report"]
         splits = {k: [(e["text"], e["summary"]) for e in found[k]]
                   for k in ("train", "valid", "test")}

@@ -289,8 +289,11 @@ def verdict(runs):
 def _answer(runs, grows):
     """Whether the rows of the most seeds show the paper's shape: GMM v2b's
     and DCA's mean growth both below every other such row's."""
-    most = max(len(x.get("seeds", [x.get("seed")])) for x in runs)
-    kept = [x for x in runs if len(x.get("seeds", [x.get("seed")])) == most]
+    def count(x):   # a row's seeds
+        return len(x.get("seeds", [x.get("seed")]))
+
+    most = max(map(count, runs))
+    kept = [x for x in runs if count(x) == most]
     paper = [x for x in kept if x["settings"]["attention"] in ("gmm", "dca")]
     others = [x for x in kept if x not in paper]
     if not paper or not others:
@@ -306,14 +309,14 @@ def _answer(runs, grows):
     seeds = (" On average only: a seed of " + ", and one of ".join(overlap)
              + f", below the {top:+.2f} of a seed of GMM v2b or DCA."
              if overlap else " In every seed.")
-    # A row of fewer seeds that grew less than GMM v2b's or DCA's mean.
-    fewer = [f"{name(x)} ({runner.plural(len(x.get('seeds', [x.get('seed')])), 'seed')}, "
-             f"{grows(x):+.2f} points)" for x in runs
-             if x not in kept and grows(x) < max(map(grows, paper))]
-    fewer = (" Of the rows of fewer seeds, " + " and ".join(fewer) + " grew "
-             "less than GMM v2b or DCA on average; more seeds would tell "
-             "whether " + ("it holds" if len(fewer) == 1 else "they hold")
-             + " as well." if fewer else "")
+    # Another attention's row of fewer seeds that grew less than both.
+    fewer = [f"{name(x)} ({runner.plural(count(x), 'seed')}, {grows(x):+.2f} points)"
+             for x in runs if count(x) < most and x["settings"]["attention"]
+             not in ("gmm", "dca") and grows(x) < min(map(grows, paper))]
+    fewer = (" Of the rows of fewer seeds, " + runner.join_and(fewer) + " grew "
+             "less than GMM v2b and DCA; more seeds would tell whether "
+             + ("its" if len(fewer) == 1 else "their") + " small growth holds."
+             if fewer else "")
     return (f"Over the rows of {runner.plural(most, 'seed')} ("
             + ", ".join(name(x) for x in kept) + "), ours "
             + ("shows it: GMM v2b and DCA grow least." + seeds if shows else

@@ -40,7 +40,7 @@ DEFAULTS = {"preset": "small", "epochs": 2, "minutes": None, "coverage_steps": 2
 # The rows of Table 1, in order: results.json key, name, builder flags;
 # and the control of the coverage phase: the pointer-generator trained the
 # phase's batches without coverage (the phase's own rows, from the same
-# seed), which separates coverage's gain from that of the extra batches.
+# seed), which separates coverage's effect from that of the extra batches.
 MODELS = (("attention", "attention baseline (`copy=False`)", {"copy": False}),
           ("pointer_generator", "+ pointer-generator", {"copy": True}),
           ("plain_phase", "+ pointer-generator, the phase without coverage",
@@ -293,13 +293,14 @@ See et al.'s Table 1 (CNN / Daily Mail, ROUGE F1, pyrouge):
 $paper
 
 Their articles average 781 tokens and their summaries 56 (3-4 \
-sentences); here the descriptions have 20-200 words and the synopses \
-$reference_tokens tokens on average, written as a title rather than a \
-lead. Their models trained for days on a GPU (230,000 steps, then 3,000 \
+sentences); here the descriptions have $description_words words and \
+the synopses $reference_tokens tokens on average, written as a title \
+rather than a lead. Their models trained for days on a GPU (230,000 steps, then 3,000 \
 with coverage); these train minutes on a CPU.
 
 `attention.png`: attention over three short test descriptions (coverage \
-model, one of its seeds), each output word labelled with its p_gen (1: \
+model, the first seed of the command that last trained it), each output \
+word labelled with its p_gen (1: \
 generated from the vocabulary, 0: copied).
 """)
 
@@ -339,6 +340,8 @@ def decoded_with(rows):
 
 
 def render(r, folder=None):
+    from kerattn.recipes import summarisation
+
     m, settings = r["meta"], r["settings"]
     seeds = r.get("seeds", [r.get("seed")])
     rep, pairs, models = m["report"] or {}, m["pairs"], r["models"]
@@ -406,6 +409,7 @@ def render(r, folder=None):
         test_pairs=f"{r['test_pairs']:,}", beam=settings["beam_width"],
         decoding=decoding_text(settings),
         reference_tokens=f"{ref['tokens_per_summary']:.2f}",
+        description_words="-".join(map(str, summarisation.DESCRIPTION_WORDS)),
         seeds_text=(f"mean ± sd of {n} seeds" if n > 1 else f"one seed ({seeds[0]})"),
         lead_sentence=plain(lead["lead_sentence"]),
         k=lead["lead_words"]["k"], lead_words=plain(lead["lead_words"]),

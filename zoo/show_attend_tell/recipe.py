@@ -349,16 +349,19 @@ TARGETS = {"soft": (0.95, 0.70), "hard": (0.90, 0.50)}
 
 
 def _targets(results):
-    """The targets, and whether each greedy mean (all captions) meets it."""
+    """The targets, and whether each greedy mean (all captions) meets it,
+    for an attention with 3 seeds (fewer: not scored)."""
     met = []
     for attention, (exact, own) in TARGETS.items():
         r = results.get(attention)
-        if r:
+        if r and r.get("seeds", 1) >= 3:
             figures = [(r["beam1"]["exact_caption_accuracy"], exact, "exact"),
                        (r["beam1"]["own_digit_share_all"], own, "own digit")]
             met.append(f"{attention} " + ", ".join(
-                f"{what} {value:.3f} {'met' if value >= target else 'missed'}"
+                f"{what} {value:.4f} {'met' if value >= target else 'missed'}"
                 for value, target, what in figures))
+        elif r:
+            met.append(f"{attention} not scored ({runner.plural(r.get('seeds', 1), 'seed')})")
     return ("Targets (3-seed means, greedy): soft >= 0.95 exact captions and "
             ">= 0.70 of each word's attention on its own digit (all captions); "
             "hard >= 0.90 and >= 0.50." + (" Here: " + "; ".join(met) + "."
