@@ -174,6 +174,13 @@ def test_the_g2p_cell_names_each_run_its_preset_training_and_seeds():
     cell = s.result_cell("g2p", {"runs": [dict(
         runs[2], seeds=[1, 2], per_seed=runs[2]["per_seed"] + capped)]})
     assert "(g2p-streaming, early stopping or 25-minute cap, beam 5" in cell
+    # Stopped on another monitor than the validation loss: it says which.
+    cell = s.result_cell("g2p", {"runs": [dict(
+        runs[2], settings=dict(runs[2]["settings"], monitor="val_wer"))]})
+    assert "(g2p-streaming, to convergence, monitor val_wer, beam 5" in cell
+    cell = s.result_cell("g2p", {"runs": [dict(
+        runs[2], settings=dict(runs[2]["settings"], monitor="val_loss"))]})
+    assert "monitor" not in cell
     runs[2]["wer"] = 50.0
     assert "MoChA (g2p-streaming, lookahead 1) 35.00 / 8.00 (1 seed); " in s.result_cell(
         "g2p", {"runs": runs})

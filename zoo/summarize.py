@@ -98,7 +98,8 @@ def _g2p_rows(r):
     the best (lowest WER) of each preset and attention; the others are
     counted, and are in RESULTS.md. A
     run at another preset, trained with early stopping (to convergence, or
-    stopped by its cap first: `_g2p_ended`),
+    stopped by its cap first: `_g2p_ended`; on another monitor than the
+    validation loss),
     decoded with a beam, reading letters ahead or on a wait-k schedule,
     with the end of the word marked or with a latency loss says so."""
     def seeds(run):
@@ -118,6 +119,8 @@ def _g2p_rows(r):
         s = run["settings"]
         tags = ([s["preset"]] if s["preset"] != "g2p" else []) + (
             [_g2p_ended(run)] if s.get("patience") else []) + (
+            [f"monitor {s['monitor']}"] if s.get("monitor", "val_loss") != "val_loss"
+            else []) + (
             [f"beam {s['beam_width']}"] if s.get("beam_width", 1) > 1 else []) + (
             [f"lookahead {s['lookahead']}"] if s.get("lookahead") else []) + (
             [f"wait-{s['wait_k']} at {s.get('wait_rate', 1.0):g} letters a phoneme"]
