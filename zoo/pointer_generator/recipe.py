@@ -295,8 +295,8 @@ $paper
 Their articles average 781 tokens and their summaries 56 (3-4 \
 sentences); here the descriptions have $description_words words and \
 the synopses $reference_tokens tokens on average, written as a title \
-rather than a lead. Their models trained for days on a GPU (230,000 steps, then 3,000 \
-with coverage); these train minutes on a CPU.
+rather than a lead. Their models trained for days on a GPU (230,000 \
+steps, then 3,000 with coverage); these train minutes on a CPU.
 
 `attention.png`: attention over three short test descriptions (coverage \
 model, the first seed of the command that last trained it), each output \

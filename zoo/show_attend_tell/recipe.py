@@ -344,8 +344,9 @@ def _headline(meta, results):
 
 
 # attention -> (exact-caption accuracy, share of each word's attention on its
-# own digit), the 3-seed means the recipe aims at (greedy decoding).
+# own digit), the means of TARGET_SEEDS seeds the recipe aims at (greedy).
 TARGETS = {"soft": (0.95, 0.70), "hard": (0.90, 0.50)}
+TARGET_SEEDS = 3
 
 
 def _targets(results):
@@ -354,7 +355,7 @@ def _targets(results):
     met = []
     for attention, (exact, own) in TARGETS.items():
         r = results.get(attention)
-        if r and r.get("seeds", 1) >= 3:
+        if r and r.get("seeds", 1) >= TARGET_SEEDS:
             figures = [(r["beam1"]["exact_caption_accuracy"], exact, "exact"),
                        (r["beam1"]["own_digit_share_all"], own, "own digit")]
             met.append(f"{attention} " + ", ".join(
@@ -362,10 +363,11 @@ def _targets(results):
                 for value, target, what in figures))
         elif r:
             met.append(f"{attention} not scored ({runner.plural(r.get('seeds', 1), 'seed')})")
-    return ("Targets (3-seed means, greedy): soft >= 0.95 exact captions and "
-            ">= 0.70 of each word's attention on its own digit (all captions); "
-            "hard >= 0.90 and >= 0.50." + (" Here: " + "; ".join(met) + "."
-                                           if met else ""))
+    (soft_exact, soft_own), (hard_exact, hard_own) = TARGETS["soft"], TARGETS["hard"]
+    return (f"Targets ({TARGET_SEEDS}-seed means, greedy): soft >= {soft_exact:.2f} "
+            f"exact captions and >= {soft_own:.2f} of each word's attention on its "
+            f"own digit (all captions); hard >= {hard_exact:.2f} and >= "
+            f"{hard_own:.2f}." + (" Here: " + "; ".join(met) + "." if met else ""))
 
 
 def _training(results):
