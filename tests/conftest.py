@@ -101,8 +101,9 @@ def pytest_collection_modifyitems(config, items):
 
     Each is marked `heavy` (so `-m "not heavy"` leaves them all out) and is
     deselected in the other backends' processes. What `placement.FULL_ONLY`
-    names (files, test functions, cases) is marked `slow`: the quick tier
-    (`tests/run_backends.py --quick`) leaves both out.
+    names (files, test functions, cases), and the cases of
+    `placement.QUICK_CASES`' tests it does not keep, are marked `slow`: the
+    quick tier (`tests/run_backends.py --quick`) leaves both out.
     """
     backend = keras.backend.backend()
     _placement.COLLECTED.update(_placement._relative(item.nodeid) for item in items)

@@ -20,6 +20,8 @@ Keys are pytest node ids under `tests/`: a whole file, one test function
 a test wins.
 """
 
+import fnmatch
+
 BACKENDS = ("tensorflow", "jax", "torch")
 
 # node id -> (backend, what it runs). Chosen by per-test junit durations
@@ -155,8 +157,9 @@ HEAVY = {
 # training runs (with callbacks, in mixed precision, jit-compiled), a
 # recipe's training and evaluation, fresh interpreters, the cross-backend
 # `.keras` files.
-# conftest marks them `slow` (this table is the only place that does:
-# `tests/test_placement.py`); `tests/README.md` prints it (`full_only_table`).
+# conftest marks them `slow` (this table and QUICK_CASES below are the only
+# places that do: `tests/test_placement.py`); `tests/README.md` prints both
+# (`full_only_table`).
 FULL_ONLY = {
     "test_benchmarks.py": "benchmarks/run.py --quick on each backend",
     "test_distributed.py": "each engine on two processes standing in for two hosts",
@@ -207,6 +210,56 @@ FULL_ONLY = {
         "jit_compile=True training: JAX's default, TensorFlow's on a GPU or TPU"),
     "test_attention_rnn.py::test_trains_with_fit[luong_parallel-True]": (
         "jit_compile=True training: JAX's default, TensorFlow's on a GPU or TPU"),
+    "test_g2p.py::test_validation_error_rates_decode_each_epochs_weights_for_the_callbacks_after": (
+        "g2p training with the validation WER callback, epoch by epoch"),
+    "test_paper_options.py::test_tied_transformer_trains_with_its_target_mask": (
+        "two epochs of fit of the tied transformer"),
+    "test_phase.py::test_a_stack_is_carried_layer_by_layer_from_a_run_folder": (
+        "the translation recipe's phases: a stacked model carried from a saved run folder"),
+}
+
+
+# Parametrised tests of which the quick tier runs a few cases, the full
+# suite all: a key as in FULL_ONLY (a file or a test function) -> (the
+# cases it keeps, what the others add). A kept entry is a case id or a
+# shell-style pattern of one ("*-float32" keeps every float32 case of a
+# two-parameter test); a test without cases is kept.
+# Chosen from the quick tier's costliest JAX families (per-test junit
+# durations, tests/README.md "The budget") so that each keeps every code
+# path once: each attention kind, each cell, each streaming attention
+# with a lookahead. conftest marks the others `slow`, as FULL_ONLY's.
+QUICK_CASES = {
+    "test_properties.py": (
+        ("float32", "*-float32"), "each property in float16 and bfloat16 (test_masking's low-precision cases stay)"),
+    "test_families_numerics.py::test_empty_rows_are_zero_and_finite": (
+        ("*-float32",), "fully padded rows in float16 and bfloat16"),
+    "test_attention_rnn.py::test_each_row_decodes_as_if_alone": (
+        ("*-True", "bahdanau-bahdanau-False"),
+        "every attention kind in each decoder order and feeding rule"),
+    "test_attention_rnn.py::test_trains_with_fit": (
+        ("luong_parallel-False",), "fit of the Bahdanau GRU and the input-feeding LSTM decoders"),
+    "test_recurrent.py::test_equals_keras_layer": (
+        ("gru-False-True", "gru_v1-True-False", "lstm-True-True"),
+        "every cell with every go_backwards and zero_output_for_mask"),
+    "test_g2p.py::test_streaming_equals_offline_and_emits_before_the_last_letter": (
+        ("hard-monotonic-2", "mocha-1"), "streaming without a lookahead"),
+    "test_g2p.py::test_a_wait_k_model_streams_on_its_schedule_and_equals_offline": (
+        ("global-0-True", "location-sensitive-1-False"), "each attention with and without the end marker"),
+    "test_zoo_translation.py::test_compiled_translator_equals_eager": (
+        ("bahdanau",), "the other translation models compiled against eager decoding"),
+    "test_zoo_translation.py::test_incremental_equals_full_prefix": (
+        ("bahdanau", "transformer", "convs2s", "cho", "luong_global_general"),
+        "the other variants' decoding steps against full prefixes"),
+    "test_beam_attention_state.py::test_beam_search_carries_each_hypothesis_attention_state": (
+        ("forward", "gmm", "stepwise-monotonic"), "the other stateful attentions' beam reorders"),
+    "test_monotonic_attention.py::test_zoo_models": (
+        ("luong_nmt_mocha",), "bahdanau_nmt with monotonic attention"),
+    "test_pointer_generator.py::test_incremental_step_equals_the_full_pass": (
+        ("pointer_generator",), "the baseline's and coverage's steps against the full pass"),
+    "test_decoding.py::test_no_attention_history_decodes_the_same": (
+        ("greedy", "beam"), "sampling and the beam's fallbacks without attention history"),
+    "test_decoding.py::test_loops_stop_once_every_hypothesis_has_finished": (
+        ("greedy",), "beam search and sampling stop once every hypothesis has finished"),
 }
 
 
@@ -225,9 +278,26 @@ def file_of(key):
     return _relative(key).split("::", 1)[0]
 
 
+def case_of(nodeid):
+    """The parametrised case id of a node id (`None` without one)."""
+    name = _relative(nodeid).rsplit("::", 1)[-1]
+    return name[name.index("[") + 1:-1] if name.endswith("]") and "[" in name else None
+
+
+def kept_in_quick(kept, case):
+    """True when `case` is an entry of `kept` or matches one as a pattern."""
+    return any(fnmatch.fnmatchcase(case, entry) for entry in kept)
+
+
 def full_only(nodeid):
-    """True for a test left out of the quick tier (marked `slow`)."""
-    return any(matches(key, nodeid) for key in FULL_ONLY)
+    """True for a test left out of the quick tier (marked `slow`): what
+    FULL_ONLY names, and the cases of QUICK_CASES' tests it does not keep."""
+    if any(matches(key, nodeid) for key in FULL_ONLY):
+        return True
+    case = case_of(nodeid)
+    return case is not None and any(
+        matches(key, nodeid) and not kept_in_quick(kept, case)
+        for key, (kept, _) in QUICK_CASES.items())
 
 
 def matches(key, nodeid):
@@ -259,4 +329,6 @@ def full_only_table():
     """tests/README.md's table of what the quick tier leaves out (markdown)."""
     rows = ["| left out of the quick tier (under `tests/`) | what it runs |", "|---|---|"]
     rows += [f"| `{key}` | {what} |" for key, what in FULL_ONLY.items()]
+    rows += [f"| `{key}`, but for {', '.join(f'`{k}`' for k in kept)} | {what} |"
+             for key, (kept, what) in QUICK_CASES.items()]
     return "\n".join(rows)

@@ -33,12 +33,13 @@ def _collected_whole(config):
 
 def collected_ids(files, config):
     """The node ids (relative to `tests/`) of every test in `files`, files
-    that `placement.HEAVY` or `placement.FULL_ONLY` name: those this
+    that `placement.HEAVY`, `FULL_ONLY` or `QUICK_CASES` name: those this
     process collected where it collected the file whole (a full or quick
     run), else those of one `--collect-only` run over the rest of the
     tables' files (about 20 s on two shared cores), without conftest's
     deselection."""
-    tables = frozenset(map(placement.file_of, [*placement.HEAVY, *placement.FULL_ONLY]))
+    tables = frozenset(map(placement.file_of, [
+        *placement.HEAVY, *placement.FULL_ONLY, *placement.QUICK_CASES]))
     assert set(files) <= tables
     return {i for i in _collected_ids(tables, config) if placement.file_of(i) in files}
 
@@ -86,6 +87,43 @@ def test_every_quick_tier_exclusion_names_a_collected_test(pytestconfig):
         assert what, key
         assert any(placement.matches(key, i) for i in ids), (
             f"{key} names no collected test")
+
+
+def test_every_quick_tier_case_choice_keeps_and_leaves_out_collected_cases(pytestconfig):
+    """Each key of `placement.QUICK_CASES` names collected parametrised
+    tests, each kept entry keeps at least one of their cases, and at least
+    one case is left out: a renamed case would otherwise leave its test
+    out of the quick tier (or keep all of it) unseen."""
+    files = set(map(placement.file_of, placement.QUICK_CASES))
+    ids = collected_ids(files, pytestconfig)
+    for key, (kept, what) in placement.QUICK_CASES.items():
+        assert what and kept, key
+        cases = [placement.case_of(i) for i in ids if placement.matches(key, i)]
+        cases = [c for c in cases if c is not None]
+        assert cases, f"{key} names no collected parametrised test"
+        for entry in kept:
+            assert any(placement.kept_in_quick((entry,), c) for c in cases), (
+                f"{key}: {entry!r} keeps no collected case")
+        assert not all(placement.kept_in_quick(kept, c) for c in cases), (
+            f"{key} keeps every case")
+
+
+def test_the_quick_tier_keeps_the_named_cases_of_a_test(monkeypatch):
+    monkeypatch.setattr(placement, "FULL_ONLY", {})
+    monkeypatch.setattr(placement, "QUICK_CASES", {
+        "test_a.py::test_fit": (("small", "*-float32"), "the other cases"),
+        "test_b.py": (("x",), "a file's other cases")})
+    assert not placement.full_only("tests/test_a.py::test_fit[small]")
+    assert not placement.full_only("test_a.py::test_fit[gru-float32]")
+    assert placement.full_only("test_a.py::test_fit[gru-float16]")
+    assert placement.full_only("test_a.py::test_fit[smaller]")
+    assert placement.full_only("test_a.py::test_fit[float32]")
+    assert not placement.full_only("test_a.py::test_fit")       # no cases
+    assert not placement.full_only("test_a.py::test_fitness[big]")
+    assert not placement.full_only("test_b.py::TestC::test_d[x]")
+    assert placement.full_only("test_b.py::TestC::test_d[y]")
+    assert placement.case_of("test_a.py::test_fit[6--1-ids]") == "6--1-ids"
+    assert placement.case_of("test_a.py::test_fit") is None
 
 
 def test_only_the_table_marks_tests_slow():
