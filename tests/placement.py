@@ -227,7 +227,9 @@ FULL_ONLY = {
 # Chosen from the quick tier's costliest JAX families (per-test junit
 # durations, tests/README.md "The budget") so that each keeps every code
 # path once: each attention kind, each cell, each streaming attention
-# with a lookahead. conftest marks the others `slow`, as FULL_ONLY's.
+# with a lookahead. Every parametrised test a key names keeps a case, and
+# no key names a test another key names (`tests/test_placement.py`).
+# conftest marks the others `slow`, as FULL_ONLY's.
 QUICK_CASES = {
     "test_properties.py": (
         ("float32", "*-float32"), "each property in float16 and bfloat16 (test_masking's low-precision cases stay)"),
@@ -257,7 +259,8 @@ QUICK_CASES = {
     "test_pointer_generator.py::test_incremental_step_equals_the_full_pass": (
         ("pointer_generator",), "the baseline's and coverage's steps against the full pass"),
     "test_decoding.py::test_no_attention_history_decodes_the_same": (
-        ("greedy", "beam"), "sampling and the beam's fallbacks without attention history"),
+        ("greedy", "beam_coverage"),
+        "plain beam search, the coverage penalty's beam with the greedy fallback, and sampling without attention history"),
     "test_decoding.py::test_loops_stop_once_every_hypothesis_has_finished": (
         ("greedy",), "beam search and sampling stop once every hypothesis has finished"),
 }

@@ -91,19 +91,32 @@ def test_every_quick_tier_exclusion_names_a_collected_test(pytestconfig):
 
 def test_every_quick_tier_case_choice_keeps_and_leaves_out_collected_cases(pytestconfig):
     """Each key of `placement.QUICK_CASES` names collected parametrised
-    tests, each kept entry keeps at least one of their cases, and at least
-    one case is left out: a renamed case would otherwise leave its test
-    out of the quick tier (or keep all of it) unseen."""
+    tests, each kept entry keeps at least one of their cases, every test
+    it names keeps a case, and at least one case is left out: a renamed
+    case (or a new test under a file's key without such a case) would
+    otherwise leave its test out of the quick tier, or keep all of it,
+    unseen. No two keys name the same test (which would keep only what
+    both keep)."""
     files = set(map(placement.file_of, placement.QUICK_CASES))
     ids = collected_ids(files, pytestconfig)
     for key, (kept, what) in placement.QUICK_CASES.items():
         assert what and kept, key
-        cases = [placement.case_of(i) for i in ids if placement.matches(key, i)]
-        cases = [c for c in cases if c is not None]
-        assert cases, f"{key} names no collected parametrised test"
+        others = [k for k in placement.QUICK_CASES
+                  if k != key and (placement.matches(k, key) or placement.matches(key, k))]
+        assert not others, f"{key} and {others} name the same tests"
+        tests = {}
+        for i in ids:
+            case = placement.case_of(i)
+            if placement.matches(key, i) and case is not None:
+                tests.setdefault(i[:i.rindex("[")], []).append(case)
+        assert tests, f"{key} names no collected parametrised test"
+        cases = [c for group in tests.values() for c in group]
         for entry in kept:
             assert any(placement.kept_in_quick((entry,), c) for c in cases), (
                 f"{key}: {entry!r} keeps no collected case")
+        for test, group in tests.items():
+            assert any(placement.kept_in_quick(kept, c) for c in group), (
+                f"{key}: no case of {test} is kept in the quick tier")
         assert not all(placement.kept_in_quick(kept, c) for c in cases), (
             f"{key} keeps every case")
 
@@ -127,9 +140,9 @@ def test_the_quick_tier_keeps_the_named_cases_of_a_test(monkeypatch):
 
 
 def test_only_the_table_marks_tests_slow():
-    """`slow` comes from `placement.FULL_ONLY` alone (tests/conftest.py): a
-    decorator in a test file would leave the quick tier unseen by the
-    table that tests/README.md prints."""
+    """`slow` comes from `placement.FULL_ONLY` and `placement.QUICK_CASES`
+    alone (tests/conftest.py): a decorator in a test file would leave the
+    quick tier unseen by the table that tests/README.md prints."""
     marker = "pytest.mark." + "slow"   # not this file's own text
     for name in sorted(os.listdir(HERE)):
         if name.startswith("test_") and name.endswith(".py"):
