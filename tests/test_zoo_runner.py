@@ -1251,6 +1251,98 @@ def test_g2p_per_seed_rows_say_what_ended_their_training():
     assert runner.stopped_by({"patience": 3}, {"minutes": 3.0}) is None
 
 
+# A stand-in for the `phonetisaurus` command: `train` keeps the lexicon it
+# is given as its "model"; `predict` answers each word from the JSON file
+# ANSWERS names (a word not in it gets no line, as a tool can fail to).
+FAKE_PHONETISAURUS = """\
+import json, os, shutil, sys
+command, model = sys.argv[1], sys.argv[sys.argv.index("--model") + 1]
+if command == "train":
+    shutil.copy(sys.argv[-1], model)
+else:
+    answers = json.load(open(os.environ["ANSWERS"]))
+    for word in sys.stdin.read().split():
+        if word in answers:
+            print(word, answers[word])
+"""
+
+
+def test_g2p_joint_ngram_baseline_is_recorded_beside_the_runs(tmp_path, monkeypatch):
+    """zoo/g2p/joint_ngram.py with a stand-in tool: it trains on a line
+    for every training pronunciation of the split, a word's answer is
+    scored as the recipe scores its models (a word the tool did not
+    answer, wrong), the figure joins results.json beside the runs and
+    RESULTS.md shows it against the best run, and a later seed's record
+    keeps it."""
+    import types
+
+    from kerattn.recipes import g2p as g2p_recipes
+
+    g2p = recipe("g2p")
+    spec = importlib.util.spec_from_file_location(
+        "joint_ngram", os.path.join(ZOO, "g2p", "joint_ngram.py"))
+    joint_ngram = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(joint_ngram)
+    sample = os.path.join(DATA, "cmudict_sample.dict")
+    splits = cmudict_g2p(path=sample)
+    test = splits["test"]
+    # Right (the last listed pronunciation), wrong, and one not answered.
+    answers = {w: prons[-1] for w, prons in test[:4]}
+    answers.update({w: "AH" for w, _ in test[4:-1]})
+    (tmp_path / "answers.json").write_text(json.dumps(answers))
+    monkeypatch.setenv("ANSWERS", str(tmp_path / "answers.json"))
+    tool = tmp_path / "phonetisaurus"
+    tool.write_text(f"#!{sys.executable}\n{FAKE_PHONETISAURUS}")
+    tool.chmod(0o755)
+    kept = {}
+    real_measure = joint_ngram.measure
+
+    def measure(command, splits, folder):   # the lexicon, read before it goes
+        figures = real_measure(command, splits, folder)
+        kept["model"] = open(os.path.join(folder, "model.fst")).read()
+        return figures
+
+    monkeypatch.setattr(joint_ngram, "measure", measure)
+    settings = dict(g2p.DEFAULTS, attention="global")
+    row = {"seed": 1, "wer": 60.0, "per": 30.0, "attended_nowhere": 0.0,
+           "minutes": 1.0, "steps": 10, "epochs": 2, "parameters": 7,
+           "test_words": len(test), "examples": [], "val_losses": [1.0, 0.9],
+           # the recipe's own fingerprint of the split
+           "data_sha256": g2p_recipes.prepare(splits)["data_sha256"]}
+    data = {"train_words": 9, "train_pairs": 10, "valid_words": 2,
+            "source_vocab": [0] * 30, "target_vocab": [0] * 43}
+
+    def run(seed):
+        return types.SimpleNamespace(rows=[dict(row, seed=seed)], settings=settings,
+                                     data=data, command="python zoo/g2p/recipe.py")
+
+    runner.save(str(tmp_path), g2p.record(None, run(1)))
+    results = joint_ngram.main(["--phonetisaurus", str(tool), "--dict", sample,
+                                "--out", str(tmp_path)])
+    lines = kept["model"].splitlines()
+    assert sorted(lines) == sorted(f"{w}\t{p}" for w, prons in splits["train"]
+                                   for p in prons)
+    b = results["baselines"]["joint_ngram"]
+    assert b["wer"] == round(100 * (len(test) - 4) / len(test), 2)
+    assert b["unpronounced"] == 1 and b["test_words"] == len(test)
+    assert b["train_pairs"] == len(lines) and b["data_sha256"] == row["data_sha256"]
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert f"**WER {b['wer']:.2f}, PER {b['per']:.2f}** (one run; trained in" in text
+    assert f"trained on all {b['train_pairs']:,} training pronunciations" in text
+    assert "1 word it gave no pronunciation, scored wrong" in text
+    assert "other data" not in text
+    assert (f"The best run here, {g2p.NAMES['global']}, 60.00, is ahead of it by "
+            f"{b['wer'] - 60:.2f} WER points; on the papers' split the same tool "
+            "scores 24.4 and their single neural models 22.08-25.8") in text
+    # A later seed keeps the baseline; a page without one has no paragraph.
+    later = g2p.record(results, run(2))
+    assert later["baselines"] == results["baselines"]
+    assert "The baseline beside them" not in g2p.render({"runs": later["runs"]})
+    with pytest.raises(ValueError, match="`phonetisaurus` must be"):
+        joint_ngram.main(["--phonetisaurus", str(tmp_path / "none"), "--out",
+                          str(tmp_path)])
+
+
 def test_g2p_page_sets_streaming_error_against_latency():
     """The page's "error against latency" table: every run of the one-way
     encoder, best WER first, "-" for one read whole; the best two-way run

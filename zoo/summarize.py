@@ -87,6 +87,9 @@ def _self_attentive(r):
     return "; ".join(run_text(run) for run in same)
 
 
+# zoo/g2p's batch and rate (its DEFAULTS), and the decay its early-stopped
+# runs halve by: a row trained otherwise says so.
+G2P_BATCH, G2P_RATE, G2P_DECAY = 64, 2e-3, 0.5
 # The short names of zoo/g2p's rows.
 G2P_NAMES = {"global": "global", "location-sensitive": "location-sensitive",
              "hard-monotonic": "hard monotonic", "mocha": "MoChA"}
@@ -99,9 +102,11 @@ def _g2p_rows(r):
     counted, and are in RESULTS.md. A
     run at another preset, trained with early stopping (to convergence, or
     stopped by its cap first: `_g2p_ended`; on another monitor than the
-    validation loss),
+    validation loss), at another batch and rate than the recipe's or
+    another decay than halving,
     decoded with a beam, reading letters ahead or on a wait-k schedule,
-    with the end of the word marked or with a latency loss says so."""
+    with the end of the word marked or with a latency loss says so; the
+    joint n-gram baseline follows the runs where it was measured."""
     def seeds(run):
         return len(run.get("seeds", [run.get("seed")]))
 
@@ -121,6 +126,12 @@ def _g2p_rows(r):
             [_g2p_ended(run)] if s.get("patience") else []) + (
             [f"monitor {s['monitor']}"] if s.get("monitor", "val_loss") != "val_loss"
             else []) + (
+            [f"batch {s['batch_size']}, rate {s['learning_rate']:g}"]
+            if (s.get("batch_size", G2P_BATCH), s.get("learning_rate", G2P_RATE))
+            != (G2P_BATCH, G2P_RATE) else []) + (
+            [f"decay {s['lr_decay']:g}" + (f", patience {s['patience']}"
+                                           if s.get("patience") else "")]
+            if s.get("lr_decay") not in (None, G2P_DECAY) else []) + (
             [f"beam {s['beam_width']}"] if s.get("beam_width", 1) > 1 else []) + (
             [f"lookahead {s['lookahead']}"] if s.get("lookahead") else []) + (
             [f"wait-{s['wait_k']} at {s.get('wait_rate', 1.0):g} letters a phoneme"]
@@ -131,8 +142,15 @@ def _g2p_rows(r):
         parts.append(f"{name} {shown(run, 'wer', 2)} / {shown(run, 'per', 2)}"
                      f" ({plural(seeds(run), 'seed')})")
     left = len(r["runs"]) - len(runs)
-    return "WER / PER % " + "; ".join(parts) + (
+    return "WER / PER % " + "; ".join(parts) + _g2p_baseline(r, "(Phonetisaurus) ") + (
         f"; {plural(left, 'more one-seed run')} in RESULTS.md" if left else "")
+
+
+def _g2p_baseline(r, tool=""):
+    """"; joint n-gram baseline [tool ]WER / PER" where zoo/g2p measured
+    it (`joint_ngram.py`), else ""."""
+    b = r.get("baselines", {}).get("joint_ngram")
+    return f"; joint n-gram baseline {tool}{b['wer']:.2f} / {b['per']:.2f}" if b else ""
 
 
 def _g2p_ended(run):
@@ -153,7 +171,8 @@ def _g2p_ended(run):
 
 def _g2p_best(r):
     """The project README's short form of zoo/g2p's runs: the best (lowest
-    WER) offline run and the best streaming one, the others counted."""
+    WER) offline run and the best streaming one, the joint n-gram baseline
+    where it was measured, the others counted."""
     best = []
     for streaming in (False, True):
         runs = [x for x in r["runs"]
@@ -163,7 +182,7 @@ def _g2p_best(r):
     text = _g2p_rows({"runs": best}).replace("WER / PER % ", "")
     first, *rest = text.split("; ")
     return (f"WER / PER % best: {first}" + "".join(
-        f"; best streaming: {x}" for x in rest)
+        f"; best streaming: {x}" for x in rest) + _g2p_baseline(r)
         + f"; {plural(len(r['runs']) - len(best), 'more run')} in zoo/g2p")
 
 

@@ -69,26 +69,38 @@ NAMES = {"global": "global (Luong, general score)",
          "mocha": "MoChA, chunk 2 (Chiu and Raffel, 2018), hard at test"}
 # Published CMUdict results (stress stripped; the 106,837 / 12,000-word
 # split of Chen 2003 where the source says so): (paper, model, WER %,
-# PER % or None, where the figure was read). None of the papers' PDFs was
-# reachable from this machine: the source column says what was.
+# PER % or None, where the figure was read, kind: "neural" for one neural
+# model, "joint" for a joint-sequence or joint n-gram model, "combined"
+# for an ensemble or a system with an n-gram model in it). None of the
+# papers' PDFs was reachable from this machine: the source column says
+# what was.
 PAPER = (
     ("Bisani and Ney (2008)", "joint-sequence model (Sequitur)", 24.53, 5.88,
-     "their Table 5, via a page-referenced summary of the paper"),
+     "their Table 5, via a page-referenced summary of the paper", "joint"),
     ("Rao et al. (2015)", "previous best, a hybrid system", 23.4, None,
-     "the paper's abstract"),
-    ("Rao et al. (2015)", "DBLSTM-CTC", 25.8, None, "the paper's abstract"),
+     "the paper's abstract", "combined"),
+    ("Rao et al. (2015)", "DBLSTM-CTC", 25.8, None, "the paper's abstract", "neural"),
     ("Rao et al. (2015)", "DBLSTM-CTC + joint n-gram", 21.3, None,
-     "the paper's abstract"),
+     "the paper's abstract", "combined"),
     ("Yao and Zweig (2015)", "bidirectional LSTM, alignment-based", 23.55, 5.45,
-     "a third party's README (lifefeel/Grapheme-to-Phoneme), not the paper"),
+     "a third party's README (lifefeel/Grapheme-to-Phoneme), not the paper",
+     "neural"),
     ("Toshniwal and Livescu (2016)", "encoder-decoder + global attention, ensemble",
-     20.24, 4.69, "a third party's README (lifefeel/Grapheme-to-Phoneme), not the paper"),
+     20.24, 4.69, "a third party's README (lifefeel/Grapheme-to-Phoneme), not the paper",
+     "combined"),
     ("Toshniwal and Livescu (2016)", "one model of the paper's kind (3 x 512 two-way "
      "LSTM encoder, 3 x 512 decoder), rerun with the authors' code, 50 epochs",
      22.08, 5.08, "the first author's comment in the code's issue tracker "
      "(github.com/shtoshni/g2p, issue 3, 2019); the paper's own single-model "
-     "figure was not reachable from this machine"),
+     "figure was not reachable from this machine", "neural"),
+    ("Novak et al. (2016)", "joint n-gram (Phonetisaurus), the baseline "
+     "measured on this page's split above", 24.4, None,
+     "the CMU Sphinx g2p-seq2seq README (github.com/cmusphinx/g2p-seq2seq), "
+     "on the CMUdict split Phonetisaurus' authors distribute; not the paper",
+     "joint"),
 )
+# The row of PAPER that is the baseline's own tool on the papers' split.
+PAPER_TOOL = "joint n-gram (Phonetisaurus)"
 
 
 def options(p):
@@ -279,6 +291,8 @@ def record(saved, run):
     order = {a: k for k, a in enumerate(ATTENTIONS)}
     runs.sort(key=lambda r: (order.get(r["settings"]["attention"], 99),
                              sorted(map(str, r["settings"].items()))))
+    if saved and "baselines" in saved:   # measured by joint_ngram.py: kept
+        return {"runs": runs, "baselines": saved["baselines"]}
     return {"runs": runs}
 
 
@@ -323,7 +337,7 @@ writes EOS is not counted).
 
 $rows
 
-Per seed (WER / PER, and what ended its training: early stopping, the \
+${baseline}Per seed (WER / PER, and what ended its training: early stopping, the \
 time cap or the epochs of the budget; a run with `patience` keeps its \
 best epoch's weights whichever ended it):
 
@@ -367,8 +381,8 @@ stops, so that it learns to stop before the word ends.
 Each paper's own split of CMUdict (Bisani and Ney, and Toshniwal and \
 Livescu after them, use Chen's 106,837 training and 12,000 test words of \
 release 0.6; this page's split is another, of a later release), stress \
-stripped (39 phonemes), and larger models trained far longer on GPUs: a \
-comparison of magnitudes, not a ranking.
+stripped (39 phonemes), and (the neural rows) larger models trained far \
+longer on GPUs: a comparison of magnitudes, not a ranking.
 
 $paper
 
@@ -451,7 +465,7 @@ def render(r, folder=None):
         + f" at batch {plain['batch_size']}, learning rate {plain['learning_rate']:g}")
     paper = runner.table(["paper", "model", "WER %", "PER %", "read in"],
                          [[p, m, f"{w:.2f}", "" if e is None else f"{e:.2f}", where]
-                          for p, m, w, e, where in PAPER])
+                          for p, m, w, e, where, _ in PAPER])
     def global_at(preset):   # the first run of global attention at `preset`
         return next((x for x in runs if x["settings"]["attention"] == "global"
                      and x["settings"]["preset"] == preset), None)
@@ -495,7 +509,58 @@ def render(r, folder=None):
         paper_parameters=f", {paper_run['parameters']:,} parameters with global attention"
         if paper_run else "",
         budget=budget, paper=paper, streaming=streaming,
-        side=_side_by_side(runs, name, meta["backend"]), steps=_steps(runs))
+        side=_side_by_side(runs, name, meta["backend"]), steps=_steps(runs),
+        baseline=_baseline(r, name))
+
+
+def _baseline(r, name):
+    """The paragraph of the joint n-gram baseline (`joint_ngram.py`'s
+    record in results.json's `baselines`), set against the best run of
+    every word by WER where both saw the same data; "" where none was
+    measured."""
+    b = r.get("baselines", {}).get("joint_ngram")
+    if b is None:
+        return ""
+    runs = [x for x in r["runs"] if _whole_data(x)]
+    prints = {s.get("data_sha256") for x in runs for s in x["per_seed"]} - {None}
+    same = not prints or b["data_sha256"] in prints
+    from kerattn.recipes.g2p import MAX_TOKENS
+
+    kept = r["runs"][0]["meta"]["train_pairs"]
+    text = (f"The baseline beside them: a {b['name']} of order {b['order']} "
+            f"({b['tool']}, the settings its `phonetisaurus train` uses), "
+            f"trained on all {b['train_pairs']:,} training pronunciations of "
+            "this split" + ("" if same else
+                            f" (other data than the runs': fingerprint "
+                            f"{b['data_sha256']})")
+            + (f" (the models train on the {kept:,} whose word and "
+               f"pronunciation are each at most {MAX_TOKENS} symbols)"
+               if kept != b["train_pairs"] else "")
+            + f" and scored the same way on the {b['test_words']:,} test words: "
+            f"**WER {b['wer']:.2f}, PER {b['per']:.2f}** (one run; trained in "
+            f"{b['minutes']:.1f} minutes on a machine of {b['machine']['cpus']} "
+            f"cores of {b['machine']['cpu']}; `{b['command']}`)")
+    if b["unpronounced"]:
+        text += (f"; {runner.plural(b['unpronounced'], 'word')} it gave no "
+                 "pronunciation, scored wrong")
+    if runs and same:
+        best = min(runs, key=lambda x: x["wer"])
+        gap = best["wer"] - b["wer"]
+        text += (f". The best run here, {name(best)}, {runner.shown(best, 'wer', 2)}, "
+                 + (f"is {gap:.2f} WER points behind it" if gap > 0 else
+                    f"is ahead of it by {-gap:.2f} WER points")
+                 + _papers_range())
+    return text + ".\n\n"
+
+
+def _papers_range():
+    """How the baseline's tool and the single neural models of `PAPER`
+    score on the papers' split, for the baseline's paragraph."""
+    tool = next(wer for _, model, wer, *_ in PAPER if model.startswith(PAPER_TOOL))
+    neural = [wer for _, _, wer, _, _, kind in PAPER if kind == "neural"]
+    return (f"; on the papers' split the same tool scores {tool:g} and their "
+            f"single neural models {min(neural):g}-{max(neural):g} (Published "
+            "results, below)")
 
 
 # "What each step bought": the two-way model with global attention, one
@@ -518,6 +583,12 @@ STEPS = (
     ("wer", "beam", "+ early stopping and the decay on the validation words' "
      "WER instead of their loss (`--monitor val_wer`)",
      dict(CONVERGED, beam_width=5, monitor="val_wer"), "beam"),
+    ("authors", "wer", "+ Toshniwal and Livescu's schedule, five settings at "
+     "once: their batch (256) and rate (0.001), the rate multiplied by 0.8 "
+     "(not halved) on a plateau, patience 5, at most 100 epochs and 90 minutes",
+     dict(CONVERGED, epochs=100, minutes=90.0, patience=5, lr_decay=0.8,
+          batch_size=256, learning_rate=1e-3, beam_width=5, monitor="val_wer"),
+     "beam"),
     ("paper", "beam", "the papers' size (`g2p-paper`) instead, stopped on the "
      "validation loss, no time cap", PAPER_SIZE, "beam"),
     ("paper-wer", "paper", "+ early stopping and the decay on the validation "
@@ -575,6 +646,7 @@ def _steps(runs):
         return ""
     return ("## What each step bought\n\n"
             "The two-way model with global attention, one change a row "
+            "(a setting, or a schedule of several where the row says so) "
             "against an earlier row (each row's seeds; the change in WER "
             "points)" + (f". The seeds of one row differ by up to {max(spreads):.2f} "
                          "WER points: a change measured on one seed and smaller "
