@@ -1332,8 +1332,9 @@ def test_g2p_joint_ngram_baseline_is_recorded_beside_the_runs(tmp_path, monkeypa
     assert "1 word it gave no pronunciation, scored wrong" in text
     assert "other data" not in text
     assert (f"The best run here, {g2p.NAMES['global']}, 60.00, is ahead of it by "
-            f"{b['wer'] - 60:.2f} WER points; on the papers' split the same tool "
-            "scores 24.4 and their single neural models 22.08-25.8") in text
+            f"{b['wer'] - 60:.2f} WER points; the same tool scores 24.4 on the "
+            "CMUdict split its authors distribute, and the papers' single neural "
+            "models 22.08-25.8 on theirs") in text
     # A later seed keeps the baseline; a page without one has no paragraph.
     later = g2p.record(results, run(2))
     assert later["baselines"] == results["baselines"]

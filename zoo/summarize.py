@@ -126,7 +126,8 @@ def _g2p_rows(r):
             [_g2p_ended(run)] if s.get("patience") else []) + (
             [f"monitor {s['monitor']}"] if s.get("monitor", "val_loss") != "val_loss"
             else []) + (
-            [f"batch {s['batch_size']}, rate {s['learning_rate']:g}"]
+            [f"batch {s.get('batch_size', G2P_BATCH)}, rate "
+             f"{s.get('learning_rate', G2P_RATE):g}"]
             if (s.get("batch_size", G2P_BATCH), s.get("learning_rate", G2P_RATE))
             != (G2P_BATCH, G2P_RATE) else []) + (
             [f"decay {s['lr_decay']:g}" + (f", patience {s['patience']}"

@@ -143,7 +143,7 @@ def main(argv=None):
                    "the `phonetisaurus` command (pip install phonetisaurus==0.3.0)",
                    args.phonetisaurus)
     saved = runner.load(args.out)
-    checks.require(saved is not None and "runs" in saved, "out",
+    checks.require(saved is not None and bool(saved.get("runs")), "out",
                    "a folder whose results.json holds the recipe's runs "
                    "(train one first)", args.out)
     splits = cmudict_g2p(path=args.dict)

@@ -515,17 +515,17 @@ def render(r, folder=None):
 
 def _baseline(r, name):
     """The paragraph of the joint n-gram baseline (`joint_ngram.py`'s
-    record in results.json's `baselines`), set against the best run of
-    every word by WER where both saw the same data; "" where none was
-    measured."""
+    record in results.json's `baselines`), set against the best run on
+    the whole data (`_whole_data`) by WER where both saw the same split;
+    "" where none was measured."""
+    from kerattn.recipes.g2p import MAX_TOKENS
+
     b = r.get("baselines", {}).get("joint_ngram")
     if b is None:
         return ""
     runs = [x for x in r["runs"] if _whole_data(x)]
     prints = {s.get("data_sha256") for x in runs for s in x["per_seed"]} - {None}
     same = not prints or b["data_sha256"] in prints
-    from kerattn.recipes.g2p import MAX_TOKENS
-
     kept = r["runs"][0]["meta"]["train_pairs"]
     text = (f"The baseline beside them: a {b['name']} of order {b['order']} "
             f"({b['tool']}, the settings its `phonetisaurus train` uses), "
@@ -548,7 +548,8 @@ def _baseline(r, name):
         gap = best["wer"] - b["wer"]
         text += (f". The best run here, {name(best)}, {runner.shown(best, 'wer', 2)}, "
                  + (f"is {gap:.2f} WER points behind it" if gap > 0 else
-                    f"is ahead of it by {-gap:.2f} WER points")
+                    f"is ahead of it by {-gap:.2f} WER points" if gap < 0 else
+                    "is level with it")
                  + _papers_range())
     return text + ".\n\n"
 
@@ -558,9 +559,9 @@ def _papers_range():
     score on the papers' split, for the baseline's paragraph."""
     tool = next(wer for _, model, wer, *_ in PAPER if model.startswith(PAPER_TOOL))
     neural = [wer for _, _, wer, _, _, kind in PAPER if kind == "neural"]
-    return (f"; on the papers' split the same tool scores {tool:g} and their "
-            f"single neural models {min(neural):g}-{max(neural):g} (Published "
-            "results, below)")
+    return (f"; the same tool scores {tool:g} on the CMUdict split its authors "
+            f"distribute, and the papers' single neural models "
+            f"{min(neural):g}-{max(neural):g} on theirs (Published results, below)")
 
 
 # "What each step bought": the two-way model with global attention, one
@@ -583,7 +584,7 @@ STEPS = (
     ("wer", "beam", "+ early stopping and the decay on the validation words' "
      "WER instead of their loss (`--monitor val_wer`)",
      dict(CONVERGED, beam_width=5, monitor="val_wer"), "beam"),
-    ("authors", "wer", "+ Toshniwal and Livescu's schedule, five settings at "
+    ("authors", "wer", "+ Toshniwal and Livescu's schedule, six settings at "
      "once: their batch (256) and rate (0.001), the rate multiplied by 0.8 "
      "(not halved) on a plateau, patience 5, at most 100 epochs and 90 minutes",
      dict(CONVERGED, epochs=100, minutes=90.0, patience=5, lr_decay=0.8,
