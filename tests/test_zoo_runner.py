@@ -28,13 +28,7 @@ import translation as translation_task  # noqa: E402  (zoo/translation.py)
 
 
 
-def recipe(name):
-    """zoo/<name>/recipe.py as a module."""
-    spec = importlib.util.spec_from_file_location(
-        f"recipe_{name}", os.path.join(ZOO, name, "recipe.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+recipe = runner.recipe_module   # zoo/<name>/recipe.py as a module
 
 
 def run_recipe(name, argv, monkeypatch):

@@ -28,6 +28,7 @@ and zoo/summarize.py reads the same records (`load`).
 
 import argparse
 import dataclasses
+import importlib.util
 import json
 import os
 import sys
@@ -265,6 +266,16 @@ def report_only(task, folder):
 
 # -----------------------------------------------------------------------------
 # The records
+
+
+def recipe_module(name):
+    """zoo/<name>/recipe.py as a module, loaded anew by its path (every
+    recipe is a `recipe.py`, so none is imported by its name)."""
+    spec = importlib.util.spec_from_file_location(
+        f"recipe_{name}", os.path.join(ZOO, name, "recipe.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def load(folder, name="results.json"):

@@ -88,8 +88,10 @@ def _self_attentive(r):
 
 
 # zoo/g2p's batch and rate (its DEFAULTS), and the decay its early-stopped
-# runs halve by: a row trained otherwise says so.
-G2P_BATCH, G2P_RATE, G2P_DECAY = 64, 2e-3, 0.5
+# runs halve by (its CONVERGED budget): a row trained otherwise says so.
+_G2P = runner.recipe_module("g2p")
+G2P_BATCH, G2P_RATE = _G2P.DEFAULTS["batch_size"], _G2P.DEFAULTS["learning_rate"]
+G2P_DECAY = _G2P.CONVERGED["lr_decay"]
 # The short names of zoo/g2p's rows.
 G2P_NAMES = {"global": "global", "location-sensitive": "location-sensitive",
              "hard-monotonic": "hard monotonic", "mocha": "MoChA"}

@@ -22,7 +22,6 @@ will do) and name its command with `--phonetisaurus`.
 """
 
 import argparse
-import importlib.util
 import os
 import shlex
 import shutil
@@ -35,12 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 import runner  # noqa: E402  (zoo/runner.py)
 
-# zoo/g2p/recipe.py, the page it renders (by its path: every recipe is
-# a recipe.py).
-_spec = importlib.util.spec_from_file_location("g2p_recipe",
-                                               os.path.join(HERE, "recipe.py"))
-recipe = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(recipe)
+recipe = runner.recipe_module("g2p")   # the page it renders
 
 # What RESULTS.md calls it, and the order its training script uses (the
 # `phonetisaurus train` wrapper passes none: phonetisaurus-train's default).
